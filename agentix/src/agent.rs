@@ -1,0 +1,809 @@
+//! The agent and its loop.
+
+use std::future::Future;
+use std::mem;
+use std::ops::{Deref, DerefMut};
+use std::panic::AssertUnwindSafe;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use futures::FutureExt;
+
+use crate::approval::{Approval, Approver, NoApprover};
+use crate::conversation::{Conversation, Entry};
+use crate::error::Error;
+use crate::event::EventKind;
+use crate::hook::{NextModel, NextTool};
+use crate::message::{AssistantMessage, Message, Role, ToolCall, ToolFailure, ToolResult};
+use crate::model::{Model, ModelError, ModelParams, ModelRequest, ModelResponse};
+use crate::observe::{Observation, Observer};
+use crate::pipeline::{Flow, Identity, Pipeline, Register};
+use crate::tool::{NoTools, Tool, ToolSet, ToolSpec, Toolbox};
+use crate::turn::Turn;
+use crate::verdict::{Feedback, Halt};
+use crate::{Outcome, panic_message};
+
+/// An agent: a model, a fixed set of tools, a static pipeline of hooks, and an approver.
+///
+/// Its type records all four, so every hook call is a direct, inlinable call. Use
+/// [`boxed`](Agent::boxed) to store agents of different types behind one type.
+///
+/// ```
+/// use agentix::{Agent, Conversation, ScriptedModel};
+///
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let agent = Agent::builder(ScriptedModel::new().text("Hello!")).build();
+/// let mut conversation = Conversation::new();
+/// let reply = agent.run(&mut conversation, "Hi").await?;
+/// assert_eq!(reply.joined_text(), "Hello!");
+/// # Ok::<_, agentix::Error>(())
+/// # }).unwrap();
+/// ```
+#[derive(Debug)]
+pub struct Agent<M, T = NoTools, P = Identity, A = NoApprover> {
+    model: M,
+    tools: T,
+    hooks: P,
+    approver: A,
+    system: Option<Arc<str>>,
+    model_name: Option<String>,
+    params: ModelParams,
+    tool_specs: Arc<[ToolSpec]>,
+    tool_names: Vec<String>,
+}
+
+/// Builds an [`Agent`], growing its type with each tool and hook.
+#[derive(Debug)]
+#[must_use = "an agent builder does nothing until `build` is called"]
+pub struct AgentBuilder<M, T = NoTools, P = Identity, A = NoApprover> {
+    model: M,
+    tools: T,
+    hooks: P,
+    approver: A,
+    system: Option<Arc<str>>,
+    model_name: Option<String>,
+    params: ModelParams,
+}
+
+impl<M: Model> Agent<M> {
+    /// Starts building an agent around `model`.
+    pub fn builder(model: M) -> AgentBuilder<M> {
+        AgentBuilder {
+            model,
+            tools: NoTools,
+            hooks: Identity,
+            approver: NoApprover,
+            system: None,
+            model_name: None,
+            params: ModelParams::default(),
+        }
+    }
+}
+
+impl<M, T, P, A> AgentBuilder<M, T, P, A> {
+    /// Sets the system prompt.
+    pub fn system(mut self, prompt: impl Into<Arc<str>>) -> Self {
+        self.system = Some(prompt.into());
+        self
+    }
+
+    /// Names the model to request, for adapters that serve several.
+    pub fn model_name(mut self, name: impl Into<String>) -> Self {
+        self.model_name = Some(name.into());
+        self
+    }
+
+    /// Sets the sampling parameters.
+    pub fn params(mut self, params: ModelParams) -> Self {
+        self.params = params;
+        self
+    }
+
+    /// Adds a tool.
+    pub fn tool<U: Tool>(self, tool: U) -> AgentBuilder<M, Toolbox<T, U>, P, A> {
+        AgentBuilder {
+            tools: Toolbox::new(self.tools, tool),
+            model: self.model,
+            hooks: self.hooks,
+            approver: self.approver,
+            system: self.system,
+            model_name: self.model_name,
+            params: self.params,
+        }
+    }
+
+    /// Adds a hook after those already added: a [`Hook`](crate::Hook), a
+    /// [`ParallelPre`](crate::ParallelPre), or a `#[hook]` function. Hooks of one event run in
+    /// the order they are added.
+    pub fn hook<H, Kind>(self, hook: H) -> AgentBuilder<M, T, H::Output, A>
+    where
+        H: Register<Kind, P>,
+    {
+        AgentBuilder {
+            hooks: hook.register(self.hooks),
+            model: self.model,
+            tools: self.tools,
+            approver: self.approver,
+            system: self.system,
+            model_name: self.model_name,
+            params: self.params,
+        }
+    }
+
+    /// Sets who decides escalated tool calls. Without one, every escalation is rejected.
+    pub fn approver<B: Approver>(self, approver: B) -> AgentBuilder<M, T, P, B> {
+        AgentBuilder {
+            approver,
+            model: self.model,
+            tools: self.tools,
+            hooks: self.hooks,
+            system: self.system,
+            model_name: self.model_name,
+            params: self.params,
+        }
+    }
+
+    /// Finishes the agent.
+    pub fn build(self) -> Agent<M, T, P, A>
+    where
+        T: ToolSet,
+    {
+        let mut specs = Vec::new();
+        self.tools.specs(&mut specs);
+        let tool_names = specs.iter().map(|spec| spec.name.clone()).collect();
+        Agent {
+            model: self.model,
+            tools: self.tools,
+            hooks: self.hooks,
+            approver: self.approver,
+            system: self.system,
+            model_name: self.model_name,
+            params: self.params,
+            tool_specs: specs.into(),
+            tool_names,
+        }
+    }
+}
+
+impl<M: Model, T: ToolSet, P: Pipeline, A: Approver> Agent<M, T, P, A> {
+    /// Runs one turn: `message` opens it, and the reply is its final answer.
+    ///
+    /// The events fire in this order: `pre` → per step (`before_model` → `wrap_model` →
+    /// `after_model` → per tool call (`before_tool` → `wrap_tool` → `after_tool` or
+    /// `tool_error`)) → `before_final` → `post`. `post` runs at the end of every turn, however
+    /// it ended.
+    pub async fn run(
+        &self,
+        conversation: &mut Conversation,
+        message: impl Into<Message>,
+    ) -> Outcome {
+        self.run_observed(conversation, message, &()).await
+    }
+
+    /// [`run`](Agent::run), reporting every event and hook decision to `observer`.
+    pub async fn run_observed<O: Observer>(
+        &self,
+        conversation: &mut Conversation,
+        message: impl Into<Message>,
+        observer: &O,
+    ) -> Outcome {
+        let mut turn = OpenTurn::open(conversation, message.into());
+        let outcome = self.drive(&mut turn, observer).await;
+        let outcome = self.end(outcome, &mut turn, observer).await;
+        turn.finish();
+        outcome
+    }
+
+    /// Erases the agent's type, for storage beside agents of other types. Each turn then costs
+    /// one allocation for its future.
+    pub fn boxed(self) -> BoxedAgent
+    where
+        Self: 'static,
+    {
+        BoxedAgent {
+            agent: Box::new(self),
+        }
+    }
+
+    async fn drive<O: Observer>(&self, turn: &mut Turn, observer: &O) -> Outcome {
+        fire(observer, turn, EventKind::Pre);
+        match self.hooks.pre(turn, observer).await {
+            Flow::Continue => {}
+            Flow::Halt { hook, halt } => return Err(halted(EventKind::Pre, hook, halt)),
+            Flow::Panicked { hook, message } => {
+                return Err(panicked(EventKind::Pre, hook, message));
+            }
+        }
+        let mut retry: Option<Retry> = None;
+        loop {
+            if turn.step >= turn.config().max_steps {
+                return Err(Error::StepLimit {
+                    limit: turn.config().max_steps,
+                });
+            }
+            let mut request = self.render(turn, retry.as_ref());
+            fire(observer, turn, EventKind::BeforeModel);
+            let mut message = match self.hooks.before_model(&mut request, turn, observer).await {
+                Flow::Continue => self.call_model(&request, turn, observer).await?,
+                Flow::Stop { value, .. } => value,
+                Flow::Halt { hook, halt } => {
+                    return Err(halted(EventKind::BeforeModel, hook, halt));
+                }
+                Flow::Panicked { hook, message } => {
+                    return Err(panicked(EventKind::BeforeModel, hook, message));
+                }
+            };
+
+            fire(observer, turn, EventKind::AfterModel);
+            let mut answer = match self.hooks.after_model(&mut message, turn, observer).await {
+                Flow::Continue if message.calls_tools() => {
+                    self.run_tools(message, turn, observer).await?;
+                    turn.step += 1;
+                    retry = None;
+                    continue;
+                }
+                Flow::Continue => message,
+                Flow::Stop { hook, value } => final_answer(EventKind::AfterModel, hook, value)?,
+                Flow::Retry { hook, feedback } => {
+                    retry = Some(Retry::new(
+                        turn,
+                        EventKind::AfterModel,
+                        hook,
+                        message,
+                        feedback,
+                    )?);
+                    continue;
+                }
+                Flow::Halt { hook, halt } => return Err(halted(EventKind::AfterModel, hook, halt)),
+                Flow::Panicked { hook, message } => {
+                    return Err(panicked(EventKind::AfterModel, hook, message));
+                }
+            };
+
+            fire(observer, turn, EventKind::BeforeFinal);
+            match self.hooks.before_final(&mut answer, turn, observer).await {
+                Flow::Continue => {}
+                Flow::Stop { hook, value } => {
+                    answer = final_answer(EventKind::BeforeFinal, hook, value)?
+                }
+                Flow::Retry { hook, feedback } => {
+                    retry = Some(Retry::new(
+                        turn,
+                        EventKind::BeforeFinal,
+                        hook,
+                        answer,
+                        feedback,
+                    )?);
+                    continue;
+                }
+                Flow::Halt { hook, halt } => {
+                    return Err(halted(EventKind::BeforeFinal, hook, halt));
+                }
+                Flow::Panicked { hook, message } => {
+                    return Err(panicked(EventKind::BeforeFinal, hook, message));
+                }
+            }
+            // A hook edited tool calls into the answer: committing it would leave them unanswered.
+            let answer = final_answer(EventKind::BeforeFinal, "before_final chain", answer)?;
+            turn.append(Entry::Assistant {
+                turn: turn.turn_ref(),
+                message: answer.clone(),
+            });
+            return Ok(answer);
+        }
+    }
+
+    /// `[system, history…, user message, injections, this turn's steps…, retry feedback]`: the
+    /// prefix before the user message does not depend on anything hooks do this turn.
+    fn render(&self, turn: &Turn, retry: Option<&Retry>) -> ModelRequest {
+        let log = turn.log();
+        let opened = turn.user_entry() + 1;
+        let mut messages = Vec::with_capacity(log.len() + 3);
+        messages.extend(log[..opened].iter().filter_map(Entry::to_message));
+        if !turn.injections().is_empty() {
+            let content = turn
+                .injections()
+                .iter()
+                .map(|injection| injection.part.clone())
+                .collect();
+            messages.push(Message {
+                role: Role::User,
+                content,
+            });
+        }
+        messages.extend(log[opened..].iter().filter_map(Entry::to_message));
+        if let Some(Retry {
+            rejected,
+            feedback: Feedback { text: Some(text) },
+        }) = retry
+        {
+            messages.push(rejected.clone().into());
+            messages.push(Message::user(text.clone()));
+        }
+        ModelRequest {
+            system: self.system.clone(),
+            messages,
+            tools: self.tool_specs.clone(),
+            model: self.model_name.clone(),
+            params: self.params.clone(),
+        }
+    }
+
+    async fn call_model<O: Observer>(
+        &self,
+        request: &ModelRequest,
+        turn: &Turn,
+        observer: &O,
+    ) -> Result<AssistantMessage, Error> {
+        fire(observer, turn, EventKind::WrapModel);
+        let model = CallModel {
+            model: &self.model,
+            turn,
+        };
+        let result = self.hooks.wrap_model(request, turn, observer, model).await;
+        if let Some(aborted) = turn.aborted.get() {
+            return Err(panicked(
+                aborted.event,
+                aborted.hook,
+                aborted.message.clone(),
+            ));
+        }
+        Ok(result?.message)
+    }
+
+    /// Runs the step's tool calls in order and commits the step — the assistant message with one
+    /// result per call — even when the turn ends midway, so the log never holds an unanswered call.
+    async fn run_tools<O: Observer>(
+        &self,
+        message: AssistantMessage,
+        turn: &mut Turn,
+        observer: &O,
+    ) -> Result<(), Error> {
+        let calls: Vec<ToolCall> = message.tool_calls().cloned().collect();
+        let mut results = Vec::with_capacity(calls.len());
+        let mut interruption = None;
+        for call in &calls {
+            match self.run_tool_call(call, turn, observer).await {
+                Ok(result) => results.push(result),
+                Err(Interrupted { result, error }) => {
+                    results.extend(result);
+                    interruption = Some(error);
+                    break;
+                }
+            }
+        }
+        if let Some(error) = &interruption {
+            for call in &calls[results.len()..] {
+                results.push(ToolResult::failure(
+                    call,
+                    ToolFailure::NotRun {
+                        reason: error.to_string(),
+                    },
+                ));
+            }
+        }
+        let turn_ref = turn.turn_ref();
+        turn.append(Entry::Assistant {
+            turn: turn_ref,
+            message,
+        });
+        turn.append(Entry::ToolResults {
+            turn: turn_ref,
+            results,
+        });
+        interruption.map_or(Ok(()), Err)
+    }
+
+    async fn run_tool_call<O: Observer>(
+        &self,
+        requested: &ToolCall,
+        turn: &mut Turn,
+        observer: &O,
+    ) -> Result<ToolResult, Interrupted> {
+        let mut call = requested.clone();
+        fire(observer, turn, EventKind::BeforeTool);
+        let refusal = match self.hooks.before_tool(&mut call, turn, observer).await {
+            Flow::Continue => None,
+            Flow::Reject { hook, rejection } => Some((hook.to_owned(), rejection.reason)),
+            Flow::Escalate { escalation, .. } => {
+                let review = self.approver.review(&call, &escalation, turn);
+                let approval = match AssertUnwindSafe(review).catch_unwind().await {
+                    Ok(approval) => approval,
+                    Err(payload) => Approval::Reject(format!(
+                        "the approver panicked: {}",
+                        panic_message(payload.as_ref())
+                    )),
+                };
+                observer.observe(&Observation::Approval {
+                    call: &call,
+                    approval: &approval,
+                });
+                match approval {
+                    Approval::Approve => None,
+                    Approval::Edit(edited) => {
+                        call = edited;
+                        None
+                    }
+                    Approval::Reject(reason) => Some(("approver".to_owned(), reason)),
+                }
+            }
+            Flow::Halt { hook, halt } => {
+                return Err(Interrupted::before(halted(
+                    EventKind::BeforeTool,
+                    hook,
+                    halt,
+                )));
+            }
+            Flow::Panicked { hook, message } => {
+                return Err(Interrupted::before(panicked(
+                    EventKind::BeforeTool,
+                    hook,
+                    message,
+                )));
+            }
+        };
+        // The result answers the call the model made, whatever a hook or the approver edited.
+        call.id.clone_from(&requested.id);
+        if let Some((by, reason)) = refusal {
+            return Ok(ToolResult::failure(
+                &call,
+                ToolFailure::Rejected { by, reason },
+            ));
+        }
+
+        fire(observer, turn, EventKind::WrapTool);
+        let tool = CallTool {
+            tools: &self.tools,
+            names: &self.tool_names,
+            turn,
+        };
+        let mut result = self.hooks.wrap_tool(&call, turn, observer, tool).await;
+        if let Some(aborted) = turn.aborted.get() {
+            let error = panicked(aborted.event, aborted.hook, aborted.message.clone());
+            return Err(Interrupted::before(error));
+        }
+        result.call_id.clone_from(&requested.id);
+
+        let (event, flow) = if result.is_error() {
+            fire(observer, turn, EventKind::ToolError);
+            (
+                EventKind::ToolError,
+                self.hooks
+                    .tool_error(&mut result, turn, observer)
+                    .await
+                    .into_end(),
+            )
+        } else {
+            fire(observer, turn, EventKind::AfterTool);
+            (
+                EventKind::AfterTool,
+                self.hooks
+                    .after_tool(&mut result, turn, observer)
+                    .await
+                    .into_end(),
+            )
+        };
+        match flow {
+            None => Ok(result),
+            Some(End::Halt { hook, halt }) => {
+                Err(Interrupted::after(result, halted(event, hook, halt)))
+            }
+            Some(End::Panicked { hook, message }) => {
+                Err(Interrupted::after(result, panicked(event, hook, message)))
+            }
+        }
+    }
+
+    /// Records how the turn ended, then runs `post`, which sees every outcome.
+    async fn end<O: Observer>(&self, outcome: Outcome, turn: &mut Turn, observer: &O) -> Outcome {
+        if let Err(error) = &outcome {
+            record(turn, error);
+        }
+        fire(observer, turn, EventKind::Post);
+        let post_error = match self.hooks.post(&outcome, turn, observer).await {
+            Flow::Continue => None,
+            Flow::Halt { hook, halt } => Some(halted(EventKind::Post, hook, halt)),
+            Flow::Panicked { hook, message } => Some(panicked(EventKind::Post, hook, message)),
+        };
+        if let Some(error) = &post_error {
+            record(turn, error);
+        }
+        // A post hook's halt ends a completed turn; after a failure, the failure stays the cause.
+        let outcome = match (outcome, post_error) {
+            (Ok(_), Some(error)) => Err(error),
+            (outcome, _) => outcome,
+        };
+        observer.observe(&Observation::TurnEnded {
+            turn: turn.turn_ref(),
+            outcome: &outcome,
+        });
+        outcome
+    }
+}
+
+fn fire<O: Observer>(observer: &O, turn: &Turn, event: EventKind) {
+    observer.observe(&Observation::Event {
+        turn: turn.turn_ref(),
+        step: turn.step(),
+        event,
+    });
+}
+
+fn halted(event: EventKind, hook: &'static str, halt: Halt) -> Error {
+    if halt.failed {
+        Error::HookFailed {
+            event,
+            hook,
+            message: halt.reason,
+        }
+    } else {
+        Error::Halted {
+            event,
+            hook,
+            reason: halt.reason,
+        }
+    }
+}
+
+fn panicked(event: EventKind, hook: &'static str, message: String) -> Error {
+    Error::HookPanicked {
+        event,
+        hook,
+        message,
+    }
+}
+
+fn record(turn: &mut Turn, error: &Error) {
+    let entry = match error {
+        Error::Halted {
+            event,
+            hook,
+            reason,
+        } => Entry::Halted {
+            turn: turn.turn_ref(),
+            event: *event,
+            hook: (*hook).to_owned(),
+            reason: reason.clone(),
+        },
+        other => Entry::Failed {
+            turn: turn.turn_ref(),
+            error: other.to_string(),
+        },
+    };
+    turn.append(entry);
+}
+
+fn final_answer(
+    event: EventKind,
+    hook: &'static str,
+    answer: AssistantMessage,
+) -> Result<AssistantMessage, Error> {
+    if answer.calls_tools() {
+        Err(Error::FinalCallsTools { event, hook })
+    } else {
+        Ok(answer)
+    }
+}
+
+/// A RETRY being acted on: the next request shows the model its rejected message and the
+/// feedback. Neither joins the log.
+struct Retry {
+    rejected: AssistantMessage,
+    feedback: Feedback,
+}
+
+impl Retry {
+    fn new(
+        turn: &mut Turn,
+        event: EventKind,
+        hook: &'static str,
+        rejected: AssistantMessage,
+        feedback: Feedback,
+    ) -> Result<Self, Error> {
+        let limit = turn.config().max_retries;
+        if turn.retries >= limit {
+            return Err(Error::RetryLimit { event, hook, limit });
+        }
+        turn.retries += 1;
+        Ok(Retry { rejected, feedback })
+    }
+}
+
+/// A tool call that ended the turn: the result, if the tool ran, and why the turn ended.
+struct Interrupted {
+    result: Option<ToolResult>,
+    error: Error,
+}
+
+impl Interrupted {
+    fn before(error: Error) -> Self {
+        Interrupted {
+            result: None,
+            error,
+        }
+    }
+
+    fn after(result: ToolResult, error: Error) -> Self {
+        Interrupted {
+            result: Some(result),
+            error,
+        }
+    }
+}
+
+/// How a chain of hooks that can only continue or end the turn ended it.
+enum End {
+    Halt { hook: &'static str, halt: Halt },
+    Panicked { hook: &'static str, message: String },
+}
+
+trait IntoEnd {
+    fn into_end(self) -> Option<End>;
+}
+
+macro_rules! into_end {
+    ($($event:ident),*) => {$(
+        impl IntoEnd for Flow<crate::event::$event> {
+            fn into_end(self) -> Option<End> {
+                match self {
+                    Flow::Continue => None,
+                    Flow::Halt { hook, halt } => Some(End::Halt { hook, halt }),
+                    Flow::Panicked { hook, message } => Some(End::Panicked { hook, message }),
+                }
+            }
+        }
+    )*};
+}
+
+into_end!(AfterTool, ToolError);
+
+/// The innermost `next` of the `wrap_model` chain: the model itself.
+struct CallModel<'a, M> {
+    model: &'a M,
+    turn: &'a Turn,
+}
+
+impl<M: Model> NextModel for CallModel<'_, M> {
+    async fn call(&self, request: &ModelRequest) -> Result<ModelResponse, ModelError> {
+        if self.turn.aborted.get().is_some() {
+            return Err(ModelError::Aborted);
+        }
+        match AssertUnwindSafe(self.model.complete(request))
+            .catch_unwind()
+            .await
+        {
+            Ok(result) => result,
+            Err(payload) => Err(ModelError::Other(format!(
+                "the model panicked: {}",
+                panic_message(payload.as_ref())
+            ))),
+        }
+    }
+}
+
+/// The innermost `next` of the `wrap_tool` chain: the tool set.
+struct CallTool<'a, T> {
+    tools: &'a T,
+    names: &'a [String],
+    turn: &'a Turn,
+}
+
+impl<T: ToolSet> NextTool for CallTool<'_, T> {
+    async fn call(&self, call: &ToolCall) -> ToolResult {
+        if self.turn.aborted.get().is_some() {
+            let reason = "a wrap_tool hook panicked".to_owned();
+            return ToolResult::failure(call, ToolFailure::NotRun { reason });
+        }
+        match AssertUnwindSafe(self.tools.call(call, self.turn))
+            .catch_unwind()
+            .await
+        {
+            Ok(Some(result)) => result,
+            Ok(None) => ToolResult::failure(
+                call,
+                ToolFailure::UnknownTool {
+                    available: self.names.to_vec(),
+                },
+            ),
+            Err(payload) => {
+                let message = panic_message(payload.as_ref());
+                ToolResult::failure(call, ToolFailure::Panicked { message })
+            }
+        }
+    }
+}
+
+/// The turn in progress, owning the conversation it borrowed. However the turn ends — returned,
+/// failed, or dropped midway — the conversation goes back to the caller with every committed
+/// entry; a dropped turn also records that it was cancelled.
+struct OpenTurn<'c> {
+    home: &'c mut Conversation,
+    turn: Option<Turn>,
+    finished: bool,
+}
+
+impl<'c> OpenTurn<'c> {
+    fn open(home: &'c mut Conversation, message: Message) -> Self {
+        let turn = Turn::open(mem::take(home), message);
+        OpenTurn {
+            home,
+            turn: Some(turn),
+            finished: false,
+        }
+    }
+
+    fn finish(mut self) {
+        self.finished = true;
+    }
+}
+
+impl Deref for OpenTurn<'_> {
+    type Target = Turn;
+
+    fn deref(&self) -> &Turn {
+        self.turn.as_ref().expect("the turn is open until dropped")
+    }
+}
+
+impl DerefMut for OpenTurn<'_> {
+    fn deref_mut(&mut self) -> &mut Turn {
+        self.turn.as_mut().expect("the turn is open until dropped")
+    }
+}
+
+impl Drop for OpenTurn<'_> {
+    fn drop(&mut self) {
+        if let Some(mut turn) = self.turn.take() {
+            if !self.finished {
+                let error = "the turn was cancelled before it ended".to_owned();
+                turn.append(Entry::Failed {
+                    turn: turn.turn_ref(),
+                    error,
+                });
+            }
+            *self.home = turn.close();
+        }
+    }
+}
+
+/// An [`Agent`] with its type erased.
+pub struct BoxedAgent {
+    agent: Box<dyn DynAgent>,
+}
+
+impl BoxedAgent {
+    /// Runs one turn; see [`Agent::run`].
+    pub async fn run(
+        &self,
+        conversation: &mut Conversation,
+        message: impl Into<Message>,
+    ) -> Outcome {
+        self.agent.run(conversation, message.into()).await
+    }
+}
+
+impl std::fmt::Debug for BoxedAgent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BoxedAgent").finish_non_exhaustive()
+    }
+}
+
+type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+trait DynAgent: Send + Sync {
+    fn run<'a>(
+        &'a self,
+        conversation: &'a mut Conversation,
+        message: Message,
+    ) -> BoxFuture<'a, Outcome>;
+}
+
+impl<M: Model, T: ToolSet, P: Pipeline, A: Approver> DynAgent for Agent<M, T, P, A> {
+    fn run<'a>(
+        &'a self,
+        conversation: &'a mut Conversation,
+        message: Message,
+    ) -> BoxFuture<'a, Outcome> {
+        Box::pin(Agent::run(self, conversation, message))
+    }
+}

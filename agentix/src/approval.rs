@@ -1,0 +1,59 @@
+//! Approval of escalated tool calls.
+
+use std::future::Future;
+
+use crate::message::ToolCall;
+use crate::turn::Turn;
+use crate::verdict::Escalation;
+
+/// Decides escalated tool calls: a person, a policy engine, a second model.
+pub trait Approver: Send + Sync {
+    /// Reviews one call that a `before_tool` hook escalated.
+    fn review(
+        &self,
+        call: &ToolCall,
+        escalation: &Escalation,
+        turn: &Turn,
+    ) -> impl Future<Output = Approval> + Send;
+}
+
+/// The approver's answer.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Approval {
+    /// Run the call as it is.
+    Approve,
+    /// Do not run it; the model reads the reason.
+    Reject(String),
+    /// Run this call instead (its id is kept).
+    Edit(ToolCall),
+}
+
+/// The approver of an agent that has none: it rejects every escalation, so an escalated call
+/// never runs unreviewed.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NoApprover;
+
+impl Approver for NoApprover {
+    async fn review(&self, _call: &ToolCall, escalation: &Escalation, _turn: &Turn) -> Approval {
+        Approval::Reject(format!(
+            "escalated ({}), and no approver is configured",
+            escalation.reason
+        ))
+    }
+}
+
+/// An async closure over owned copies of the call and the escalation.
+impl<F, Fut> Approver for F
+where
+    F: Fn(ToolCall, Escalation) -> Fut + Send + Sync,
+    Fut: Future<Output = Approval> + Send,
+{
+    fn review(
+        &self,
+        call: &ToolCall,
+        escalation: &Escalation,
+        _turn: &Turn,
+    ) -> impl Future<Output = Approval> + Send {
+        self(call.clone(), escalation.clone())
+    }
+}

@@ -1,0 +1,194 @@
+//! The conversation: the canonical, append-only log and its config.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+use crate::event::EventKind;
+use crate::message::{AssistantMessage, Message, Part, Role, ToolResult};
+use crate::scope::Scope;
+
+/// Limits that bound a turn.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Config {
+    /// Model calls a turn may make, not counting retries.
+    pub max_steps: u32,
+    /// RETRY verdicts a turn may act on, across `after_model` and `before_final`.
+    pub max_retries: u32,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            max_steps: 16,
+            max_retries: 3,
+        }
+    }
+}
+
+/// Identifies a turn within its conversation; it correlates log entries, traces and audits.
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
+#[serde(transparent)]
+pub struct TurnRef(pub u64);
+
+impl fmt::Display for TurnRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "turn {}", self.0)
+    }
+}
+
+/// One record of the canonical log.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "entry", rename_all = "snake_case")]
+pub enum Entry {
+    /// The user message that opened a turn.
+    User {
+        /// The turn it opened.
+        turn: TurnRef,
+        /// What the user said.
+        message: Message,
+    },
+    /// An accepted assistant message: a step's tool calls, or the turn's final answer.
+    Assistant {
+        /// The turn.
+        turn: TurnRef,
+        /// What the model said.
+        message: AssistantMessage,
+    },
+    /// The answers to one assistant message's tool calls, one per call, in call order.
+    ToolResults {
+        /// The turn.
+        turn: TurnRef,
+        /// The results.
+        results: Vec<ToolResult>,
+    },
+    /// A hook halted the turn.
+    Halted {
+        /// The turn.
+        turn: TurnRef,
+        /// Where it halted.
+        event: EventKind,
+        /// The hook that halted.
+        hook: String,
+        /// Why.
+        reason: String,
+    },
+    /// The turn ended with an error.
+    Failed {
+        /// The turn.
+        turn: TurnRef,
+        /// The error, displayed.
+        error: String,
+    },
+}
+
+impl Entry {
+    /// The turn this entry belongs to.
+    pub fn turn(&self) -> TurnRef {
+        match self {
+            Entry::User { turn, .. }
+            | Entry::Assistant { turn, .. }
+            | Entry::ToolResults { turn, .. }
+            | Entry::Halted { turn, .. }
+            | Entry::Failed { turn, .. } => *turn,
+        }
+    }
+
+    /// The message this entry contributes to a model's context; `None` for records that are
+    /// not conversation (halts, failures).
+    pub fn to_message(&self) -> Option<Message> {
+        match self {
+            Entry::User { message, .. } => Some(message.clone()),
+            Entry::Assistant { message, .. } => Some(message.clone().into()),
+            Entry::ToolResults { results, .. } => Some(Message {
+                role: Role::Tool,
+                content: results.iter().cloned().map(Part::ToolResult).collect(),
+            }),
+            Entry::Halted { .. } | Entry::Failed { .. } => None,
+        }
+    }
+}
+
+/// The durable record of a conversation: the canonical log, its config and its scope.
+///
+/// The log is append-only and only the agent loop appends to it; it always reads as a valid
+/// conversation (every tool call answered), whether a turn completed, halted, failed or was
+/// dropped midway.
+#[derive(Debug, Default, Serialize, Deserialize)]
+pub struct Conversation {
+    config: Config,
+    log: Vec<Entry>,
+    turns: u64,
+    #[serde(skip)]
+    scope: Scope,
+}
+
+impl Conversation {
+    /// An empty conversation with the default config.
+    pub fn new() -> Self {
+        Conversation::default()
+    }
+
+    /// An empty conversation with `config`.
+    pub fn with_config(config: Config) -> Self {
+        Conversation {
+            config,
+            ..Conversation::default()
+        }
+    }
+
+    /// This conversation with `scope` as its ambient state.
+    pub fn with_scope(mut self, scope: Scope) -> Self {
+        self.scope = scope;
+        self
+    }
+
+    /// The canonical log.
+    pub fn log(&self) -> &[Entry] {
+        &self.log
+    }
+
+    /// The limits on each turn.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// The limits on each turn, to change them between turns.
+    pub fn config_mut(&mut self) -> &mut Config {
+        &mut self.config
+    }
+
+    /// The ambient state.
+    pub fn scope(&self) -> &Scope {
+        &self.scope
+    }
+
+    /// The ambient state, mutably.
+    pub fn scope_mut(&mut self) -> &mut Scope {
+        &mut self.scope
+    }
+
+    /// How many turns have been opened.
+    pub fn turns(&self) -> u64 {
+        self.turns
+    }
+
+    /// The log as conversation messages, in order.
+    pub fn messages(&self) -> impl Iterator<Item = Message> + '_ {
+        self.log.iter().filter_map(Entry::to_message)
+    }
+
+    pub(crate) fn open_turn(&mut self, message: Message) -> (TurnRef, usize) {
+        self.turns += 1;
+        let turn = TurnRef(self.turns);
+        self.log.push(Entry::User { turn, message });
+        (turn, self.log.len() - 1)
+    }
+
+    pub(crate) fn append(&mut self, entry: Entry) {
+        self.log.push(entry);
+    }
+}

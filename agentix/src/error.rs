@@ -1,0 +1,68 @@
+//! The one error type of a turn.
+
+use crate::event::EventKind;
+use crate::model::ModelError;
+
+/// Why a turn did not complete. Every error a hook causes names the hook and its event; the
+/// conversation's log stays valid and usable for the next turn.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A hook halted the turn.
+    #[error("{event} hook `{hook}` halted the turn: {reason}")]
+    Halted {
+        /// Where.
+        event: EventKind,
+        /// Which hook.
+        hook: &'static str,
+        /// Why.
+        reason: String,
+    },
+    /// A hook returned an error.
+    #[error("{event} hook `{hook}` failed: {message}")]
+    HookFailed {
+        /// Where.
+        event: EventKind,
+        /// Which hook.
+        hook: &'static str,
+        /// Its error, displayed.
+        message: String,
+    },
+    /// A hook panicked.
+    #[error("{event} hook `{hook}` panicked: {message}")]
+    HookPanicked {
+        /// Where.
+        event: EventKind,
+        /// Which hook.
+        hook: &'static str,
+        /// The panic's message.
+        message: String,
+    },
+    /// A hook asked for one RETRY more than the conversation's `max_retries` allows.
+    #[error("{event} hook `{hook}` asked for a retry beyond the limit of {limit} per turn")]
+    RetryLimit {
+        /// Where.
+        event: EventKind,
+        /// The hook whose retry went over the limit.
+        hook: &'static str,
+        /// The conversation's `max_retries`.
+        limit: u32,
+    },
+    /// The model kept calling tools past the conversation's `max_steps`.
+    #[error("the turn reached its limit of {limit} steps without a final answer")]
+    StepLimit {
+        /// The conversation's `max_steps`.
+        limit: u32,
+    },
+    /// A hook ended the turn with a message that calls tools; a final answer cannot.
+    #[error("{event} hook `{hook}` ended the turn with a message that calls tools")]
+    FinalCallsTools {
+        /// Where.
+        event: EventKind,
+        /// Which hook.
+        hook: &'static str,
+    },
+    /// The model call failed.
+    #[error("model call failed: {0}")]
+    Model(#[from] ModelError),
+}

@@ -1,0 +1,275 @@
+//! The ten lifecycle events and their contracts.
+//!
+//! Each event is a type whose associated types *are* its contract: the value that flows through
+//! it, and the payload of each verdict a hook may return there. A verdict the contract forbids has
+//! the uninhabited payload [`Forbidden`], so it cannot be constructed, and a `match` on a concrete
+//! event's verdict needs no arm for it.
+//!
+//! | event | value | STOP carries | RETRY | other verdicts |
+//! |---|---|---|---|---|
+//! | [`Pre`] | the [`Turn`] | — | no | halt; inject |
+//! | [`BeforeModel`] | [`ModelRequest`] | [`AssistantMessage`] (skips the call) | no | halt |
+//! | [`WrapModel`] | request → response | — | by calling `next` again | — |
+//! | [`AfterModel`] | [`AssistantMessage`] | [`AssistantMessage`] (final) | bounded | halt |
+//! | [`BeforeTool`] | [`ToolCall`] | — | no | reject, escalate, halt |
+//! | [`WrapTool`] | call → result | — | by calling `next` again | — |
+//! | [`AfterTool`] | [`ToolResult`] | — | no | halt |
+//! | [`ToolError`] | [`ToolResult`] (failed) | — | no | halt |
+//! | [`BeforeFinal`] | [`AssistantMessage`] | [`AssistantMessage`] | bounded | halt |
+//! | [`Post`] | the [`Outcome`] | — | no | halt |
+//!
+//! [`Turn`]: crate::Turn
+//! [`ModelRequest`]: crate::ModelRequest
+//! [`AssistantMessage`]: crate::AssistantMessage
+//! [`ToolCall`]: crate::ToolCall
+//! [`ToolResult`]: crate::ToolResult
+//! [`Outcome`]: crate::Outcome
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+use crate::message::{AssistantMessage, ToolCall, ToolResult};
+use crate::model::ModelRequest;
+use crate::verdict::{Escalation, Feedback, Rejection};
+
+/// The payload of a verdict an event's contract forbids. It has no values, so the verdict cannot
+/// be built and needs no `match` arm.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Forbidden {}
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+/// A lifecycle event. Its associated types are its contract; the set of events is closed.
+pub trait Event: sealed::Sealed + Send + Sync + 'static {
+    /// Which event this is, at run time.
+    const KIND: EventKind;
+    /// The value that flows through the event's hooks.
+    type Value;
+    /// What a STOP carries, or [`Forbidden`].
+    type Stop: Payload;
+    /// What a RETRY carries, or [`Forbidden`].
+    type Retry: Payload;
+    /// What a REJECT carries, or [`Forbidden`].
+    type Reject: Payload;
+    /// What an ESCALATE carries, or [`Forbidden`].
+    type Escalate: Payload;
+}
+
+/// A verdict's payload: one of the contract's value types, or [`Forbidden`].
+pub trait Payload: sealed::Sealed + Send + Sync + 'static {
+    /// The text a trace shows for it: feedback or a reason.
+    fn note(&self) -> Option<&str>;
+}
+
+impl sealed::Sealed for Forbidden {}
+impl Payload for Forbidden {
+    fn note(&self) -> Option<&str> {
+        match *self {}
+    }
+}
+
+impl sealed::Sealed for AssistantMessage {}
+impl Payload for AssistantMessage {
+    fn note(&self) -> Option<&str> {
+        None
+    }
+}
+
+impl sealed::Sealed for Feedback {}
+impl Payload for Feedback {
+    fn note(&self) -> Option<&str> {
+        self.text.as_deref()
+    }
+}
+
+impl sealed::Sealed for Rejection {}
+impl Payload for Rejection {
+    fn note(&self) -> Option<&str> {
+        Some(&self.reason)
+    }
+}
+
+impl sealed::Sealed for Escalation {}
+impl Payload for Escalation {
+    fn note(&self) -> Option<&str> {
+        Some(&self.reason)
+    }
+}
+
+/// Events whose contract has a STOP.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` has no STOP",
+    label = "STOP is not part of this event's contract",
+    note = "STOP is legal only on before_model, after_model and before_final"
+)]
+pub trait Stoppable: Event<Stop = AssistantMessage> {}
+
+/// Events whose contract allows RETRY.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot RETRY",
+    label = "RETRY is not part of this event's contract",
+    note = "RETRY is legal only on after_model and before_final; wrap hooks retry by calling `next` again"
+)]
+pub trait Retryable: Event<Retry = Feedback> {}
+
+/// Events whose contract allows REJECT.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot REJECT",
+    label = "REJECT is not part of this event's contract",
+    note = "REJECT is legal only on before_tool"
+)]
+pub trait Rejectable: Event<Reject = Rejection> {}
+
+/// Events whose contract allows ESCALATE.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot ESCALATE",
+    label = "ESCALATE is not part of this event's contract",
+    note = "ESCALATE is legal only on before_tool"
+)]
+pub trait Escalatable: Event<Escalate = Escalation> {}
+
+/// A value a STOP on event `E` may carry.
+#[diagnostic::on_unimplemented(
+    message = "a STOP cannot carry `{Self}`",
+    label = "not what a STOP carries",
+    note = "a STOP carries an `AssistantMessage`, and is legal only on before_model, after_model and before_final"
+)]
+pub trait StopValue<E: Event> {
+    /// Converts into the STOP payload.
+    fn into_stop(self) -> E::Stop;
+}
+
+impl<E: Stoppable> StopValue<E> for AssistantMessage {
+    fn into_stop(self) -> AssistantMessage {
+        self
+    }
+}
+
+macro_rules! events {
+    ($(
+        $(#[$doc:meta])*
+        $ty:ident = $word:literal, $kind:ident {
+            value: $value:ty, stop: $stop:ty, retry: $retry:ty, reject: $reject:ty, escalate: $escalate:ty $(,)?
+        } $(impl $contract:ident)*;
+    )*) => {
+        $(
+            $(#[$doc])*
+            #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+            pub struct $ty;
+
+            impl sealed::Sealed for $ty {}
+
+            impl Event for $ty {
+                const KIND: EventKind = EventKind::$kind;
+                type Value = $value;
+                type Stop = $stop;
+                type Retry = $retry;
+                type Reject = $reject;
+                type Escalate = $escalate;
+            }
+
+            $(impl $contract for $ty {})*
+        )*
+
+        /// An event, named at run time: in traces, errors and the log.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+        #[serde(rename_all = "snake_case")]
+        pub enum EventKind {
+            $( #[doc = concat!("`", $word, "`")] $kind, )*
+        }
+
+        impl EventKind {
+            /// Every event, in lifecycle order.
+            pub const ALL: [EventKind; 10] = [$(EventKind::$kind),*];
+
+            /// The event's attribute word, as written in `#[hook(...)]`.
+            pub const fn name(self) -> &'static str {
+                match self { $(EventKind::$kind => $word,)* }
+            }
+        }
+    };
+}
+
+events! {
+    /// Once per turn, after the user message, before the first model call. Sequential hooks may
+    /// inject content and halt; parallel hooks only return content.
+    Pre = "pre", Pre {
+        value: crate::Turn, stop: Forbidden, retry: Forbidden, reject: Forbidden, escalate: Forbidden,
+    };
+    /// Before every model call, with the request about to be sent. STOP skips the call and uses
+    /// the message it carries as the model's response.
+    BeforeModel = "before_model", BeforeModel {
+        value: ModelRequest, stop: AssistantMessage, retry: Forbidden, reject: Forbidden, escalate: Forbidden,
+    } impl Stoppable;
+    /// Around every model call; a hook owns the call and may call `next` any number of times.
+    WrapModel = "wrap_model", WrapModel {
+        value: ModelRequest, stop: Forbidden, retry: Forbidden, reject: Forbidden, escalate: Forbidden,
+    };
+    /// After every model response. RETRY discards the response and calls the model again; STOP
+    /// ends the turn with the message it carries.
+    AfterModel = "after_model", AfterModel {
+        value: AssistantMessage, stop: AssistantMessage, retry: Feedback, reject: Forbidden, escalate: Forbidden,
+    } impl Stoppable impl Retryable;
+    /// Before each tool call. REJECT answers the call with the reason instead of running it;
+    /// ESCALATE asks the approver.
+    BeforeTool = "before_tool", BeforeTool {
+        value: ToolCall, stop: Forbidden, retry: Forbidden, reject: Rejection, escalate: Escalation,
+    } impl Rejectable impl Escalatable;
+    /// Around each tool execution; a hook owns the call and may call `next` any number of times.
+    WrapTool = "wrap_tool", WrapTool {
+        value: ToolCall, stop: Forbidden, retry: Forbidden, reject: Forbidden, escalate: Forbidden,
+    };
+    /// After a tool returns successfully.
+    AfterTool = "after_tool", AfterTool {
+        value: ToolResult, stop: Forbidden, retry: Forbidden, reject: Forbidden, escalate: Forbidden,
+    };
+    /// When a tool fails (including an unknown tool or invalid arguments); hooks may recover the
+    /// result.
+    ToolError = "tool_error", ToolError {
+        value: ToolResult, stop: Forbidden, retry: Forbidden, reject: Forbidden, escalate: Forbidden,
+    };
+    /// Before the turn's final answer is committed. RETRY sends it back to the model; STOP
+    /// replaces it.
+    BeforeFinal = "before_final", BeforeFinal {
+        value: AssistantMessage, stop: AssistantMessage, retry: Feedback, reject: Forbidden, escalate: Forbidden,
+    } impl Stoppable impl Retryable;
+    /// Once at the end of every turn, whatever ended it.
+    Post = "post", Post {
+        value: crate::Outcome, stop: Forbidden, retry: Forbidden, reject: Forbidden, escalate: Forbidden,
+    };
+}
+
+impl fmt::Display for EventKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A set of events, known at compile time: the events a [`Hook`](crate::Hook) handles.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct EventSet(u16);
+
+impl EventSet {
+    /// No event.
+    pub const NONE: EventSet = EventSet(0);
+    /// Every event.
+    pub const ALL: EventSet = EventSet((1 << EventKind::ALL.len()) - 1);
+
+    /// The set of one event.
+    pub const fn of(event: EventKind) -> Self {
+        EventSet(1 << event as u16)
+    }
+
+    /// This set and one more event.
+    pub const fn with(self, event: EventKind) -> Self {
+        EventSet(self.0 | EventSet::of(event).0)
+    }
+
+    /// Whether the set holds the event.
+    pub const fn contains(self, event: EventKind) -> bool {
+        self.0 & EventSet::of(event).0 != 0
+    }
+}

@@ -1,0 +1,217 @@
+//! The hook traits: what `#[hook]` implements, and what a struct may implement by hand.
+
+use std::future::{Future, ready};
+
+use crate::Outcome;
+use crate::event::{
+    AfterModel, AfterTool, BeforeFinal, BeforeModel, BeforeTool, EventSet, Post, Pre, ToolError,
+};
+use crate::message::{AssistantMessage, Part, ToolCall, ToolResult};
+use crate::model::{ModelError, ModelRequest, ModelResponse};
+use crate::turn::Turn;
+use crate::verdict::Verdict;
+
+/// Hooks on the sequential events of the lifecycle, one method per event.
+///
+/// Every method has a default that continues (or, for the wrap events, calls `next` once), so
+/// an implementation overrides just the events it cares about and one struct may hook several
+/// events. [`EVENTS`](Hook::EVENTS) names the events the pipeline calls it for.
+///
+/// Each method gets the event's value (`&mut`: edit it in place) and the turn (`&mut`: its scope
+/// and [`inject`](Turn::inject) are the effects), and returns a [`Verdict`] whose type is the
+/// event's contract.
+///
+/// ```
+/// use agentix::event::{AfterModel, BeforeTool, EventKind, EventSet};
+/// use agentix::{AssistantMessage, Hook, ToolCall, Turn, Verdict};
+///
+/// /// One struct, two events.
+/// struct Guard;
+///
+/// impl Hook for Guard {
+///     const EVENTS: EventSet = EventSet::of(EventKind::AfterModel).with(EventKind::BeforeTool);
+///
+///     fn name(&self) -> &'static str {
+///         "guard"
+///     }
+///
+///     async fn after_model(&self, message: &mut AssistantMessage, _turn: &mut Turn) -> Verdict<AfterModel> {
+///         if message.joined_text().contains("<plan>") || message.calls_tools() {
+///             Verdict::Continue
+///         } else {
+///             Verdict::retry("Start with a <plan> block.")
+///         }
+///     }
+///
+///     async fn before_tool(&self, call: &mut ToolCall, _turn: &mut Turn) -> Verdict<BeforeTool> {
+///         if call.name == "delete_everything" {
+///             Verdict::reject("not allowed")
+///         } else {
+///             Verdict::Continue
+///         }
+///     }
+/// }
+/// ```
+pub trait Hook: Send + Sync {
+    /// The events the pipeline calls this hook for. The default is every event, which is always
+    /// correct; naming exactly the overridden events keeps traces quiet and dispatch minimal.
+    const EVENTS: EventSet = EventSet::ALL;
+
+    /// The hook's name in errors, the log and traces. Defaults to the type's name.
+    fn name(&self) -> &'static str {
+        short_type_name::<Self>()
+    }
+
+    /// `pre`: once per turn, before the first model call.
+    fn pre(&self, turn: &mut Turn) -> impl Future<Output = Verdict<Pre>> + Send {
+        let _ = turn;
+        ready(Verdict::Continue)
+    }
+
+    /// `before_model`: before every model call, with the request about to be sent.
+    fn before_model(
+        &self,
+        request: &mut ModelRequest,
+        turn: &mut Turn,
+    ) -> impl Future<Output = Verdict<BeforeModel>> + Send {
+        let _ = (request, turn);
+        ready(Verdict::Continue)
+    }
+
+    /// `wrap_model`: around every model call. `next` runs the rest of the chain and the model;
+    /// call it zero times (answer from a cache), once, or many times (retry, fallback).
+    fn wrap_model(
+        &self,
+        request: &ModelRequest,
+        turn: &Turn,
+        next: impl NextModel,
+    ) -> impl Future<Output = Result<ModelResponse, ModelError>> + Send {
+        let _ = turn;
+        async move { next.call(request).await }
+    }
+
+    /// `after_model`: after every model response.
+    fn after_model(
+        &self,
+        message: &mut AssistantMessage,
+        turn: &mut Turn,
+    ) -> impl Future<Output = Verdict<AfterModel>> + Send {
+        let _ = (message, turn);
+        ready(Verdict::Continue)
+    }
+
+    /// `before_tool`: before each tool call.
+    fn before_tool(
+        &self,
+        call: &mut ToolCall,
+        turn: &mut Turn,
+    ) -> impl Future<Output = Verdict<BeforeTool>> + Send {
+        let _ = (call, turn);
+        ready(Verdict::Continue)
+    }
+
+    /// `wrap_tool`: around each tool execution. `next` runs the rest of the chain and the tool;
+    /// call it any number of times.
+    fn wrap_tool(
+        &self,
+        call: &ToolCall,
+        turn: &Turn,
+        next: impl NextTool,
+    ) -> impl Future<Output = ToolResult> + Send {
+        let _ = turn;
+        async move { next.call(call).await }
+    }
+
+    /// `after_tool`: after a tool returns successfully.
+    fn after_tool(
+        &self,
+        result: &mut ToolResult,
+        turn: &mut Turn,
+    ) -> impl Future<Output = Verdict<AfterTool>> + Send {
+        let _ = (result, turn);
+        ready(Verdict::Continue)
+    }
+
+    /// `tool_error`: when a tool fails. Clearing [`ToolResult::error`] recovers the call.
+    fn tool_error(
+        &self,
+        result: &mut ToolResult,
+        turn: &mut Turn,
+    ) -> impl Future<Output = Verdict<ToolError>> + Send {
+        let _ = (result, turn);
+        ready(Verdict::Continue)
+    }
+
+    /// `before_final`: before the turn's final answer is committed.
+    fn before_final(
+        &self,
+        message: &mut AssistantMessage,
+        turn: &mut Turn,
+    ) -> impl Future<Output = Verdict<BeforeFinal>> + Send {
+        let _ = (message, turn);
+        ready(Verdict::Continue)
+    }
+
+    /// `post`: once at the end of every turn — completed, halted or failed — with its outcome.
+    fn post(
+        &self,
+        outcome: &Outcome,
+        turn: &mut Turn,
+    ) -> impl Future<Output = Verdict<Post>> + Send {
+        let _ = (outcome, turn);
+        ready(Verdict::Continue)
+    }
+}
+
+/// A `pre` hook that runs concurrently with its neighbours: it reads the turn through a shared
+/// borrow and returns content to inject. Its type has no way to halt or mutate the turn, so a
+/// group of them can run at once and merge in declaration order.
+///
+/// Consecutive parallel hooks registered on an agent form one group.
+pub trait ParallelPre: Send + Sync {
+    /// The hook's name in errors, the log and traces. Defaults to the type's name.
+    fn name(&self) -> &'static str {
+        short_type_name::<Self>()
+    }
+
+    /// Produces content for this turn.
+    fn pre(&self, turn: &Turn) -> impl Future<Output = Vec<Part>> + Send;
+}
+
+/// The rest of a `wrap_model` chain: the remaining hooks, then the model.
+pub trait NextModel: Send + Sync {
+    /// Runs the rest of the chain on `request`. May be called any number of times.
+    fn call(
+        &self,
+        request: &ModelRequest,
+    ) -> impl Future<Output = Result<ModelResponse, ModelError>> + Send;
+}
+
+impl<N: NextModel + ?Sized> NextModel for &N {
+    fn call(
+        &self,
+        request: &ModelRequest,
+    ) -> impl Future<Output = Result<ModelResponse, ModelError>> + Send {
+        (**self).call(request)
+    }
+}
+
+/// The rest of a `wrap_tool` chain: the remaining hooks, then the tool.
+pub trait NextTool: Send + Sync {
+    /// Runs the rest of the chain on `call`. May be called any number of times.
+    fn call(&self, call: &ToolCall) -> impl Future<Output = ToolResult> + Send;
+}
+
+impl<N: NextTool + ?Sized> NextTool for &N {
+    fn call(&self, call: &ToolCall) -> impl Future<Output = ToolResult> + Send {
+        (**self).call(call)
+    }
+}
+
+/// The last path segment of a type's name, generics included: `my_app::Guard<u8>` → `Guard<u8>`.
+pub(crate) fn short_type_name<T: ?Sized>() -> &'static str {
+    let full = std::any::type_name::<T>();
+    let path_end = full.find('<').unwrap_or(full.len());
+    let start = full[..path_end].rfind("::").map_or(0, |at| at + 2);
+    &full[start..]
+}

@@ -1,0 +1,96 @@
+//! Typed, zero-cost lifecycle hooks for LLM agents.
+//!
+//! A hook is attached to one [event](event) of an agent's lifecycle. The event's type is its
+//! contract: the value that flows through it and the [`Verdict`]s a hook may return there. A
+//! verdict the contract forbids cannot be constructed, so breaking the contract is a compile
+//! error, not a surprise at run time:
+//!
+//! ```compile_fail
+//! use agentix::event::AfterTool;
+//! use agentix::Verdict;
+//!
+//! // after_tool cannot RETRY: this does not compile.
+//! let verdict: Verdict<AfterTool> = Verdict::retry("again");
+//! ```
+//!
+//! Hooks compose into a static pipeline whose type grows with each hook, as
+//! `tower::ServiceBuilder` grows a stack: no `Box<dyn>`, no allocation per event, and nothing
+//! at all for an event without hooks.
+//!
+//! ```
+//! use agentix::event::{AfterModel, EventKind, EventSet};
+//! use agentix::{Agent, AssistantMessage, Conversation, Hook, ScriptedModel, Turn, Verdict};
+//!
+//! /// Sends the model back until its answer starts with a plan.
+//! struct RequirePlan;
+//!
+//! impl Hook for RequirePlan {
+//!     const EVENTS: EventSet = EventSet::of(EventKind::AfterModel);
+//!
+//!     async fn after_model(&self, message: &mut AssistantMessage, _: &mut Turn) -> Verdict<AfterModel> {
+//!         if message.joined_text().starts_with("<plan>") {
+//!             Verdict::Continue
+//!         } else {
+//!             Verdict::retry("Start your answer with a <plan> block.")
+//!         }
+//!     }
+//! }
+//!
+//! # tokio::runtime::Runtime::new().unwrap().block_on(async {
+//! let model = ScriptedModel::new().text("Sure.").text("<plan>1. answer</plan> Sure.");
+//! let agent = Agent::builder(model).hook(RequirePlan).build();
+//! let mut conversation = Conversation::new();
+//! let reply = agent.run(&mut conversation, "Help me").await?;
+//! assert!(reply.joined_text().starts_with("<plan>"));
+//! # Ok::<_, agentix::Error>(())
+//! # }).unwrap();
+//! ```
+//!
+//! The loop runs `pre` → per step (`before_model` → `wrap_model` → `after_model` → per tool call
+//! (`before_tool` → `wrap_tool` → `after_tool` or `tool_error`)) → `before_final` → `post`.
+//! Hooks of one event run in the order they were added to the agent; the first verdict other
+//! than continue ends that event's chain.
+
+mod agent;
+mod approval;
+mod conversation;
+mod error;
+pub mod event;
+mod hook;
+mod message;
+mod model;
+mod observe;
+pub mod pipeline;
+mod scope;
+mod tool;
+mod turn;
+mod verdict;
+
+pub use agent::{Agent, AgentBuilder, BoxedAgent};
+pub use approval::{Approval, Approver, NoApprover};
+pub use conversation::{Config, Conversation, Entry, TurnRef};
+pub use error::Error;
+pub use hook::{Hook, NextModel, NextTool, ParallelPre};
+pub use message::{AssistantMessage, Message, Part, Role, ToolCall, ToolFailure, ToolResult};
+pub use model::{
+    Model, ModelError, ModelParams, ModelRequest, ModelResponse, ScriptedModel, Usage,
+};
+pub use observe::{Decision, Observation, Observer};
+pub use scope::{MissingScope, Scope};
+pub use tool::{NoTools, Tool, ToolSet, ToolSpec, Toolbox};
+pub use turn::{Injection, Turn};
+pub use verdict::{Escalation, Feedback, Halt, Rejection, Verdict};
+
+/// How a turn ended: its final answer, or why there is none.
+pub type Outcome = Result<AssistantMessage, Error>;
+
+/// The text of a panic's payload.
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    if let Some(message) = payload.downcast_ref::<&str>() {
+        (*message).to_owned()
+    } else if let Some(message) = payload.downcast_ref::<String>() {
+        message.clone()
+    } else {
+        "a non-text panic payload".to_owned()
+    }
+}

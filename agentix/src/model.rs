@@ -1,0 +1,216 @@
+//! Models: the trait the loop calls, the request it sends, and a scripted model.
+
+use std::collections::VecDeque;
+use std::future::Future;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use serde::{Deserialize, Serialize};
+
+use crate::message::{AssistantMessage, Message, ToolCall};
+use crate::tool::ToolSpec;
+
+/// A language model. The loop calls it once per step (and again on each retry), always through
+/// the `wrap_model` hooks.
+pub trait Model: Send + Sync {
+    /// Answers one request.
+    fn complete(
+        &self,
+        request: &ModelRequest,
+    ) -> impl Future<Output = Result<ModelResponse, ModelError>> + Send;
+}
+
+impl<M: Model + ?Sized> Model for &M {
+    fn complete(
+        &self,
+        request: &ModelRequest,
+    ) -> impl Future<Output = Result<ModelResponse, ModelError>> + Send {
+        (**self).complete(request)
+    }
+}
+
+impl<M: Model + ?Sized> Model for Arc<M> {
+    fn complete(
+        &self,
+        request: &ModelRequest,
+    ) -> impl Future<Output = Result<ModelResponse, ModelError>> + Send {
+        (**self).complete(request)
+    }
+}
+
+/// One model call, as rendered for this step: `[system, history…, user message, injections,
+/// this turn's steps…]`. The value of `before_model`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ModelRequest {
+    /// The system prompt.
+    pub system: Option<Arc<str>>,
+    /// The conversation, rendered.
+    pub messages: Vec<Message>,
+    /// The tools the model may call; fixed per agent so the prompt cache holds.
+    pub tools: Arc<[ToolSpec]>,
+    /// The model to use, where the adapter serves several; `None` uses the adapter's default.
+    pub model: Option<String>,
+    /// Sampling parameters.
+    pub params: ModelParams,
+}
+
+/// Sampling parameters; `None` leaves the provider's default.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ModelParams {
+    /// Sampling temperature.
+    pub temperature: Option<f32>,
+    /// Cap on the response's tokens.
+    pub max_tokens: Option<u32>,
+}
+
+/// A model's answer.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ModelResponse {
+    /// What the model said.
+    pub message: AssistantMessage,
+    /// What the call cost.
+    pub usage: Usage,
+}
+
+impl From<AssistantMessage> for ModelResponse {
+    fn from(message: AssistantMessage) -> Self {
+        ModelResponse {
+            message,
+            usage: Usage::default(),
+        }
+    }
+}
+
+/// Token counts of one call.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    /// Tokens read.
+    pub input_tokens: u32,
+    /// Tokens written.
+    pub output_tokens: u32,
+}
+
+/// Why a model call failed.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ModelError {
+    /// A [`ScriptedModel`] was called more times than it has responses.
+    #[error("the scripted model has no response left for call {call}")]
+    ScriptExhausted {
+        /// The 1-based number of the call that found the script empty.
+        call: usize,
+    },
+    /// The provider could not be reached, or its answer could not be read.
+    #[error("transport error: {0}")]
+    Transport(String),
+    /// The provider answered with an error.
+    #[error("provider error {status}: {message}")]
+    Provider {
+        /// The provider's status code.
+        status: u16,
+        /// The provider's message.
+        message: String,
+    },
+    /// A hook inside the `wrap_model` chain panicked; the call was abandoned.
+    #[error("model call abandoned: a wrap_model hook panicked")]
+    Aborted,
+    /// Any other failure, described.
+    #[error("{0}")]
+    Other(String),
+}
+
+/// A deterministic model for examples and tests: it answers from a queue of scripted responses,
+/// in order, and records every request it receives.
+///
+/// ```
+/// use agentix::ScriptedModel;
+/// use serde_json::json;
+///
+/// let model = ScriptedModel::new()
+///     .tool_call("get_weather", json!({ "city": "Oslo" }))
+///     .text("It is sunny in Oslo.");
+/// assert_eq!(model.remaining(), 2);
+/// ```
+#[derive(Debug, Default)]
+pub struct ScriptedModel {
+    script: Mutex<VecDeque<Result<AssistantMessage, ModelError>>>,
+    requests: Mutex<Vec<ModelRequest>>,
+    call_ids: AtomicU64,
+}
+
+impl ScriptedModel {
+    /// A model with an empty script.
+    pub fn new() -> Self {
+        ScriptedModel::default()
+    }
+
+    /// Queues a response of one text part.
+    pub fn text(self, text: impl Into<String>) -> Self {
+        self.message(AssistantMessage::text(text))
+    }
+
+    /// Queues a response that calls one tool.
+    pub fn tool_call(self, name: &str, arguments: serde_json::Value) -> Self {
+        self.tool_calls([(name, arguments)])
+    }
+
+    /// Queues a response that calls several tools at once.
+    pub fn tool_calls<'a>(
+        self,
+        calls: impl IntoIterator<Item = (&'a str, serde_json::Value)>,
+    ) -> Self {
+        let mut message = AssistantMessage::default();
+        for (name, arguments) in calls {
+            let id = format!("call_{}", self.call_ids.fetch_add(1, Ordering::Relaxed) + 1);
+            message = message.with_tool_call(ToolCall::new(id, name, arguments));
+        }
+        self.message(message)
+    }
+
+    /// Queues a response.
+    pub fn message(self, message: AssistantMessage) -> Self {
+        lock(&self.script).push_back(Ok(message));
+        self
+    }
+
+    /// Queues a failure.
+    pub fn error(self, error: ModelError) -> Self {
+        lock(&self.script).push_back(Err(error));
+        self
+    }
+
+    /// Every request received so far, in order.
+    pub fn requests(&self) -> Vec<ModelRequest> {
+        lock(&self.requests).clone()
+    }
+
+    /// How many requests it has received.
+    pub fn calls(&self) -> usize {
+        lock(&self.requests).len()
+    }
+
+    /// How many scripted responses are left.
+    pub fn remaining(&self) -> usize {
+        lock(&self.script).len()
+    }
+}
+
+impl Model for ScriptedModel {
+    async fn complete(&self, request: &ModelRequest) -> Result<ModelResponse, ModelError> {
+        let call = {
+            let mut requests = lock(&self.requests);
+            requests.push(request.clone());
+            requests.len()
+        };
+        let next = lock(&self.script).pop_front();
+        next.unwrap_or(Err(ModelError::ScriptExhausted { call }))
+            .map(ModelResponse::from)
+    }
+}
+
+/// Locks, recovering from poisoning: the data is a queue and a record, valid at every point.
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}

@@ -1,0 +1,157 @@
+//! Observers: a read-only view of the loop as it runs, for traces and telemetry.
+
+use std::fmt;
+
+use crate::Outcome;
+use crate::approval::Approval;
+use crate::conversation::TurnRef;
+use crate::event::EventKind;
+use crate::message::ToolCall;
+
+/// Watches a turn: every event as it fires and every hook's decision. It cannot change anything.
+///
+/// `()` observes nothing and costs nothing; a closure `Fn(&Observation)` observes everything.
+pub trait Observer: Sync {
+    /// Called for each thing that happens, in order.
+    fn observe(&self, observation: &Observation<'_>);
+}
+
+impl Observer for () {
+    #[inline(always)]
+    fn observe(&self, _observation: &Observation<'_>) {}
+}
+
+impl<F: Fn(&Observation<'_>) + Sync> Observer for F {
+    fn observe(&self, observation: &Observation<'_>) {
+        self(observation)
+    }
+}
+
+/// One thing that happened in a turn.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum Observation<'a> {
+    /// An event fires; its hooks run next.
+    Event {
+        /// The turn.
+        turn: TurnRef,
+        /// The step within the turn, from 0.
+        step: u32,
+        /// The event.
+        event: EventKind,
+    },
+    /// A hook returned.
+    Hook {
+        /// The event.
+        event: EventKind,
+        /// The hook's name.
+        hook: &'a str,
+        /// What it decided.
+        decision: Decision<'a>,
+    },
+    /// The approver answered an escalated tool call.
+    Approval {
+        /// The call, as escalated.
+        call: &'a ToolCall,
+        /// The answer.
+        approval: &'a Approval,
+    },
+    /// The turn ended; `post` hooks have run.
+    TurnEnded {
+        /// The turn.
+        turn: TurnRef,
+        /// How it ended.
+        outcome: &'a Outcome,
+    },
+}
+
+/// What a hook decided, as observed.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum Decision<'a> {
+    /// Continue.
+    Continue,
+    /// STOP, with the message it carries.
+    Stop,
+    /// RETRY, with its feedback.
+    Retry {
+        /// The feedback, if any.
+        feedback: Option<&'a str>,
+    },
+    /// REJECT, with the reason.
+    Reject {
+        /// The reason.
+        reason: &'a str,
+    },
+    /// ESCALATE, with the reason.
+    Escalate {
+        /// The reason.
+        reason: &'a str,
+    },
+    /// HALT, with the reason.
+    Halt {
+        /// The reason.
+        reason: &'a str,
+    },
+    /// A parallel `pre` hook returned this many parts.
+    Parts {
+        /// How many.
+        count: usize,
+    },
+    /// A wrap hook returned, successfully or not.
+    Returned {
+        /// Whether the call it wrapped succeeded.
+        ok: bool,
+    },
+    /// The hook panicked.
+    Panicked {
+        /// The panic's message.
+        message: &'a str,
+    },
+}
+
+impl fmt::Display for Observation<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Observation::Event { turn, step, event } => write!(f, "[{turn}, step {step}] {event}"),
+            Observation::Hook {
+                event,
+                hook,
+                decision,
+            } => write!(f, "    {event} hook `{hook}`: {decision}"),
+            Observation::Approval { call, approval } => {
+                write!(f, "    approver on `{}`: {approval:?}", call.name)
+            }
+            Observation::TurnEnded {
+                turn,
+                outcome: Ok(message),
+            } => {
+                write!(f, "[{turn}] completed: {:?}", message.joined_text())
+            }
+            Observation::TurnEnded {
+                turn,
+                outcome: Err(error),
+            } => write!(f, "[{turn}] ended: {error}"),
+        }
+    }
+}
+
+impl fmt::Display for Decision<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Decision::Continue => f.write_str("continue"),
+            Decision::Stop => f.write_str("stop"),
+            Decision::Retry {
+                feedback: Some(feedback),
+            } => write!(f, "retry ({feedback})"),
+            Decision::Retry { feedback: None } => f.write_str("retry"),
+            Decision::Reject { reason } => write!(f, "reject ({reason})"),
+            Decision::Escalate { reason } => write!(f, "escalate ({reason})"),
+            Decision::Halt { reason } => write!(f, "halt ({reason})"),
+            Decision::Parts { count } => write!(f, "{count} part(s)"),
+            Decision::Returned { ok: true } => f.write_str("returned"),
+            Decision::Returned { ok: false } => f.write_str("returned an error"),
+            Decision::Panicked { message } => write!(f, "panicked ({message})"),
+        }
+    }
+}

@@ -1,0 +1,172 @@
+//! Tools: typed functions the model may call, fixed per agent.
+
+use std::fmt;
+use std::future::Future;
+use std::panic::AssertUnwindSafe;
+
+use futures::FutureExt;
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+
+use crate::message::{ToolCall, ToolFailure, ToolResult};
+use crate::panic_message;
+use crate::turn::Turn;
+
+/// A tool with typed arguments and output. The model sees its name, description and the JSON
+/// schema of [`Args`](Tool::Args); its arguments arrive as JSON and are deserialized before
+/// [`call`](Tool::call) runs, so a malformed call never reaches the tool.
+///
+/// ```
+/// use agentix::{Tool, Turn};
+/// use schemars::JsonSchema;
+/// use serde::Deserialize;
+///
+/// struct GetWeather;
+///
+/// #[derive(Deserialize, JsonSchema)]
+/// struct City {
+///     city: String,
+/// }
+///
+/// impl Tool for GetWeather {
+///     const NAME: &'static str = "get_weather";
+///     type Args = City;
+///     type Output = String;
+///     type Error = std::convert::Infallible;
+///
+///     fn description(&self) -> &str {
+///         "Current weather for a city."
+///     }
+///
+///     async fn call(&self, args: City, _turn: &Turn) -> Result<String, Self::Error> {
+///         Ok(format!("sunny in {}", args.city))
+///     }
+/// }
+/// ```
+pub trait Tool: Send + Sync {
+    /// The name the model calls it by.
+    const NAME: &'static str;
+    /// The arguments; their JSON schema is what the model sees.
+    type Args: DeserializeOwned + JsonSchema + Send;
+    /// The output, serialized to JSON for the model (a string output is passed as is).
+    type Output: Serialize + Send;
+    /// The failure, displayed to the model.
+    type Error: fmt::Display + Send;
+
+    /// What the tool does, for the model.
+    fn description(&self) -> &str;
+
+    /// Runs the tool. The turn gives it the same scope hooks read.
+    fn call(
+        &self,
+        args: Self::Args,
+        turn: &Turn,
+    ) -> impl Future<Output = Result<Self::Output, Self::Error>> + Send;
+}
+
+/// What the model is told about a tool.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ToolSpec {
+    /// The tool's name.
+    pub name: String,
+    /// What it does.
+    pub description: String,
+    /// The JSON schema of its arguments.
+    pub parameters: serde_json::Value,
+}
+
+impl ToolSpec {
+    /// The spec of tool `T`.
+    pub fn of<T: Tool>(tool: &T) -> Self {
+        let schema = schemars::schema_for!(T::Args);
+        ToolSpec {
+            name: T::NAME.to_owned(),
+            description: tool.description().to_owned(),
+            parameters: schema.to_value(),
+        }
+    }
+}
+
+/// A fixed set of tools, dispatched by name without boxing. Built by
+/// [`AgentBuilder::tool`](crate::AgentBuilder::tool); implement it by hand for a set whose
+/// members are only known at run time.
+pub trait ToolSet: Send + Sync {
+    /// Appends the spec of every tool in the set.
+    fn specs(&self, specs: &mut Vec<ToolSpec>);
+
+    /// Runs the tool the call names, or returns `None` if the set has no such tool. Argument
+    /// and tool failures are returned as failed results.
+    fn call(&self, call: &ToolCall, turn: &Turn)
+    -> impl Future<Output = Option<ToolResult>> + Send;
+}
+
+/// The empty tool set.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NoTools;
+
+impl ToolSet for NoTools {
+    fn specs(&self, _specs: &mut Vec<ToolSpec>) {}
+
+    async fn call(&self, _call: &ToolCall, _turn: &Turn) -> Option<ToolResult> {
+        None
+    }
+}
+
+/// A tool set grown by one tool: `Rest` and then `T`.
+#[derive(Clone, Debug, Default)]
+pub struct Toolbox<Rest, T> {
+    rest: Rest,
+    tool: T,
+}
+
+impl<Rest, T> Toolbox<Rest, T> {
+    pub(crate) fn new(rest: Rest, tool: T) -> Self {
+        Toolbox { rest, tool }
+    }
+}
+
+impl<Rest: ToolSet, T: Tool> ToolSet for Toolbox<Rest, T> {
+    fn specs(&self, specs: &mut Vec<ToolSpec>) {
+        self.rest.specs(specs);
+        specs.push(ToolSpec::of(&self.tool));
+    }
+
+    async fn call(&self, call: &ToolCall, turn: &Turn) -> Option<ToolResult> {
+        if call.name == T::NAME {
+            Some(run_tool(&self.tool, call, turn).await)
+        } else {
+            self.rest.call(call, turn).await
+        }
+    }
+}
+
+async fn run_tool<T: Tool>(tool: &T, call: &ToolCall, turn: &Turn) -> ToolResult {
+    let args = match T::Args::deserialize(&call.arguments) {
+        Ok(args) => args,
+        Err(error) => {
+            let message = format!("{error} (in {})", call.arguments);
+            return ToolResult::failure(call, ToolFailure::InvalidArguments { message });
+        }
+    };
+    match AssertUnwindSafe(tool.call(args, turn)).catch_unwind().await {
+        Ok(Ok(output)) => match serde_json::to_value(output) {
+            Ok(serde_json::Value::String(text)) => ToolResult::success(call, text),
+            Ok(value) => ToolResult::success(call, value.to_string()),
+            Err(error) => {
+                let message = format!("its output did not serialize: {error}");
+                ToolResult::failure(call, ToolFailure::Failed { message })
+            }
+        },
+        Ok(Err(error)) => ToolResult::failure(
+            call,
+            ToolFailure::Failed {
+                message: error.to_string(),
+            },
+        ),
+        Err(payload) => {
+            let message = panic_message(payload.as_ref());
+            ToolResult::failure(call, ToolFailure::Panicked { message })
+        }
+    }
+}

@@ -1,0 +1,159 @@
+//! The turn: what every hook of a turn sees.
+
+use std::sync::OnceLock;
+
+use crate::conversation::{Config, Conversation, Entry, TurnRef};
+use crate::event::EventKind;
+use crate::message::{Message, Part};
+use crate::scope::Scope;
+
+/// One turn in progress: the conversation so far, the user message that opened the turn, its
+/// reference, and the scope. Hooks get `&mut Turn` (sequential) or `&Turn` (parallel `pre` hooks,
+/// wrap hooks, tools).
+///
+/// The log is read-only here: only the agent loop appends to it. What a hook may add is
+/// append-only too — [`inject`](Turn::inject) — and lives only in this turn's model requests.
+#[derive(Debug)]
+pub struct Turn {
+    conversation: Conversation,
+    turn_ref: TurnRef,
+    user_entry: usize,
+    pub(crate) step: u32,
+    pub(crate) retries: u32,
+    injections: Vec<Injection>,
+    running_hook: &'static str,
+    pub(crate) aborted: OnceLock<Aborted>,
+}
+
+/// Content a hook injected for this turn.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Injection {
+    /// The hook that injected it.
+    pub hook: &'static str,
+    /// The content; it reaches the model with the user's role.
+    pub part: Part,
+}
+
+/// A hook inside a wrap chain panicked; the chain unwinds to the loop, which ends the turn.
+#[derive(Clone, Debug)]
+pub(crate) struct Aborted {
+    pub(crate) event: EventKind,
+    pub(crate) hook: &'static str,
+    pub(crate) message: String,
+}
+
+impl Turn {
+    pub(crate) fn open(mut conversation: Conversation, message: Message) -> Self {
+        let (turn_ref, user_entry) = conversation.open_turn(message);
+        Turn {
+            conversation,
+            turn_ref,
+            user_entry,
+            step: 0,
+            retries: 0,
+            injections: Vec::new(),
+            running_hook: "",
+            aborted: OnceLock::new(),
+        }
+    }
+
+    pub(crate) fn close(self) -> Conversation {
+        self.conversation
+    }
+
+    /// The turn's reference, shared by its log entries and traces.
+    pub fn turn_ref(&self) -> TurnRef {
+        self.turn_ref
+    }
+
+    /// The index of the current step (model call and its tool calls), from 0.
+    pub fn step(&self) -> u32 {
+        self.step
+    }
+
+    /// How many RETRY verdicts this turn has acted on.
+    pub fn retries(&self) -> u32 {
+        self.retries
+    }
+
+    /// The user message that opened the turn.
+    pub fn user_message(&self) -> &Message {
+        match &self.conversation.log()[self.user_entry] {
+            Entry::User { message, .. } => message,
+            other => unreachable!("turn opened on a non-user entry: {other:?}"),
+        }
+    }
+
+    /// The canonical log, this turn's committed steps included.
+    pub fn log(&self) -> &[Entry] {
+        self.conversation.log()
+    }
+
+    /// The log entries that precede this turn.
+    pub fn history(&self) -> &[Entry] {
+        &self.conversation.log()[..self.user_entry]
+    }
+
+    /// This turn's committed entries after the user message: the finished steps.
+    pub fn steps(&self) -> &[Entry] {
+        &self.conversation.log()[self.user_entry + 1..]
+    }
+
+    /// The conversation's limits.
+    pub fn config(&self) -> &Config {
+        self.conversation.config()
+    }
+
+    /// The ambient state.
+    pub fn scope(&self) -> &Scope {
+        self.conversation.scope()
+    }
+
+    /// The ambient state, mutably (an effect).
+    pub fn scope_mut(&mut self) -> &mut Scope {
+        self.conversation.scope_mut()
+    }
+
+    /// Adds content for this turn. It is placed at the tail of every model request the turn
+    /// makes, right after the user message, with the user's role; it is not written to the log.
+    ///
+    /// Injected content reaches the model at the same trust level as the user's own words:
+    /// content from elsewhere (retrieved documents) is a prompt-injection surface.
+    pub fn inject(&mut self, part: impl Into<Part>) {
+        self.injections.push(Injection {
+            hook: self.running_hook,
+            part: part.into(),
+        });
+    }
+
+    /// What hooks have injected so far, in the order they injected it.
+    pub fn injections(&self) -> &[Injection] {
+        &self.injections
+    }
+
+    pub(crate) fn inject_as(&mut self, hook: &'static str, parts: impl IntoIterator<Item = Part>) {
+        self.injections
+            .extend(parts.into_iter().map(|part| Injection { hook, part }));
+    }
+
+    pub(crate) fn enter_hook(&mut self, hook: &'static str) {
+        self.running_hook = hook;
+    }
+
+    pub(crate) fn user_entry(&self) -> usize {
+        self.user_entry
+    }
+
+    pub(crate) fn append(&mut self, entry: Entry) {
+        self.conversation.append(entry);
+    }
+
+    pub(crate) fn abort(&self, event: EventKind, hook: &'static str, message: String) {
+        // The first panic is the cause; later ones are its echoes.
+        let _ = self.aborted.set(Aborted {
+            event,
+            hook,
+            message,
+        });
+    }
+}

@@ -1,0 +1,156 @@
+//! Verdicts: what a hook decides about the flow.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+use crate::event::{Escalatable, Event, Rejectable, Retryable, StopValue};
+
+/// A hook's decision at event `E`. The payload types come from `E`'s contract, so a verdict the
+/// contract forbids cannot be built: `Verdict::<AfterTool>::retry(..)` does not compile.
+///
+/// The first verdict other than [`Continue`](Verdict::Continue) ends the event's chain of hooks.
+#[must_use = "a verdict decides the flow of the turn; return it"]
+pub enum Verdict<E: Event> {
+    /// Go on: to the next hook, then to the next stage of the turn.
+    Continue,
+    /// End the event's work early with the contract's value.
+    Stop(E::Stop),
+    /// Discard the model's message and call the model again, bounded per turn.
+    Retry(E::Retry),
+    /// Answer the tool call with a reason instead of running it.
+    Reject(E::Reject),
+    /// Ask the agent's approver whether the tool call may run.
+    Escalate(E::Escalate),
+    /// End the turn; the reason reaches the caller and the log.
+    Halt(Halt),
+}
+
+impl<E: Event> Verdict<E> {
+    /// STOP with the contract's value (an [`AssistantMessage`](crate::AssistantMessage)).
+    pub fn stop(value: impl StopValue<E>) -> Self {
+        Verdict::Stop(value.into_stop())
+    }
+
+    /// RETRY, telling the model why its message was rejected.
+    pub fn retry(feedback: impl Into<String>) -> Self
+    where
+        E: Retryable,
+    {
+        Verdict::Retry(Feedback::new(feedback))
+    }
+
+    /// RETRY without feedback: the model is asked the same thing again.
+    pub fn retry_silently() -> Self
+    where
+        E: Retryable,
+    {
+        Verdict::Retry(Feedback::default())
+    }
+
+    /// REJECT the tool call; the model reads the reason as the call's result.
+    pub fn reject(reason: impl Into<String>) -> Self
+    where
+        E: Rejectable,
+    {
+        Verdict::Reject(Rejection {
+            reason: reason.into(),
+        })
+    }
+
+    /// ESCALATE the tool call to the approver, saying why.
+    pub fn escalate(reason: impl Into<String>) -> Self
+    where
+        E: Escalatable,
+    {
+        Verdict::Escalate(Escalation {
+            reason: reason.into(),
+        })
+    }
+
+    /// HALT the turn.
+    pub fn halt(reason: impl Into<String>) -> Self {
+        Verdict::Halt(Halt::new(reason))
+    }
+
+    /// Whether this is [`Verdict::Continue`].
+    pub fn is_continue(&self) -> bool {
+        matches!(self, Verdict::Continue)
+    }
+}
+
+impl<E: Event> fmt::Debug for Verdict<E>
+where
+    E::Stop: fmt::Debug,
+    E::Retry: fmt::Debug,
+    E::Reject: fmt::Debug,
+    E::Escalate: fmt::Debug,
+{
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Verdict::Continue => f.write_str("Continue"),
+            Verdict::Stop(value) => f.debug_tuple("Stop").field(value).finish(),
+            Verdict::Retry(feedback) => f.debug_tuple("Retry").field(feedback).finish(),
+            Verdict::Reject(rejection) => f.debug_tuple("Reject").field(rejection).finish(),
+            Verdict::Escalate(escalation) => f.debug_tuple("Escalate").field(escalation).finish(),
+            Verdict::Halt(halt) => f.debug_tuple("Halt").field(halt).finish(),
+        }
+    }
+}
+
+/// What a RETRY tells the model about its rejected message.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Feedback {
+    /// Sent to the model, after its rejected message, as a user message; `None` sends nothing.
+    pub text: Option<String>,
+}
+
+impl Feedback {
+    /// Feedback with text.
+    pub fn new(text: impl Into<String>) -> Self {
+        Feedback {
+            text: Some(text.into()),
+        }
+    }
+}
+
+/// Why a `before_tool` hook refused a call.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Rejection {
+    /// The model reads this as the call's result.
+    pub reason: String,
+}
+
+/// Why a `before_tool` hook wants the approver to look at a call.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Escalation {
+    /// Shown to the approver.
+    pub reason: String,
+}
+
+/// Why a hook ended the turn.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Halt {
+    /// The reason, for the caller and the log.
+    pub reason: String,
+    /// Whether the hook failed (returned an error) rather than decided to halt.
+    pub failed: bool,
+}
+
+impl Halt {
+    /// A deliberate halt.
+    pub fn new(reason: impl Into<String>) -> Self {
+        Halt {
+            reason: reason.into(),
+            failed: false,
+        }
+    }
+
+    /// A halt because the hook failed.
+    pub fn failure(error: impl fmt::Display) -> Self {
+        Halt {
+            reason: error.to_string(),
+            failed: true,
+        }
+    }
+}
