@@ -1,1 +1,407 @@
-//! Shared helpers for the behaviour tests.
+//! Shared helpers for the behaviour tests: a scriptable probe hook that records every call, and
+//! a few tools. Every test drives the real agent loop over the scripted model.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex};
+
+use agentix::event::{
+    AfterModel, AfterTool, BeforeFinal, BeforeModel, BeforeTool, EventKind, Post, Pre, ToolError,
+};
+use agentix::{
+    AssistantMessage, Hook, ModelRequest, Outcome, Part, ToolCall, ToolResult, Turn, Verdict,
+};
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+/// Every hook call of a turn, in the order they happened: `(event, hook name)`.
+#[derive(Clone, Debug, Default)]
+pub struct Record(Arc<Mutex<Vec<(EventKind, &'static str)>>>);
+
+impl Record {
+    pub fn new() -> Self {
+        Record::default()
+    }
+
+    pub fn push(&self, event: EventKind, hook: &'static str) {
+        self.0.lock().unwrap().push((event, hook));
+    }
+
+    /// The hooks called at `event`, in call order.
+    pub fn at(&self, event: EventKind) -> Vec<&'static str> {
+        self.0
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|(e, _)| *e == event)
+            .map(|(_, h)| *h)
+            .collect()
+    }
+
+    /// How many times `hook` was called at `event`.
+    pub fn count(&self, event: EventKind, hook: &str) -> usize {
+        self.0
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|(e, h)| *e == event && *h == hook)
+            .count()
+    }
+
+    /// The events, in call order, with consecutive repeats (several hooks) folded.
+    pub fn events(&self) -> Vec<EventKind> {
+        let mut events: Vec<EventKind> = Vec::new();
+        for (event, _) in self.0.lock().unwrap().iter() {
+            if events.last() != Some(event) {
+                events.push(*event);
+            }
+        }
+        events
+    }
+
+    pub fn clear(&self) {
+        self.0.lock().unwrap().clear();
+    }
+}
+
+/// What a probe does at one call of an event.
+#[derive(Clone, Debug)]
+pub enum Action {
+    Continue,
+    Stop(AssistantMessage),
+    Retry(Option<String>),
+    Reject(String),
+    Escalate(String),
+    Halt(String),
+    Fail(String),
+    Panic(String),
+    /// Inject a text part (pre), or replace the value's text (after_model, before_final,
+    /// after_tool, tool_error output), then continue.
+    Edit(String),
+    /// tool_error: clear the error and answer with this output.
+    Recover(String),
+}
+
+/// A hook on every event that records each call and acts from a per-event script (continue
+/// when the script is empty). The `Outcome` each `post` call saw is kept too.
+pub struct Probe {
+    name: &'static str,
+    record: Record,
+    script: Mutex<HashMap<EventKind, VecDeque<Action>>>,
+    outcomes: Arc<Mutex<Vec<Outcome>>>,
+    requests: Arc<Mutex<Vec<ModelRequest>>>,
+}
+
+impl Probe {
+    pub fn new(name: &'static str, record: &Record) -> Self {
+        Probe {
+            name,
+            record: record.clone(),
+            script: Mutex::default(),
+            outcomes: Arc::default(),
+            requests: Arc::default(),
+        }
+    }
+
+    /// Queues `action` for the next call at `event` that has no action queued before it.
+    pub fn on(self, event: EventKind, action: Action) -> Self {
+        self.script
+            .lock()
+            .unwrap()
+            .entry(event)
+            .or_default()
+            .push_back(action);
+        self
+    }
+
+    /// The outcomes `post` saw.
+    pub fn outcomes(&self) -> Arc<Mutex<Vec<Outcome>>> {
+        self.outcomes.clone()
+    }
+
+    /// The requests `before_model` saw.
+    pub fn requests(&self) -> Arc<Mutex<Vec<ModelRequest>>> {
+        self.requests.clone()
+    }
+
+    fn next(&self, event: EventKind) -> Action {
+        self.record.push(event, self.name);
+        let mut script = self.script.lock().unwrap();
+        script
+            .get_mut(&event)
+            .and_then(VecDeque::pop_front)
+            .unwrap_or(Action::Continue)
+    }
+
+    fn misuse(&self, event: EventKind, action: Action) -> ! {
+        panic!(
+            "test bug: probe `{}` scripted with {action:?} at {event}",
+            self.name
+        )
+    }
+}
+
+fn replace_text(message: &mut AssistantMessage, text: String) {
+    message
+        .content
+        .retain(|part| !matches!(part, Part::Text(_)));
+    message.content.insert(0, Part::Text(text));
+}
+
+impl Hook for Probe {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+
+    async fn pre(&self, turn: &mut Turn) -> Verdict<Pre> {
+        match self.next(EventKind::Pre) {
+            Action::Continue => Verdict::Continue,
+            Action::Edit(text) => {
+                turn.inject(text);
+                Verdict::Continue
+            }
+            Action::Halt(reason) => Verdict::halt(reason),
+            Action::Fail(error) => Verdict::Halt(agentix::Halt::failure(error)),
+            Action::Panic(message) => panic!("{message}"),
+            other => self.misuse(EventKind::Pre, other),
+        }
+    }
+
+    async fn before_model(&self, request: &mut ModelRequest, _: &mut Turn) -> Verdict<BeforeModel> {
+        self.requests.lock().unwrap().push(request.clone());
+        match self.next(EventKind::BeforeModel) {
+            Action::Continue => Verdict::Continue,
+            Action::Edit(system) => {
+                request.system = Some(system.into());
+                Verdict::Continue
+            }
+            Action::Stop(message) => Verdict::stop(message),
+            Action::Halt(reason) => Verdict::halt(reason),
+            Action::Panic(message) => panic!("{message}"),
+            other => self.misuse(EventKind::BeforeModel, other),
+        }
+    }
+
+    async fn after_model(
+        &self,
+        message: &mut AssistantMessage,
+        _: &mut Turn,
+    ) -> Verdict<AfterModel> {
+        match self.next(EventKind::AfterModel) {
+            Action::Continue => Verdict::Continue,
+            Action::Edit(text) => {
+                replace_text(message, text);
+                Verdict::Continue
+            }
+            Action::Stop(message) => Verdict::stop(message),
+            Action::Retry(Some(feedback)) => Verdict::retry(feedback),
+            Action::Retry(None) => Verdict::retry_silently(),
+            Action::Halt(reason) => Verdict::halt(reason),
+            Action::Panic(message) => panic!("{message}"),
+            other => self.misuse(EventKind::AfterModel, other),
+        }
+    }
+
+    async fn before_tool(&self, call: &mut ToolCall, _: &mut Turn) -> Verdict<BeforeTool> {
+        match self.next(EventKind::BeforeTool) {
+            Action::Continue => Verdict::Continue,
+            Action::Edit(arguments) => {
+                call.arguments = serde_json::from_str(&arguments).unwrap();
+                Verdict::Continue
+            }
+            Action::Reject(reason) => Verdict::reject(reason),
+            Action::Escalate(reason) => Verdict::escalate(reason),
+            Action::Halt(reason) => Verdict::halt(reason),
+            Action::Panic(message) => panic!("{message}"),
+            other => self.misuse(EventKind::BeforeTool, other),
+        }
+    }
+
+    async fn after_tool(&self, result: &mut ToolResult, _: &mut Turn) -> Verdict<AfterTool> {
+        match self.next(EventKind::AfterTool) {
+            Action::Continue => Verdict::Continue,
+            Action::Edit(output) => {
+                result.output = output;
+                Verdict::Continue
+            }
+            Action::Halt(reason) => Verdict::halt(reason),
+            Action::Panic(message) => panic!("{message}"),
+            other => self.misuse(EventKind::AfterTool, other),
+        }
+    }
+
+    async fn tool_error(&self, result: &mut ToolResult, _: &mut Turn) -> Verdict<ToolError> {
+        match self.next(EventKind::ToolError) {
+            Action::Continue => Verdict::Continue,
+            Action::Edit(output) => {
+                result.output = output;
+                Verdict::Continue
+            }
+            Action::Recover(output) => {
+                result.output = output;
+                result.error = None;
+                Verdict::Continue
+            }
+            Action::Halt(reason) => Verdict::halt(reason),
+            Action::Panic(message) => panic!("{message}"),
+            other => self.misuse(EventKind::ToolError, other),
+        }
+    }
+
+    async fn before_final(
+        &self,
+        message: &mut AssistantMessage,
+        _: &mut Turn,
+    ) -> Verdict<BeforeFinal> {
+        match self.next(EventKind::BeforeFinal) {
+            Action::Continue => Verdict::Continue,
+            Action::Edit(text) => {
+                replace_text(message, text);
+                Verdict::Continue
+            }
+            Action::Stop(message) => Verdict::stop(message),
+            Action::Retry(Some(feedback)) => Verdict::retry(feedback),
+            Action::Retry(None) => Verdict::retry_silently(),
+            Action::Halt(reason) => Verdict::halt(reason),
+            Action::Panic(message) => panic!("{message}"),
+            other => self.misuse(EventKind::BeforeFinal, other),
+        }
+    }
+
+    async fn post(&self, outcome: &Outcome, _: &mut Turn) -> Verdict<Post> {
+        self.outcomes.lock().unwrap().push(outcome.clone());
+        match self.next(EventKind::Post) {
+            Action::Continue => Verdict::Continue,
+            Action::Halt(reason) => Verdict::halt(reason),
+            Action::Panic(message) => panic!("{message}"),
+            other => self.misuse(EventKind::Post, other),
+        }
+    }
+}
+
+/// Arguments naming a city.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct City {
+    pub city: String,
+}
+
+/// `get_weather`: always sunny; counts its calls.
+#[derive(Default)]
+pub struct Weather {
+    pub calls: Arc<Mutex<Vec<String>>>,
+}
+
+impl agentix::Tool for Weather {
+    const NAME: &'static str = "get_weather";
+    type Args = City;
+    type Output = String;
+    type Error = std::convert::Infallible;
+
+    fn description(&self) -> &str {
+        "Current weather for a city."
+    }
+
+    async fn call(&self, args: City, _turn: &Turn) -> Result<String, Self::Error> {
+        self.calls.lock().unwrap().push(args.city.clone());
+        Ok(format!("sunny in {}", args.city))
+    }
+}
+
+/// `flaky`: fails until it has been called `failures` times, then succeeds.
+pub struct Flaky {
+    pub failures: usize,
+    pub calls: Arc<Mutex<usize>>,
+}
+
+impl agentix::Tool for Flaky {
+    const NAME: &'static str = "flaky";
+    type Args = City;
+    type Output = String;
+    type Error = String;
+
+    fn description(&self) -> &str {
+        "Works on the last try."
+    }
+
+    async fn call(&self, args: City, _turn: &Turn) -> Result<String, String> {
+        let mut calls = self.calls.lock().unwrap();
+        *calls += 1;
+        if *calls <= self.failures {
+            Err(format!("attempt {calls} failed"))
+        } else {
+            Ok(format!("reached {}", args.city))
+        }
+    }
+}
+
+/// `explode`: panics.
+pub struct Explode;
+
+impl agentix::Tool for Explode {
+    const NAME: &'static str = "explode";
+    type Args = City;
+    type Output = String;
+    type Error = String;
+
+    fn description(&self) -> &str {
+        "Panics."
+    }
+
+    async fn call(&self, args: City, _turn: &Turn) -> Result<String, String> {
+        panic!("boom in {}", args.city)
+    }
+}
+
+/// The text of the last message of a request.
+pub fn last_text(request: &ModelRequest) -> String {
+    request
+        .messages
+        .last()
+        .map(|message| message.text().into_owned())
+        .unwrap_or_default()
+}
+
+/// The tool results in a request's messages, in order.
+pub fn tool_results(request: &ModelRequest) -> Vec<ToolResult> {
+    request
+        .messages
+        .iter()
+        .flat_map(|message| &message.content)
+        .filter_map(|part| match part {
+            Part::ToolResult(result) => Some(result.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Checks the log reads as a valid conversation: every tool call is answered, in order, right
+/// after the message that made it.
+pub fn assert_log_consistent(log: &[agentix::Entry]) {
+    use agentix::Entry;
+    for (index, entry) in log.iter().enumerate() {
+        if let Entry::Assistant { message, .. } = entry {
+            let calls: Vec<&str> = message.tool_calls().map(|call| call.id.as_str()).collect();
+            if calls.is_empty() {
+                continue;
+            }
+            match log.get(index + 1) {
+                Some(Entry::ToolResults { results, .. }) => {
+                    let answered: Vec<&str> = results.iter().map(|r| r.call_id.as_str()).collect();
+                    assert_eq!(
+                        answered, calls,
+                        "tool results out of step with calls at entry {index}"
+                    );
+                }
+                other => panic!("tool calls at entry {index} not answered; next entry: {other:?}"),
+            }
+        }
+        if let Entry::ToolResults { .. } = entry {
+            assert!(
+                matches!(
+                    index.checked_sub(1).map(|i| &log[i]),
+                    Some(Entry::Assistant { .. })
+                ),
+                "tool results at entry {index} answer no assistant message"
+            );
+        }
+    }
+}
