@@ -1,0 +1,251 @@
+//! A panicking hook ends the turn with an error naming it; the log stays intact and the
+//! conversation goes on.
+
+use std::sync::Arc;
+
+use agentix::event::EventKind::{self, *};
+use agentix::event::EventSet;
+use agentix::{
+    Agent, Conversation, Entry, Error, Hook, ModelError, ModelRequest, ModelResponse, NextModel,
+    NextTool, ParallelPre, Part, ScriptedModel, ToolCall, ToolFailure, ToolResult, Turn,
+};
+use serde_json::json;
+use tests::{Action, Explode, Probe, Record, Weather, assert_log_consistent, tool_results};
+
+fn model() -> ScriptedModel {
+    ScriptedModel::new()
+        .tool_calls([
+            ("get_weather", json!({ "city": "Oslo" })),
+            ("no_such_tool", json!({})),
+        ])
+        .text("done")
+        .text("second turn")
+}
+
+#[tokio::test]
+async fn a_panicking_hook_at_any_event_is_named_and_the_next_turn_runs() {
+    for event in [
+        Pre,
+        BeforeModel,
+        AfterModel,
+        BeforeTool,
+        AfterTool,
+        ToolError,
+        BeforeFinal,
+        Post,
+    ] {
+        let record = Record::new();
+        let model = Arc::new(model());
+        let agent = Agent::builder(model.clone())
+            .tool(Weather::default())
+            .hook(Probe::new("calm", &record))
+            .hook(Probe::new("bomb", &record).on(event, Action::Panic(format!("bomb at {event}"))))
+            .build();
+        let mut conversation = Conversation::new();
+        let error = agent.run(&mut conversation, "first").await.unwrap_err();
+        assert_eq!(
+            error,
+            Error::HookPanicked {
+                event,
+                hook: "bomb",
+                message: format!("bomb at {event}")
+            }
+        );
+        assert_log_consistent(conversation.log());
+        assert!(
+            matches!(conversation.log().last(), Some(Entry::Failed { error, .. }) if error.contains("`bomb` panicked")),
+            "{event}: {:?}",
+            conversation.log().last()
+        );
+        let before = conversation.log().to_vec();
+
+        let reply = agent.run(&mut conversation, "second").await.unwrap();
+        assert!(
+            ["done", "second turn"].contains(&reply.joined_text().as_ref()),
+            "{event}: {reply:?}"
+        );
+        assert_eq!(
+            conversation.log()[..before.len()],
+            before[..],
+            "the failed turn's entries are kept as they were"
+        );
+        assert_log_consistent(conversation.log());
+    }
+}
+
+/// Panics inside the wrap chain.
+struct PanicInWrap;
+
+impl Hook for PanicInWrap {
+    const EVENTS: EventSet = EventSet::of(EventKind::WrapModel).with(EventKind::WrapTool);
+
+    fn name(&self) -> &'static str {
+        "wrap_bomb"
+    }
+
+    async fn wrap_model(
+        &self,
+        _: &ModelRequest,
+        _: &Turn,
+        _: impl NextModel,
+    ) -> Result<ModelResponse, ModelError> {
+        panic!("wrap_model exploded")
+    }
+
+    async fn wrap_tool(&self, _: &ToolCall, _: &Turn, _: impl NextTool) -> ToolResult {
+        panic!("wrap_tool exploded")
+    }
+}
+
+/// Retries the rest of the chain forever unless told the call was abandoned.
+struct Persistent;
+
+impl Hook for Persistent {
+    const EVENTS: EventSet = EventSet::of(EventKind::WrapModel);
+
+    async fn wrap_model(
+        &self,
+        request: &ModelRequest,
+        _: &Turn,
+        next: impl NextModel,
+    ) -> Result<ModelResponse, ModelError> {
+        loop {
+            match next.call(request).await {
+                Err(ModelError::Aborted) => return Err(ModelError::Aborted),
+                Err(_) => continue,
+                ok => return ok,
+            }
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_panic_inside_the_wrap_chain_is_named_even_under_an_outer_wrap() {
+    let model = ScriptedModel::new().text("unreachable");
+    let agent = Agent::builder(&model)
+        .hook(Persistent)
+        .hook(PanicInWrap)
+        .build();
+    let mut conversation = Conversation::new();
+    let error = agent.run(&mut conversation, "hi").await.unwrap_err();
+    assert_eq!(
+        error,
+        Error::HookPanicked {
+            event: WrapModel,
+            hook: "wrap_bomb",
+            message: "wrap_model exploded".into()
+        }
+    );
+    assert_eq!(model.calls(), 0);
+    assert_log_consistent(conversation.log());
+}
+
+#[tokio::test]
+async fn a_panic_in_wrap_tool_answers_the_call_and_ends_the_turn() {
+    let model = ScriptedModel::new()
+        .tool_call("get_weather", json!({ "city": "Oslo" }))
+        .text("second turn");
+    let agent = Agent::builder(&model)
+        .tool(Weather::default())
+        .hook(OnlyTools(PanicInWrap))
+        .build();
+    let mut conversation = Conversation::new();
+    let error = agent.run(&mut conversation, "hi").await.unwrap_err();
+    assert_eq!(
+        error,
+        Error::HookPanicked {
+            event: WrapTool,
+            hook: "wrap_bomb",
+            message: "wrap_tool exploded".into()
+        }
+    );
+    assert_log_consistent(conversation.log());
+    assert!(
+        matches!(&conversation.log()[2], Entry::ToolResults { results, .. } if matches!(results[0].error, Some(ToolFailure::NotRun { .. })))
+    );
+    assert_eq!(
+        agent
+            .run(&mut conversation, "again")
+            .await
+            .unwrap()
+            .joined_text(),
+        "second turn"
+    );
+}
+
+/// Delegates only `wrap_tool`.
+struct OnlyTools<H>(H);
+
+impl<H: Hook> Hook for OnlyTools<H> {
+    const EVENTS: EventSet = EventSet::of(EventKind::WrapTool);
+
+    fn name(&self) -> &'static str {
+        self.0.name()
+    }
+
+    fn wrap_tool(
+        &self,
+        call: &ToolCall,
+        turn: &Turn,
+        next: impl NextTool,
+    ) -> impl Future<Output = ToolResult> + Send {
+        self.0.wrap_tool(call, turn, next)
+    }
+}
+
+struct Docs;
+struct Broken;
+
+impl ParallelPre for Docs {
+    async fn pre(&self, _: &Turn) -> Vec<Part> {
+        vec![Part::text("docs")]
+    }
+}
+
+impl ParallelPre for Broken {
+    fn name(&self) -> &'static str {
+        "broken_retrieval"
+    }
+
+    async fn pre(&self, _: &Turn) -> Vec<Part> {
+        panic!("index offline")
+    }
+}
+
+#[tokio::test]
+async fn a_panicking_parallel_hook_is_named() {
+    let model = ScriptedModel::new().text("unreachable");
+    let agent = Agent::builder(&model).hook(Docs).hook(Broken).build();
+    let error = agent.run(&mut Conversation::new(), "hi").await.unwrap_err();
+    assert_eq!(
+        error,
+        Error::HookPanicked {
+            event: Pre,
+            hook: "broken_retrieval",
+            message: "index offline".into()
+        }
+    );
+    assert_eq!(model.calls(), 0);
+}
+
+#[tokio::test]
+async fn a_panicking_tool_is_a_tool_error_not_a_turn_error() {
+    let model = ScriptedModel::new()
+        .tool_call("explode", json!({ "city": "Oslo" }))
+        .text("recovered");
+    let record = Record::new();
+    let agent = Agent::builder(&model)
+        .tool(Explode)
+        .hook(Probe::new("watch", &record))
+        .build();
+    let reply = agent.run(&mut Conversation::new(), "hi").await.unwrap();
+    assert_eq!(reply.joined_text(), "recovered");
+    assert_eq!(record.count(ToolError, "watch"), 1);
+    let result = &tool_results(&model.requests()[1])[0];
+    assert_eq!(
+        result.error,
+        Some(ToolFailure::Panicked {
+            message: "boom in Oslo".into()
+        })
+    );
+}
