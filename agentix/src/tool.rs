@@ -1,16 +1,12 @@
 //! Tools: typed functions the model may call, fixed per agent.
 
-use std::fmt;
-use std::future::Future;
-use std::panic::AssertUnwindSafe;
-
-use futures::FutureExt;
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::future::Future;
 
 use crate::message::{ToolCall, ToolFailure, ToolResult};
-use crate::panic_message;
 use crate::turn::Turn;
 
 /// A tool with typed arguments and output. The model sees its name, description and the JSON
@@ -96,7 +92,7 @@ pub trait ToolSet: Send + Sync {
     fn specs(&self, specs: &mut Vec<ToolSpec>);
 
     /// Runs the tool the call names, or returns `None` if the set has no such tool. Argument
-    /// and tool failures are returned as failed results.
+    /// and tool failures are returned as failed results; the agent turns a panic into one too.
     fn call(&self, call: &ToolCall, turn: &Turn)
     -> impl Future<Output = Option<ToolResult>> + Send;
 }
@@ -149,24 +145,24 @@ async fn run_tool<T: Tool>(tool: &T, call: &ToolCall, turn: &Turn) -> ToolResult
             return ToolResult::failure(call, ToolFailure::InvalidArguments { message });
         }
     };
-    match AssertUnwindSafe(tool.call(args, turn)).catch_unwind().await {
-        Ok(Ok(output)) => match serde_json::to_value(output) {
-            Ok(serde_json::Value::String(text)) => ToolResult::success(call, text),
-            Ok(value) => ToolResult::success(call, value.to_string()),
+    match tool.call(args, turn).await {
+        Ok(output) => match serde_json::to_string(&output) {
+            // A string output reaches the model as the text itself, not as a JSON literal.
+            Ok(json) if json.starts_with('"') => {
+                let text = serde_json::from_str(&json).unwrap_or(json);
+                ToolResult::success(call, text)
+            }
+            Ok(json) => ToolResult::success(call, json),
             Err(error) => {
                 let message = format!("its output did not serialize: {error}");
                 ToolResult::failure(call, ToolFailure::Failed { message })
             }
         },
-        Ok(Err(error)) => ToolResult::failure(
+        Err(error) => ToolResult::failure(
             call,
             ToolFailure::Failed {
                 message: error.to_string(),
             },
         ),
-        Err(payload) => {
-            let message = panic_message(payload.as_ref());
-            ToolResult::failure(call, ToolFailure::Panicked { message })
-        }
     }
 }

@@ -1,0 +1,242 @@
+//! The agent around the hooks: tools and their schemas, the scope hooks and tools share,
+//! parallel `pre` groups, the type-erased agent.
+
+use std::time::Duration;
+
+use agentix::event::{BeforeTool, EventKind, EventSet};
+use agentix::{
+    Agent, BoxedAgent, Conversation, Hook, ParallelPre, Part, Role, Scope, ScriptedModel, Tool,
+    ToolCall, ToolFailure, Turn, Verdict,
+};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+use tests::{Flaky, Weather, tool_results};
+
+#[tokio::test]
+async fn the_model_sees_each_tool_with_its_schema() {
+    let model = ScriptedModel::new().text("ok");
+    let agent = Agent::builder(&model)
+        .tool(Weather::default())
+        .tool(Flaky {
+            failures: 0,
+            calls: Default::default(),
+        })
+        .build();
+    agent.run(&mut Conversation::new(), "hi").await.unwrap();
+    let tools = &model.requests()[0].tools;
+    let names: Vec<&str> = tools.iter().map(|tool| tool.name.as_str()).collect();
+    assert_eq!(names, ["get_weather", "flaky"]);
+    assert_eq!(tools[0].description, "Current weather for a city.");
+    assert_eq!(tools[0].parameters["properties"]["city"]["type"], "string");
+    assert_eq!(tools[0].parameters["required"], json!(["city"]));
+}
+
+#[derive(Serialize)]
+struct Forecast {
+    city: String,
+    celsius: i32,
+}
+
+struct Structured;
+
+impl Tool for Structured {
+    const NAME: &'static str = "forecast";
+    type Args = tests::City;
+    type Output = Forecast;
+    type Error = String;
+
+    fn description(&self) -> &str {
+        "A structured forecast."
+    }
+
+    async fn call(&self, args: tests::City, _turn: &Turn) -> Result<Forecast, String> {
+        if args.city.is_empty() {
+            return Err("no city given".into());
+        }
+        Ok(Forecast {
+            city: args.city,
+            celsius: 21,
+        })
+    }
+}
+
+#[tokio::test]
+async fn tool_output_is_json_and_tool_errors_reach_the_model() {
+    let model = ScriptedModel::new()
+        .tool_calls([
+            ("forecast", json!({ "city": "Oslo" })),
+            ("forecast", json!({ "city": "" })),
+        ])
+        .text("ok");
+    let agent = Agent::builder(&model).tool(Structured).build();
+    agent.run(&mut Conversation::new(), "hi").await.unwrap();
+    let results = tool_results(&model.requests()[1]);
+    assert_eq!(results[0].output, r#"{"city":"Oslo","celsius":21}"#);
+    assert_eq!(
+        results[1].error,
+        Some(ToolFailure::Failed {
+            message: "no city given".into()
+        })
+    );
+    assert_eq!(results[1].output, "tool failed: no city given");
+}
+
+/// The signed-in user: ambient state that hooks and tools read from the scope.
+struct User {
+    name: &'static str,
+    calls: u32,
+}
+
+/// Counts the user's tool calls (an effect on the scope).
+struct CountCalls;
+
+impl Hook for CountCalls {
+    const EVENTS: EventSet = EventSet::of(EventKind::BeforeTool);
+
+    async fn before_tool(&self, _: &mut ToolCall, turn: &mut Turn) -> Verdict<BeforeTool> {
+        match turn.scope_mut().get_mut::<User>() {
+            Some(user) => {
+                user.calls += 1;
+                Verdict::Continue
+            }
+            None => Verdict::halt("nobody is signed in"),
+        }
+    }
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct NoArgs {}
+
+/// Greets the user from the scope.
+struct WhoAmI;
+
+impl Tool for WhoAmI {
+    const NAME: &'static str = "whoami";
+    type Args = NoArgs;
+    type Output = String;
+    type Error = agentix::MissingScope;
+
+    fn description(&self) -> &str {
+        "Who is signed in."
+    }
+
+    async fn call(&self, _: NoArgs, turn: &Turn) -> Result<String, Self::Error> {
+        let user = turn.scope().require::<User>()?;
+        Ok(format!("{} (call {})", user.name, user.calls))
+    }
+}
+
+#[tokio::test]
+async fn hooks_and_tools_share_the_scope_across_turns() {
+    let model = ScriptedModel::new()
+        .tool_call("whoami", json!({}))
+        .text("first")
+        .tool_call("whoami", json!({}))
+        .text("second");
+    let agent = Agent::builder(&model).tool(WhoAmI).hook(CountCalls).build();
+    let mut conversation = Conversation::new().with_scope(Scope::new().with(User {
+        name: "ada",
+        calls: 0,
+    }));
+    agent.run(&mut conversation, "who?").await.unwrap();
+    agent.run(&mut conversation, "again?").await.unwrap();
+    let requests = model.requests();
+    assert_eq!(tool_results(&requests[1])[0].output, "ada (call 1)");
+    assert_eq!(
+        tool_results(&requests[3]).last().unwrap().output,
+        "ada (call 2)"
+    );
+    assert_eq!(conversation.scope().get::<User>().unwrap().calls, 2);
+
+    let mut anonymous = Conversation::new();
+    let model = ScriptedModel::new().tool_call("whoami", json!({}));
+    let agent = Agent::builder(&model).tool(WhoAmI).hook(CountCalls).build();
+    let error = agent.run(&mut anonymous, "who?").await.unwrap_err();
+    assert!(error.to_string().contains("nobody is signed in"));
+}
+
+/// Waits, then returns one part.
+struct Slow {
+    name: &'static str,
+    millis: u64,
+}
+
+impl ParallelPre for Slow {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+
+    async fn pre(&self, turn: &Turn) -> Vec<Part> {
+        tokio::time::sleep(Duration::from_millis(self.millis)).await;
+        vec![Part::text(format!(
+            "{} saw {}",
+            self.name,
+            turn.user_message().text()
+        ))]
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn consecutive_parallel_hooks_run_together_and_merge_in_declaration_order() {
+    let model = ScriptedModel::new().text("ok");
+    let agent = Agent::builder(&model)
+        .hook(Slow {
+            name: "slowest",
+            millis: 300,
+        })
+        .hook(Slow {
+            name: "middle",
+            millis: 200,
+        })
+        .hook(Slow {
+            name: "fastest",
+            millis: 100,
+        })
+        .build();
+    let started = tokio::time::Instant::now();
+    agent.run(&mut Conversation::new(), "q").await.unwrap();
+    let elapsed = started.elapsed();
+    assert!(
+        elapsed >= Duration::from_millis(300) && elapsed < Duration::from_millis(310),
+        "took {elapsed:?}"
+    );
+    let injected = &model.requests()[0].messages[1];
+    assert_eq!(injected.role, Role::User);
+    let texts: Vec<&str> = injected.content.iter().filter_map(Part::as_text).collect();
+    assert_eq!(texts, ["slowest saw q", "middle saw q", "fastest saw q"]);
+}
+
+#[tokio::test]
+async fn agents_of_different_types_fit_behind_one_type() {
+    let agents: Vec<BoxedAgent> = vec![
+        Agent::builder(ScriptedModel::new().text("plain"))
+            .build()
+            .boxed(),
+        Agent::builder(
+            ScriptedModel::new()
+                .tool_call("whoami", json!({}))
+                .text("hooked"),
+        )
+        .tool(WhoAmI)
+        .hook(CountCalls)
+        .build()
+        .boxed(),
+    ];
+    let mut replies = Vec::new();
+    for agent in &agents {
+        let mut conversation = Conversation::new().with_scope(Scope::new().with(User {
+            name: "ada",
+            calls: 0,
+        }));
+        replies.push(
+            agent
+                .run(&mut conversation, "hi")
+                .await
+                .unwrap()
+                .joined_text()
+                .into_owned(),
+        );
+    }
+    assert_eq!(replies, ["plain", "hooked"]);
+}

@@ -1,0 +1,206 @@
+//! Hook dispatch allocates nothing, and hooks that continue change nothing: the same turn
+//! allocates the same count, and produces the same log and requests, with 0 and with 5 no-op
+//! hooks.
+//!
+//! A counting global allocator counts this thread's allocations; the turn runs on this thread
+//! with `futures::executor::block_on`.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+
+use agentix::event::{
+    AfterModel, AfterTool, BeforeFinal, BeforeModel, BeforeTool, Post, Pre, ToolError,
+};
+use agentix::{
+    Agent, AssistantMessage, Conversation, Hook, ModelError, ModelRequest, ModelResponse,
+    NextModel, NextTool, Outcome, ScriptedModel, ToolCall, ToolResult, Turn, Verdict,
+};
+use serde_json::json;
+use tests::Weather;
+
+struct Counting;
+
+thread_local! {
+    static ALLOCATIONS: Cell<u64> = const { Cell::new(0) };
+}
+
+// SAFETY: forwards every call to the system allocator unchanged; only counts.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        let _ = ALLOCATIONS.try_with(|count| count.set(count.get() + 1));
+        // SAFETY: same contract as the caller's.
+        unsafe { System.alloc(layout) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: same contract as the caller's.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        let _ = ALLOCATIONS.try_with(|count| count.set(count.get() + 1));
+        // SAFETY: same contract as the caller's.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+fn allocations() -> u64 {
+    ALLOCATIONS.with(Cell::get)
+}
+
+/// A hook on every event that continues, with a real (non-default) future at each.
+struct Noop;
+
+impl Hook for Noop {
+    async fn pre(&self, _: &mut Turn) -> Verdict<Pre> {
+        Verdict::Continue
+    }
+    async fn before_model(&self, _: &mut ModelRequest, _: &mut Turn) -> Verdict<BeforeModel> {
+        Verdict::Continue
+    }
+    async fn wrap_model(
+        &self,
+        request: &ModelRequest,
+        _: &Turn,
+        next: impl NextModel,
+    ) -> Result<ModelResponse, ModelError> {
+        next.call(request).await
+    }
+    async fn after_model(&self, _: &mut AssistantMessage, _: &mut Turn) -> Verdict<AfterModel> {
+        Verdict::Continue
+    }
+    async fn before_tool(&self, _: &mut ToolCall, _: &mut Turn) -> Verdict<BeforeTool> {
+        Verdict::Continue
+    }
+    async fn wrap_tool(&self, call: &ToolCall, _: &Turn, next: impl NextTool) -> ToolResult {
+        next.call(call).await
+    }
+    async fn after_tool(&self, _: &mut ToolResult, _: &mut Turn) -> Verdict<AfterTool> {
+        Verdict::Continue
+    }
+    async fn tool_error(&self, _: &mut ToolResult, _: &mut Turn) -> Verdict<ToolError> {
+        Verdict::Continue
+    }
+    async fn before_final(&self, _: &mut AssistantMessage, _: &mut Turn) -> Verdict<BeforeFinal> {
+        Verdict::Continue
+    }
+    async fn post(&self, _: &Outcome, _: &mut Turn) -> Verdict<Post> {
+        Verdict::Continue
+    }
+}
+
+/// A hook that relies on every default method.
+struct Defaults;
+
+impl Hook for Defaults {}
+
+fn model() -> ScriptedModel {
+    ScriptedModel::new()
+        .tool_calls([
+            ("get_weather", json!({ "city": "Oslo" })),
+            ("no_such_tool", json!({})),
+        ])
+        .text("done")
+}
+
+/// Runs one turn of a fresh agent on a fresh conversation; returns the turn's allocations, the
+/// log and the requests the model saw.
+fn measure<M, T, P, A>(
+    agent: &Agent<M, T, P, A>,
+    model: &ScriptedModel,
+) -> (u64, Conversation, Vec<ModelRequest>)
+where
+    M: agentix::Model,
+    T: agentix::ToolSet,
+    P: agentix::pipeline::Pipeline,
+    A: agentix::Approver,
+{
+    let mut conversation = Conversation::new();
+    let before = allocations();
+    let reply = futures::executor::block_on(agent.run(&mut conversation, "weather?"));
+    let counted = allocations() - before;
+    assert_eq!(reply.unwrap().joined_text(), "done");
+    (counted, conversation, model.requests())
+}
+
+#[test]
+fn hook_dispatch_allocates_nothing_and_changes_nothing() {
+    let bare_model = model();
+    let bare = Agent::builder(&bare_model).tool(Weather::default()).build();
+    let hooked_model = model();
+    let hooked = Agent::builder(&hooked_model)
+        .tool(Weather::default())
+        .hook(Noop)
+        .hook(Defaults)
+        .hook(Noop)
+        .hook(Defaults)
+        .hook(Noop)
+        .build();
+
+    // Warm up lazily initialised state (thread-locals, schema caches) outside the measurement.
+    let _ = measure(
+        &Agent::builder(model()).tool(Weather::default()).build(),
+        &model(),
+    );
+
+    let (bare_count, bare_log, bare_requests) = measure(&bare, &bare_model);
+    let (hooked_count, hooked_log, hooked_requests) = measure(&hooked, &hooked_model);
+
+    assert!(bare_count > 0, "the counter counts");
+    assert_eq!(
+        hooked_count,
+        bare_count,
+        "5 no-op hooks on every event allocated {} more",
+        hooked_count as i64 - bare_count as i64
+    );
+    assert_eq!(
+        hooked_log.log(),
+        bare_log.log(),
+        "no-op hooks change the log"
+    );
+    assert_eq!(
+        hooked_requests, bare_requests,
+        "no-op hooks change what the model sees"
+    );
+}
+
+/// Allocates one box per `after_model` call: the control that shows the count sees hooks.
+struct Allocating;
+
+impl Hook for Allocating {
+    async fn after_model(
+        &self,
+        message: &mut AssistantMessage,
+        _: &mut Turn,
+    ) -> Verdict<AfterModel> {
+        let boxed = std::hint::black_box(Box::new(message.content.len()));
+        drop(boxed);
+        Verdict::Continue
+    }
+}
+
+#[test]
+fn the_count_sees_a_hook_that_allocates() {
+    let bare_model = model();
+    let bare = Agent::builder(&bare_model).tool(Weather::default()).build();
+    let hooked_model = model();
+    let hooked = Agent::builder(&hooked_model)
+        .tool(Weather::default())
+        .hook(Allocating)
+        .build();
+    let _ = measure(
+        &Agent::builder(model()).tool(Weather::default()).build(),
+        &model(),
+    );
+
+    let (bare_count, ..) = measure(&bare, &bare_model);
+    let (hooked_count, ..) = measure(&hooked, &hooked_model);
+    assert_eq!(
+        hooked_count,
+        bare_count + 2,
+        "one box per model response, two responses"
+    );
+}
