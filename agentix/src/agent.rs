@@ -17,7 +17,7 @@ use crate::hook::{NextModel, NextTool};
 use crate::message::{AssistantMessage, Message, Role, ToolCall, ToolFailure, ToolResult};
 use crate::model::{Model, ModelError, ModelParams, ModelRequest, ModelResponse};
 use crate::observe::{Observation, Observer};
-use crate::pipeline::{Flow, Identity, Pipeline, Register};
+use crate::pipeline::{Flow, Hooks, Pipeline, Register, not_run};
 use crate::tool::{NoTools, Tool, ToolSet, ToolSpec, Toolbox};
 use crate::turn::Turn;
 use crate::verdict::{Feedback, Halt};
@@ -39,8 +39,7 @@ use crate::{Outcome, panic_message};
 /// # Ok::<_, agentix::Error>(())
 /// # }).unwrap();
 /// ```
-#[derive(Debug)]
-pub struct Agent<M, T = NoTools, P = Identity, A = NoApprover> {
+pub struct Agent<M, T = NoTools, P = Hooks, A = NoApprover> {
     model: M,
     tools: T,
     hooks: P,
@@ -53,9 +52,8 @@ pub struct Agent<M, T = NoTools, P = Identity, A = NoApprover> {
 }
 
 /// Builds an [`Agent`], growing its type with each tool and hook.
-#[derive(Debug)]
 #[must_use = "an agent builder does nothing until `build` is called"]
-pub struct AgentBuilder<M, T = NoTools, P = Identity, A = NoApprover> {
+pub struct AgentBuilder<M, T = NoTools, P = Hooks, A = NoApprover> {
     model: M,
     tools: T,
     hooks: P,
@@ -71,7 +69,7 @@ impl<M: Model> Agent<M> {
         AgentBuilder {
             model,
             tools: NoTools,
-            hooks: Identity,
+            hooks: Hooks::default(),
             approver: NoApprover,
             system: None,
             model_name: None,
@@ -112,9 +110,9 @@ impl<M, T, P, A> AgentBuilder<M, T, P, A> {
         }
     }
 
-    /// Adds a hook after those already added: a [`Hook`](crate::Hook), a
-    /// [`ParallelPre`](crate::ParallelPre), or a `#[hook]` function. Hooks of one event run in
-    /// the order they are added.
+    /// Adds a hook after those already added: a `#[hook]` function, a [`Hook`](crate::Hook), or
+    /// a hook of [`on`](crate::on). Hooks of one event run in the order they are added; wrap
+    /// hooks nest with the first added outermost; consecutive parallel `pre` hooks run together.
     pub fn hook<H, Kind>(self, hook: H) -> AgentBuilder<M, T, H::Output, A>
     where
         H: Register<Kind, P>,
@@ -691,8 +689,7 @@ struct CallTool<'a, T> {
 impl<T: ToolSet> NextTool for CallTool<'_, T> {
     async fn call(&self, call: &ToolCall) -> ToolResult {
         if self.turn.aborted.get().is_some() {
-            let reason = "a wrap_tool hook panicked".to_owned();
-            return ToolResult::failure(call, ToolFailure::NotRun { reason });
+            return not_run(call);
         }
         match AssertUnwindSafe(self.tools.call(call, self.turn))
             .catch_unwind()
@@ -779,6 +776,24 @@ impl BoxedAgent {
         message: impl Into<Message>,
     ) -> Outcome {
         self.agent.run(conversation, message.into()).await
+    }
+}
+
+impl<M, T, P, A> std::fmt::Debug for Agent<M, T, P, A> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Agent")
+            .field("system", &self.system)
+            .field("model_name", &self.model_name)
+            .field("tools", &self.tool_names)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<M, T, P, A> std::fmt::Debug for AgentBuilder<M, T, P, A> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AgentBuilder")
+            .field("system", &self.system)
+            .finish_non_exhaustive()
     }
 }
 

@@ -6,16 +6,18 @@ use crate::Outcome;
 use crate::event::{
     AfterModel, AfterTool, BeforeFinal, BeforeModel, BeforeTool, EventSet, Post, Pre, ToolError,
 };
-use crate::message::{AssistantMessage, Part, ToolCall, ToolResult};
+use crate::message::{AssistantMessage, ToolCall, ToolResult};
 use crate::model::{ModelError, ModelRequest, ModelResponse};
 use crate::turn::Turn;
 use crate::verdict::Verdict;
 
-/// Hooks on the sequential events of the lifecycle, one method per event.
+/// A hook on any of the ten events, one method per event: the Patinox `AgentLifecycle` style,
+/// where one struct hooks several events.
 ///
 /// Every method has a default that continues (or, for the wrap events, calls `next` once), so
-/// an implementation overrides just the events it cares about and one struct may hook several
-/// events. [`EVENTS`](Hook::EVENTS) names the events the pipeline calls it for.
+/// an implementation overrides just the events it cares about. [`EVENTS`](Hook::EVENTS) names
+/// the events the pipeline calls it for. A hook on a single event is usually a `#[hook]`
+/// function, which implements the matching trait of [`on`](crate::on) instead.
 ///
 /// Each method gets the event's value (`&mut`: edit it in place) and the turn (`&mut`: its scope
 /// and [`inject`](Turn::inject) are the effects), and returns a [`Verdict`] whose type is the
@@ -84,10 +86,10 @@ pub trait Hook: Send + Sync {
         &self,
         request: &ModelRequest,
         turn: &Turn,
-        next: impl NextModel,
+        next: &impl NextModel,
     ) -> impl Future<Output = Result<ModelResponse, ModelError>> + Send {
         let _ = turn;
-        async move { next.call(request).await }
+        next.call(request)
     }
 
     /// `after_model`: after every model response.
@@ -116,10 +118,10 @@ pub trait Hook: Send + Sync {
         &self,
         call: &ToolCall,
         turn: &Turn,
-        next: impl NextTool,
+        next: &impl NextTool,
     ) -> impl Future<Output = ToolResult> + Send {
         let _ = turn;
-        async move { next.call(call).await }
+        next.call(call)
     }
 
     /// `after_tool`: after a tool returns successfully.
@@ -161,21 +163,6 @@ pub trait Hook: Send + Sync {
         let _ = (outcome, turn);
         ready(Verdict::Continue)
     }
-}
-
-/// A `pre` hook that runs concurrently with its neighbours: it reads the turn through a shared
-/// borrow and returns content to inject. Its type has no way to halt or mutate the turn, so a
-/// group of them can run at once and merge in declaration order.
-///
-/// Consecutive parallel hooks registered on an agent form one group.
-pub trait ParallelPre: Send + Sync {
-    /// The hook's name in errors, the log and traces. Defaults to the type's name.
-    fn name(&self) -> &'static str {
-        short_type_name::<Self>()
-    }
-
-    /// Produces content for this turn.
-    fn pre(&self, turn: &Turn) -> impl Future<Output = Vec<Part>> + Send;
 }
 
 /// The rest of a `wrap_model` chain: the remaining hooks, then the model.

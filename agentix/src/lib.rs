@@ -60,6 +60,7 @@ mod hook;
 mod message;
 mod model;
 mod observe;
+pub mod on;
 pub mod pipeline;
 mod scope;
 mod tool;
@@ -70,7 +71,7 @@ pub use agent::{Agent, AgentBuilder, BoxedAgent};
 pub use approval::{Approval, Approver, NoApprover};
 pub use conversation::{Config, Conversation, Entry, TurnRef};
 pub use error::Error;
-pub use hook::{Hook, NextModel, NextTool, ParallelPre};
+pub use hook::{Hook, NextModel, NextTool};
 pub use message::{AssistantMessage, Message, Part, Role, ToolCall, ToolFailure, ToolResult};
 pub use model::{
     Model, ModelError, ModelParams, ModelRequest, ModelResponse, ScriptedModel, Usage,

@@ -1,29 +1,39 @@
 //! The static pipeline: hooks composed by type, dispatched without boxing or allocation.
 //!
-//! [`AgentBuilder::hook`](crate::AgentBuilder::hook) grows the pipeline one node at a time, as
-//! `tower::ServiceBuilder` grows a `Stack`: `Stack<Stack<Identity, Seq<A>>, Par<((), B)>>` is
-//! "A, then a parallel group holding B". Each event's chain is one nested future whose size is
-//! known at compile time; a hook whose [`Hook::EVENTS`] lacks an event is skipped by a constant
-//! branch, and an empty pipeline ([`Identity`]) costs nothing.
+//! [`AgentBuilder::hook`](crate::AgentBuilder::hook) grows a [`Hooks`] value whose type records
+//! every hook:
+//!
+//! - Sequential hooks and parallel `pre` groups go into one *chain*: flat tuples of up to 16
+//!   nodes, in two levels (at most 256 nodes). Each event's chain is one flat future over the
+//!   nodes, so its size and the compiler's work stay flat as hooks are added; a node that does
+//!   not handle an event is a ready future, and an empty chain costs nothing.
+//! - `wrap_model` and `wrap_tool` hooks form an *onion* each, first declared outermost. Each
+//!   layer is a combinator future around the next (no boxing), and only hooks that can wrap are
+//!   layers.
 
 use std::any::Any;
 use std::future::{Future, ready};
+use std::marker::PhantomData;
 use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
 
 use futures::FutureExt;
-use futures::future::join;
+use futures::future::{Either, join};
 
 use crate::event::{
-    AfterModel, AfterTool, BeforeFinal, BeforeModel, BeforeTool, Event, EventKind, Payload, Post,
-    Pre, ToolError,
+    self, AfterModel, AfterTool, BeforeFinal, BeforeModel, BeforeTool, Event, EventKind, Post, Pre,
+    ToolError,
 };
-use crate::hook::{Hook, NextModel, NextTool, ParallelPre};
+use crate::hook::{Hook, NextModel, NextTool};
 use crate::message::{AssistantMessage, Part, ToolCall, ToolFailure, ToolResult};
 use crate::model::{ModelError, ModelRequest, ModelResponse};
 use crate::observe::{Decision, Observation, Observer};
+use crate::on;
 use crate::turn::Turn;
 use crate::verdict::{Halt, Verdict};
 use crate::{Outcome, panic_message};
+
+use event::Payload as _;
 
 /// Where an event's chain of hooks ended: every hook continued, or one decided (or panicked).
 /// Variants whose payload is [`Forbidden`](crate::event::Forbidden) for `E` cannot occur.
@@ -115,33 +125,45 @@ impl<E: Event> Flow<E> {
 
 type Caught<T> = Result<T, Box<dyn Any + Send>>;
 
-/// Turns a hook's (caught) verdict into the chain's flow, and reports it.
-fn settle<E: Event>(
+/// Runs one hook's future, catching a panic, and reports what it decided.
+fn dispatch<E: Event>(
     hook: &'static str,
-    result: Caught<Verdict<E>>,
+    verdict: impl Future<Output = Verdict<E>> + Send,
     observer: &impl Observer,
-) -> Flow<E> {
-    let flow = match result {
-        Ok(verdict) => Flow::decided(hook, verdict),
-        Err(payload) => Flow::Panicked {
-            hook,
-            message: panic_message(payload.as_ref()),
-        },
-    };
-    observer.observe(&Observation::Hook {
-        event: E::KIND,
-        hook,
-        decision: flow.decision(),
-    });
-    flow
+) -> impl Future<Output = Flow<E>> + Send {
+    AssertUnwindSafe(verdict)
+        .catch_unwind()
+        .map(move |result: Caught<Verdict<E>>| {
+            let flow = match result {
+                Ok(verdict) => Flow::decided(hook, verdict),
+                Err(payload) => Flow::Panicked {
+                    hook,
+                    message: panic_message(payload.as_ref()),
+                },
+            };
+            observer.observe(&Observation::Hook {
+                event: E::KIND,
+                hook,
+                decision: flow.decision(),
+            });
+            flow
+        })
 }
 
 mod sealed {
     pub trait Sealed {}
 }
 
-/// A composed chain of hooks for every event. Built by the agent builder; not implemented by
-/// hand (implement [`Hook`] or [`ParallelPre`] instead).
+/// The composed hooks of an agent, as its builder grew them: a chain for the sequential events
+/// and an onion for each wrap event.
+#[derive(Debug, Default)]
+pub struct Hooks<C = ((), ()), M = (), T = ()> {
+    chain: C,
+    model: M,
+    tool: T,
+}
+
+/// What the agent loop runs at each event. Implemented by [`Hooks`] only.
 pub trait Pipeline: sealed::Sealed + Send + Sync {
     /// Runs the `pre` chain.
     fn pre<O: Observer>(
@@ -158,13 +180,13 @@ pub trait Pipeline: sealed::Sealed + Send + Sync {
         observer: &O,
     ) -> impl Future<Output = Flow<BeforeModel>> + Send;
 
-    /// Runs the `wrap_model` chain around `next`, first hook outermost.
+    /// Runs the `wrap_model` onion around `model`.
     fn wrap_model<O: Observer>(
         &self,
         request: &ModelRequest,
         turn: &Turn,
         observer: &O,
-        next: impl NextModel,
+        model: impl NextModel,
     ) -> impl Future<Output = Result<ModelResponse, ModelError>> + Send;
 
     /// Runs the `after_model` chain.
@@ -183,13 +205,13 @@ pub trait Pipeline: sealed::Sealed + Send + Sync {
         observer: &O,
     ) -> impl Future<Output = Flow<BeforeTool>> + Send;
 
-    /// Runs the `wrap_tool` chain around `next`, first hook outermost.
+    /// Runs the `wrap_tool` onion around `tool`.
     fn wrap_tool<O: Observer>(
         &self,
         call: &ToolCall,
         turn: &Turn,
         observer: &O,
-        next: impl NextTool,
+        tool: impl NextTool,
     ) -> impl Future<Output = ToolResult> + Send;
 
     /// Runs the `after_tool` chain.
@@ -225,296 +247,244 @@ pub trait Pipeline: sealed::Sealed + Send + Sync {
     ) -> impl Future<Output = Flow<Post>> + Send;
 }
 
-/// The empty pipeline.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Identity;
+impl<C, M, T> sealed::Sealed for Hooks<C, M, T> {}
 
-/// A pipeline grown by one node: `Rest`'s hooks run first, then `Node`'s.
-#[derive(Clone, Debug, Default)]
-pub struct Stack<Rest, Node> {
-    rest: Rest,
-    node: Node,
+impl<C: Chain, M: ModelWraps, T: ToolWraps> Pipeline for Hooks<C, M, T> {
+    fn pre<O: Observer>(
+        &self,
+        turn: &mut Turn,
+        observer: &O,
+    ) -> impl Future<Output = Flow<Pre>> + Send {
+        self.chain.pre(turn, observer)
+    }
+
+    fn before_model<O: Observer>(
+        &self,
+        request: &mut ModelRequest,
+        turn: &mut Turn,
+        observer: &O,
+    ) -> impl Future<Output = Flow<BeforeModel>> + Send {
+        self.chain.before_model(request, turn, observer)
+    }
+
+    async fn wrap_model<O: Observer>(
+        &self,
+        request: &ModelRequest,
+        turn: &Turn,
+        observer: &O,
+        model: impl NextModel,
+    ) -> Result<ModelResponse, ModelError> {
+        self.model.around(turn, observer, model).call(request).await
+    }
+
+    fn after_model<O: Observer>(
+        &self,
+        message: &mut AssistantMessage,
+        turn: &mut Turn,
+        observer: &O,
+    ) -> impl Future<Output = Flow<AfterModel>> + Send {
+        self.chain.after_model(message, turn, observer)
+    }
+
+    fn before_tool<O: Observer>(
+        &self,
+        call: &mut ToolCall,
+        turn: &mut Turn,
+        observer: &O,
+    ) -> impl Future<Output = Flow<BeforeTool>> + Send {
+        self.chain.before_tool(call, turn, observer)
+    }
+
+    async fn wrap_tool<O: Observer>(
+        &self,
+        call: &ToolCall,
+        turn: &Turn,
+        observer: &O,
+        tool: impl NextTool,
+    ) -> ToolResult {
+        self.tool.around(turn, observer, tool).call(call).await
+    }
+
+    fn after_tool<O: Observer>(
+        &self,
+        result: &mut ToolResult,
+        turn: &mut Turn,
+        observer: &O,
+    ) -> impl Future<Output = Flow<AfterTool>> + Send {
+        self.chain.after_tool(result, turn, observer)
+    }
+
+    fn tool_error<O: Observer>(
+        &self,
+        result: &mut ToolResult,
+        turn: &mut Turn,
+        observer: &O,
+    ) -> impl Future<Output = Flow<ToolError>> + Send {
+        self.chain.tool_error(result, turn, observer)
+    }
+
+    fn before_final<O: Observer>(
+        &self,
+        message: &mut AssistantMessage,
+        turn: &mut Turn,
+        observer: &O,
+    ) -> impl Future<Output = Flow<BeforeFinal>> + Send {
+        self.chain.before_final(message, turn, observer)
+    }
+
+    fn post<O: Observer>(
+        &self,
+        outcome: &Outcome,
+        turn: &mut Turn,
+        observer: &O,
+    ) -> impl Future<Output = Flow<Post>> + Send {
+        self.chain.post(outcome, turn, observer)
+    }
 }
 
-/// A node holding one sequential [`Hook`].
-#[derive(Clone, Debug, Default)]
-pub struct Seq<H>(H);
+// ---- the chain ----
 
-/// A node holding a group of [`ParallelPre`] hooks that run concurrently; `G` is `((), A)`,
-/// `(((), A), B)`, … in declaration order.
-#[derive(Clone, Debug, Default)]
-pub struct Par<G>(G);
-
-impl sealed::Sealed for Identity {}
-impl<Rest, Node> sealed::Sealed for Stack<Rest, Node> {}
-
-/// Calls `$method` on every node of the chain for the events that pass only values and the turn;
-/// the wrap events and parallel groups are written out below.
-macro_rules! identity_events {
-    ($($method:ident: $event:ident ($($arg:ident: $ty:ty),*);)*) => {$(
-        fn $method<O: Observer>(
-            &self,
-            $($arg: $ty,)*
-            turn: &mut Turn,
-            observer: &O,
-        ) -> impl Future<Output = Flow<$event>> + Send {
-            let _ = ($($arg,)* turn, observer);
-            ready(Flow::Continue)
-        }
-    )*};
-}
-
-macro_rules! sequential_events {
-    ($($method:ident: $event:ident ($($arg:ident: $ty:ty),*);)*) => {$(
-        fn $method<O: Observer>(
-            &self,
-            $($arg: $ty,)*
-            turn: &mut Turn,
-            observer: &O,
-        ) -> impl Future<Output = Flow<$event>> + Send {
-            async move {
-                let flow = self.rest.$method($($arg,)* turn, observer).await;
-                if !flow.is_continue() || !H::EVENTS.contains($event::KIND) {
-                    return flow;
-                }
-                let hook = &self.node.0;
-                let name = hook.name();
-                turn.enter_hook(name);
-                let result = AssertUnwindSafe(hook.$method($($arg,)* turn)).catch_unwind().await;
-                settle(name, result, observer)
-            }
-        }
-    )*};
-}
-
-macro_rules! delegated_events {
-    ($($method:ident: $event:ident ($($arg:ident: $ty:ty),*);)*) => {$(
-        fn $method<O: Observer>(
-            &self,
-            $($arg: $ty,)*
-            turn: &mut Turn,
-            observer: &O,
-        ) -> impl Future<Output = Flow<$event>> + Send {
-            self.rest.$method($($arg,)* turn, observer)
-        }
-    )*};
-}
-
-/// The events with a value and the turn, as `method: Event (value: &mut Type);`.
-macro_rules! value_events {
-    ($apply:ident) => {
+/// The events with a value and the turn, as `method: Event (value: Type)`.
+macro_rules! chain_events {
+    ($apply:ident $(, $extra:tt)?) => {
         $apply! {
+            $($extra)?
             before_model: BeforeModel (request: &mut ModelRequest);
             after_model: AfterModel (message: &mut AssistantMessage);
             before_tool: BeforeTool (call: &mut ToolCall);
             after_tool: AfterTool (result: &mut ToolResult);
             tool_error: ToolError (result: &mut ToolResult);
             before_final: BeforeFinal (message: &mut AssistantMessage);
+            post: Post (outcome: &Outcome);
         }
     };
 }
 
-impl Pipeline for Identity {
-    identity_events! {
-        pre: Pre ();
-        post: Post (outcome: &Outcome);
-    }
-    value_events!(identity_events);
+macro_rules! chain_trait {
+    ($($method:ident: $event:ident ($arg:ident: $ty:ty);)*) => {
+        /// A node of the sequential chain, or a flat tuple of nodes run in order. Each method
+        /// runs the node's hooks for one event; a node that does not handle the event is a
+        /// ready `Continue`.
+        pub trait Chain: Send + Sync {
+            /// Runs the node's `pre` hooks.
+            fn pre<O: Observer>(&self, turn: &mut Turn, observer: &O) -> impl Future<Output = Flow<Pre>> + Send {
+                let _ = (turn, observer);
+                ready(Flow::Continue)
+            }
 
-    async fn wrap_model<O: Observer>(
-        &self,
-        request: &ModelRequest,
-        _turn: &Turn,
-        _observer: &O,
-        next: impl NextModel,
-    ) -> Result<ModelResponse, ModelError> {
-        next.call(request).await
-    }
+            $(
+                #[doc = concat!("Runs the node's `", stringify!($method), "` hooks.")]
+                fn $method<O: Observer>(
+                    &self,
+                    $arg: $ty,
+                    turn: &mut Turn,
+                    observer: &O,
+                ) -> impl Future<Output = Flow<$event>> + Send {
+                    let _ = ($arg, turn, observer);
+                    ready(Flow::Continue)
+                }
+            )*
+        }
+    };
+}
 
-    async fn wrap_tool<O: Observer>(
-        &self,
-        call: &ToolCall,
-        _turn: &Turn,
-        _observer: &O,
-        next: impl NextTool,
-    ) -> ToolResult {
-        next.call(call).await
+chain_events!(chain_trait);
+
+/// A [`Hook`] in the pipeline; shared between the chain and both onions.
+#[derive(Debug)]
+pub struct Lifecycle<H>(Arc<H>);
+
+impl<H> Clone for Lifecycle<H> {
+    fn clone(&self) -> Self {
+        Lifecycle(Arc::clone(&self.0))
     }
 }
 
-impl<Rest: Pipeline, H: Hook> Pipeline for Stack<Rest, Seq<H>> {
-    async fn pre<O: Observer>(&self, turn: &mut Turn, observer: &O) -> Flow<Pre> {
-        let flow = self.rest.pre(turn, observer).await;
-        if !flow.is_continue() || !H::EVENTS.contains(EventKind::Pre) {
-            return flow;
+macro_rules! lifecycle_chain {
+    ($($method:ident: $event:ident ($arg:ident: $ty:ty);)*) => {
+        impl<H: Hook> Chain for Lifecycle<H> {
+            fn pre<O: Observer>(&self, turn: &mut Turn, observer: &O) -> impl Future<Output = Flow<Pre>> + Send {
+                if !H::EVENTS.contains(EventKind::Pre) {
+                    return Either::Left(ready(Flow::Continue));
+                }
+                let name = self.0.name();
+                turn.enter_hook(name);
+                Either::Right(dispatch(name, self.0.pre(turn), observer))
+            }
+
+            $(
+                fn $method<O: Observer>(
+                    &self,
+                    $arg: $ty,
+                    turn: &mut Turn,
+                    observer: &O,
+                ) -> impl Future<Output = Flow<$event>> + Send {
+                    if !H::EVENTS.contains(EventKind::$event) {
+                        return Either::Left(ready(Flow::Continue));
+                    }
+                    let name = self.0.name();
+                    turn.enter_hook(name);
+                    Either::Right(dispatch(name, self.0.$method($arg, turn), observer))
+                }
+            )*
         }
-        let hook = &self.node.0;
-        let name = hook.name();
+    };
+}
+
+chain_events!(lifecycle_chain);
+
+/// A hook on one event `E`: a `#[hook]` function, or a hand-written [`on`] trait.
+pub struct Single<H, E>(H, PhantomData<fn() -> E>);
+
+impl<H: std::fmt::Debug, E> std::fmt::Debug for Single<H, E> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("Single").field(&self.0).finish()
+    }
+}
+
+impl<H: on::Pre> Chain for Single<H, Pre> {
+    fn pre<O: Observer>(
+        &self,
+        turn: &mut Turn,
+        observer: &O,
+    ) -> impl Future<Output = Flow<Pre>> + Send {
+        let name = self.0.name();
         turn.enter_hook(name);
-        let result = AssertUnwindSafe(hook.pre(turn)).catch_unwind().await;
-        settle(name, result, observer)
-    }
-
-    sequential_events! {
-        post: Post (outcome: &Outcome);
-    }
-    value_events!(sequential_events);
-
-    async fn wrap_model<O: Observer>(
-        &self,
-        request: &ModelRequest,
-        turn: &Turn,
-        observer: &O,
-        next: impl NextModel,
-    ) -> Result<ModelResponse, ModelError> {
-        if H::EVENTS.contains(EventKind::WrapModel) {
-            let hooked = Wrapped {
-                hook: &self.node.0,
-                turn,
-                observer,
-                next,
-            };
-            self.rest.wrap_model(request, turn, observer, hooked).await
-        } else {
-            self.rest.wrap_model(request, turn, observer, next).await
-        }
-    }
-
-    async fn wrap_tool<O: Observer>(
-        &self,
-        call: &ToolCall,
-        turn: &Turn,
-        observer: &O,
-        next: impl NextTool,
-    ) -> ToolResult {
-        if H::EVENTS.contains(EventKind::WrapTool) {
-            let hooked = Wrapped {
-                hook: &self.node.0,
-                turn,
-                observer,
-                next,
-            };
-            self.rest.wrap_tool(call, turn, observer, hooked).await
-        } else {
-            self.rest.wrap_tool(call, turn, observer, next).await
-        }
+        dispatch(name, self.0.pre(turn), observer)
     }
 }
 
-/// One wrap hook around the rest of its chain: what the hooks declared before it see as `next`.
-struct Wrapped<'a, H, O, N> {
-    hook: &'a H,
-    turn: &'a Turn,
-    observer: &'a O,
-    next: N,
-}
-
-impl<H: Hook, O: Observer, N: NextModel> NextModel for Wrapped<'_, H, O, N> {
-    async fn call(&self, request: &ModelRequest) -> Result<ModelResponse, ModelError> {
-        if self.turn.aborted.get().is_some() {
-            return Err(ModelError::Aborted);
-        }
-        let name = self.hook.name();
-        let call = self.hook.wrap_model(request, self.turn, &self.next);
-        let returned = AssertUnwindSafe(call).catch_unwind().await;
-        match returned {
-            Ok(result) => {
-                let decision = Decision::Returned { ok: result.is_ok() };
-                self.observe(EventKind::WrapModel, name, decision);
-                result
-            }
-            Err(payload) => {
-                self.abort(EventKind::WrapModel, name, payload);
-                Err(ModelError::Aborted)
+macro_rules! single_chain {
+    ($($method:ident: $event:ident ($arg:ident: $ty:ty);)*) => {$(
+        impl<H: on::$event> Chain for Single<H, $event> {
+            fn $method<O: Observer>(
+                &self,
+                $arg: $ty,
+                turn: &mut Turn,
+                observer: &O,
+            ) -> impl Future<Output = Flow<$event>> + Send {
+                let name = self.0.name();
+                turn.enter_hook(name);
+                dispatch(name, self.0.$method($arg, turn), observer)
             }
         }
-    }
+    )*};
 }
 
-impl<H: Hook, O: Observer, N: NextTool> NextTool for Wrapped<'_, H, O, N> {
-    async fn call(&self, call: &ToolCall) -> ToolResult {
-        let aborted = || {
-            let reason = "a wrap_tool hook panicked".to_owned();
-            ToolResult::failure(call, ToolFailure::NotRun { reason })
-        };
-        if self.turn.aborted.get().is_some() {
-            return aborted();
-        }
-        let name = self.hook.name();
-        let returned = AssertUnwindSafe(self.hook.wrap_tool(call, self.turn, &self.next))
-            .catch_unwind()
-            .await;
-        match returned {
-            Ok(result) => {
-                self.observe(
-                    EventKind::WrapTool,
-                    name,
-                    Decision::Returned {
-                        ok: !result.is_error(),
-                    },
-                );
-                result
-            }
-            Err(payload) => {
-                self.abort(EventKind::WrapTool, name, payload);
-                aborted()
-            }
-        }
-    }
-}
+chain_events!(single_chain);
 
-impl<H, O: Observer, N> Wrapped<'_, H, O, N> {
-    fn observe(&self, event: EventKind, hook: &str, decision: Decision<'_>) {
-        self.observer.observe(&Observation::Hook {
-            event,
-            hook,
-            decision,
-        });
-    }
+/// A group of consecutive parallel `pre` hooks; `G` is `((), A)`, `(((), A), B)`, … in
+/// declaration order.
+#[derive(Debug)]
+pub struct Par<G>(G);
 
-    fn abort(&self, event: EventKind, hook: &'static str, payload: Box<dyn Any + Send>) {
-        let message = panic_message(payload.as_ref());
-        self.observe(event, hook, Decision::Panicked { message: &message });
-        self.turn.abort(event, hook, message);
-    }
-}
-
-impl<Rest: Pipeline, G: ParallelGroup> Pipeline for Stack<Rest, Par<G>> {
+impl<G: ParallelGroup> Chain for Par<G> {
     async fn pre<O: Observer>(&self, turn: &mut Turn, observer: &O) -> Flow<Pre> {
-        let flow = self.rest.pre(turn, observer).await;
-        if !flow.is_continue() {
-            return flow;
-        }
-        let output = self.node.0.run(turn).await;
-        match self.node.0.merge(output, turn, observer) {
+        let output = self.0.run(turn).await;
+        match self.0.merge(output, turn, observer) {
             Ok(()) => Flow::Continue,
             Err((hook, message)) => Flow::Panicked { hook, message },
         }
-    }
-
-    delegated_events! {
-        post: Post (outcome: &Outcome);
-    }
-    value_events!(delegated_events);
-
-    fn wrap_model<O: Observer>(
-        &self,
-        request: &ModelRequest,
-        turn: &Turn,
-        observer: &O,
-        next: impl NextModel,
-    ) -> impl Future<Output = Result<ModelResponse, ModelError>> + Send {
-        self.rest.wrap_model(request, turn, observer, next)
-    }
-
-    fn wrap_tool<O: Observer>(
-        &self,
-        call: &ToolCall,
-        turn: &Turn,
-        observer: &O,
-        next: impl NextTool,
-    ) -> impl Future<Output = ToolResult> + Send {
-        self.rest.wrap_tool(call, turn, observer, next)
     }
 }
 
@@ -554,7 +524,7 @@ impl ParallelGroup for () {
     }
 }
 
-impl<G: ParallelGroup, P: ParallelPre> ParallelGroup for (G, P) {
+impl<G: ParallelGroup, P: on::ParallelPre> ParallelGroup for (G, P) {
     type Output = (G::Output, Caught<Vec<Part>>);
 
     fn run(&self, turn: &Turn) -> impl Future<Output = Self::Output> + Send {
@@ -594,22 +564,546 @@ impl<G: ParallelGroup, P: ParallelPre> ParallelGroup for (G, P) {
     }
 }
 
-/// Marks a [`Hook`] registration.
-#[derive(Debug)]
-pub enum Sequential {}
+macro_rules! tuple_chain_method {
+    (pre [$($index:tt)*]) => {
+        fn pre<O: Observer>(&self, turn: &mut Turn, observer: &O) -> impl Future<Output = Flow<Pre>> + Send {
+            async move {
+                $(
+                    let flow = self.$index.pre(turn, observer).await;
+                    if !flow.is_continue() {
+                        return flow;
+                    }
+                )*
+                let _ = (turn, observer);
+                Flow::Continue
+            }
+        }
+    };
+    ($method:ident: $event:ident ($arg:ident: $ty:ty) [$($index:tt)*]) => {
+        fn $method<O: Observer>(
+            &self,
+            $arg: $ty,
+            turn: &mut Turn,
+            observer: &O,
+        ) -> impl Future<Output = Flow<$event>> + Send {
+            async move {
+                $(
+                    let flow = self.$index.$method($arg, turn, observer).await;
+                    if !flow.is_continue() {
+                        return flow;
+                    }
+                )*
+                let _ = ($arg, turn, observer);
+                Flow::Continue
+            }
+        }
+    };
+}
 
-/// Marks a [`ParallelPre`] registration.
+macro_rules! tuple_chain_methods {
+    ($indices:tt $($method:ident: $event:ident ($arg:ident: $ty:ty);)*) => {
+        tuple_chain_method!(pre $indices);
+        $(tuple_chain_method!($method: $event ($arg: $ty) $indices);)*
+    };
+}
+
+macro_rules! tuple_chain {
+    ($($node:ident $index:tt)*) => {
+        impl<$($node: Chain),*> Chain for ($($node,)*) {
+            chain_events!(tuple_chain_methods, [$($index)*]);
+        }
+    };
+}
+
+/// Invokes `$apply!` with every prefix of the list, shortest first.
+macro_rules! prefixes {
+    ($apply:ident [$($done:tt)*]) => {
+        $apply!($($done)*);
+    };
+    ($apply:ident [$($done:tt)*] $node:ident $index:tt $($rest:tt)*) => {
+        $apply!($($done)*);
+        prefixes!($apply [$($done)* $node $index] $($rest)*);
+    };
+}
+
+prefixes!(tuple_chain [] X0 0 X1 1 X2 2 X3 3 X4 4 X5 5 X6 6 X7 7 X8 8 X9 9 X10 10 X11 11 X12 12 X13 13 X14 14 X15 15);
+
+// ---- growing the chain ----
+
+/// Appends a node to the chain `(full chunks, current chunk)`; a full chunk of 16 nodes moves
+/// into the full chunks.
+pub trait Push<Node> {
+    /// The grown chain.
+    type Output: Chain;
+    /// Appends `node`.
+    fn push(self, node: Node) -> Self::Output;
+}
+
+/// Appends a parallel `pre` hook: it joins the group right before it, or starts one.
+pub trait PushParallel<P> {
+    /// The grown chain.
+    type Output: Chain;
+    /// Appends `hook`.
+    fn push_parallel(self, hook: P) -> Self::Output;
+}
+
+/// Appends a full chunk to the full chunks.
+#[diagnostic::on_unimplemented(
+    message = "an agent holds at most 256 hooks",
+    label = "this hook is one too many",
+    note = "combine related hooks into one struct that implements `agentix::Hook`"
+)]
+pub trait PushChunk<Chunk> {
+    /// The grown chunks.
+    type Output: Chain;
+    /// Appends `chunk`.
+    fn push_chunk(self, chunk: Chunk) -> Self::Output;
+}
+
+macro_rules! push_chunk {
+    ($($chunk:ident $index:tt)*) => {
+        impl<$($chunk: Chain,)* New: Chain> PushChunk<New> for ($($chunk,)*) {
+            type Output = ($($chunk,)* New,);
+
+            #[allow(non_snake_case)]
+            fn push_chunk(self, new: New) -> Self::Output {
+                let ($($chunk,)*) = self;
+                ($($chunk,)* new,)
+            }
+        }
+    };
+}
+
+macro_rules! push_node {
+    ($($node:ident $index:tt)*) => {
+        impl<Full: Chain, $($node: Chain,)* New: Chain> Push<New> for (Full, ($($node,)*)) {
+            type Output = (Full, ($($node,)* New,));
+
+            #[allow(non_snake_case)]
+            fn push(self, new: New) -> Self::Output {
+                let (full, ($($node,)*)) = self;
+                (full, ($($node,)* new,))
+            }
+        }
+
+        impl<Full: Chain, $($node: Chain,)* G: ParallelGroup, P: on::ParallelPre> PushParallel<P>
+            for (Full, ($($node,)* Par<G>,))
+        {
+            type Output = (Full, ($($node,)* Par<(G, P)>,));
+
+            #[allow(non_snake_case)]
+            fn push_parallel(self, hook: P) -> Self::Output {
+                let (full, ($($node,)* Par(group),)) = self;
+                (full, ($($node,)* Par((group, hook)),))
+            }
+        }
+
+        push_parallel_after!([$($node)*] Lifecycle<Last>; Last);
+        push_parallel_after!([$($node)*] Single<Last, Kind>; Last, Kind);
+    };
+}
+
+/// A parallel hook after a sequential node starts a new group (in this chunk, or a new one).
+macro_rules! push_parallel_after {
+    ([$($node:ident)*] $last:ty; $($param:ident),*) => {
+        impl<Full: Chain, $($node: Chain,)* $($param,)* P: on::ParallelPre> PushParallel<P>
+            for (Full, ($($node,)* $last,))
+        where
+            $last: Chain,
+            (Full, ($($node,)* $last,)): Push<Par<((), P)>>,
+        {
+            type Output = <(Full, ($($node,)* $last,)) as Push<Par<((), P)>>>::Output;
+
+            fn push_parallel(self, hook: P) -> Self::Output {
+                self.push(Par(((), hook)))
+            }
+        }
+    };
+}
+
+prefixes!(push_chunk [] X0 0 X1 1 X2 2 X3 3 X4 4 X5 5 X6 6 X7 7 X8 8 X9 9 X10 10 X11 11 X12 12 X13 13 X14 14);
+prefixes!(push_node [] X0 0 X1 1 X2 2 X3 3 X4 4 X5 5 X6 6 X7 7 X8 8 X9 9 X10 10 X11 11 X12 12 X13 13 X14 14);
+
+/// A full current chunk moves into the full chunks, and the new node starts the next chunk.
+impl<Full, X0, X1, X2, X3, X4, X5, X6, X7, X8, X9, X10, X11, X12, X13, X14, X15, New> Push<New>
+    for (
+        Full,
+        (
+            X0,
+            X1,
+            X2,
+            X3,
+            X4,
+            X5,
+            X6,
+            X7,
+            X8,
+            X9,
+            X10,
+            X11,
+            X12,
+            X13,
+            X14,
+            X15,
+        ),
+    )
+where
+    Full: PushChunk<(
+        X0,
+        X1,
+        X2,
+        X3,
+        X4,
+        X5,
+        X6,
+        X7,
+        X8,
+        X9,
+        X10,
+        X11,
+        X12,
+        X13,
+        X14,
+        X15,
+    )>,
+    (
+        X0,
+        X1,
+        X2,
+        X3,
+        X4,
+        X5,
+        X6,
+        X7,
+        X8,
+        X9,
+        X10,
+        X11,
+        X12,
+        X13,
+        X14,
+        X15,
+    ): Chain,
+    New: Chain,
+{
+    type Output = (Full::Output, (New,));
+
+    fn push(self, new: New) -> Self::Output {
+        let (full, chunk) = self;
+        (full.push_chunk(chunk), (new,))
+    }
+}
+
+impl<Full: Chain, P: on::ParallelPre> PushParallel<P> for (Full, ()) {
+    type Output = (Full, (Par<((), P)>,));
+
+    fn push_parallel(self, hook: P) -> Self::Output {
+        (self.0, (Par(((), hook)),))
+    }
+}
+
+// ---- the onions ----
+
+/// One layer of the `wrap_model` onion.
+pub trait ModelLayer: Send + Sync {
+    /// Whether the layer's hook handles the event (and so is traced); one that does not only
+    /// calls `next`.
+    const ACTIVE: bool;
+    /// The hook's name.
+    fn name(&self) -> &'static str;
+    /// Runs the hook around `next`.
+    fn wrap(
+        &self,
+        request: &ModelRequest,
+        turn: &Turn,
+        next: &impl NextModel,
+    ) -> impl Future<Output = Result<ModelResponse, ModelError>> + Send;
+}
+
+/// One layer of the `wrap_tool` onion.
+pub trait ToolLayer: Send + Sync {
+    /// Whether the layer's hook handles the event (and so is traced); one that does not only
+    /// calls `next`.
+    const ACTIVE: bool;
+    /// The hook's name.
+    fn name(&self) -> &'static str;
+    /// Runs the hook around `next`.
+    fn wrap(
+        &self,
+        call: &ToolCall,
+        turn: &Turn,
+        next: &impl NextTool,
+    ) -> impl Future<Output = ToolResult> + Send;
+}
+
+impl<H: Hook> ModelLayer for Lifecycle<H> {
+    const ACTIVE: bool = H::EVENTS.contains(EventKind::WrapModel);
+
+    fn name(&self) -> &'static str {
+        self.0.name()
+    }
+
+    fn wrap(
+        &self,
+        request: &ModelRequest,
+        turn: &Turn,
+        next: &impl NextModel,
+    ) -> impl Future<Output = Result<ModelResponse, ModelError>> + Send {
+        self.0.wrap_model(request, turn, next)
+    }
+}
+
+impl<H: Hook> ToolLayer for Lifecycle<H> {
+    const ACTIVE: bool = H::EVENTS.contains(EventKind::WrapTool);
+
+    fn name(&self) -> &'static str {
+        self.0.name()
+    }
+
+    fn wrap(
+        &self,
+        call: &ToolCall,
+        turn: &Turn,
+        next: &impl NextTool,
+    ) -> impl Future<Output = ToolResult> + Send {
+        self.0.wrap_tool(call, turn, next)
+    }
+}
+
+impl<H: on::WrapModel> ModelLayer for Single<H, event::WrapModel> {
+    const ACTIVE: bool = true;
+
+    fn name(&self) -> &'static str {
+        self.0.name()
+    }
+
+    fn wrap(
+        &self,
+        request: &ModelRequest,
+        turn: &Turn,
+        next: &impl NextModel,
+    ) -> impl Future<Output = Result<ModelResponse, ModelError>> + Send {
+        self.0.wrap_model(request, turn, next)
+    }
+}
+
+impl<H: on::WrapTool> ToolLayer for Single<H, event::WrapTool> {
+    const ACTIVE: bool = true;
+
+    fn name(&self) -> &'static str {
+        self.0.name()
+    }
+
+    fn wrap(
+        &self,
+        call: &ToolCall,
+        turn: &Turn,
+        next: &impl NextTool,
+    ) -> impl Future<Output = ToolResult> + Send {
+        self.0.wrap_tool(call, turn, next)
+    }
+}
+
+/// An onion grown by one layer: `Rest`'s layers outside, `Layer` innermost.
+#[derive(Debug, Default)]
+pub struct Wraps<Rest, Layer> {
+    rest: Rest,
+    layer: Layer,
+}
+
+/// The `wrap_model` onion.
+pub trait ModelWraps: Send + Sync {
+    /// `innermost` with every layer around it, first declared outermost.
+    fn around<'a, O: Observer>(
+        &'a self,
+        turn: &'a Turn,
+        observer: &'a O,
+        innermost: impl NextModel + 'a,
+    ) -> impl NextModel + 'a;
+}
+
+/// The `wrap_tool` onion.
+pub trait ToolWraps: Send + Sync {
+    /// `innermost` with every layer around it, first declared outermost.
+    fn around<'a, O: Observer>(
+        &'a self,
+        turn: &'a Turn,
+        observer: &'a O,
+        innermost: impl NextTool + 'a,
+    ) -> impl NextTool + 'a;
+}
+
+impl ModelWraps for () {
+    fn around<'a, O: Observer>(
+        &'a self,
+        _: &'a Turn,
+        _: &'a O,
+        innermost: impl NextModel + 'a,
+    ) -> impl NextModel + 'a {
+        innermost
+    }
+}
+
+impl ToolWraps for () {
+    fn around<'a, O: Observer>(
+        &'a self,
+        _: &'a Turn,
+        _: &'a O,
+        innermost: impl NextTool + 'a,
+    ) -> impl NextTool + 'a {
+        innermost
+    }
+}
+
+impl<Rest: ModelWraps, L: ModelLayer> ModelWraps for Wraps<Rest, L> {
+    fn around<'a, O: Observer>(
+        &'a self,
+        turn: &'a Turn,
+        observer: &'a O,
+        innermost: impl NextModel + 'a,
+    ) -> impl NextModel + 'a {
+        self.rest.around(
+            turn,
+            observer,
+            Layered {
+                layer: &self.layer,
+                turn,
+                observer,
+                next: innermost,
+            },
+        )
+    }
+}
+
+impl<Rest: ToolWraps, L: ToolLayer> ToolWraps for Wraps<Rest, L> {
+    fn around<'a, O: Observer>(
+        &'a self,
+        turn: &'a Turn,
+        observer: &'a O,
+        innermost: impl NextTool + 'a,
+    ) -> impl NextTool + 'a {
+        self.rest.around(
+            turn,
+            observer,
+            Layered {
+                layer: &self.layer,
+                turn,
+                observer,
+                next: innermost,
+            },
+        )
+    }
+}
+
+/// One layer around the rest of its onion: what the layers declared before it see as `next`.
+struct Layered<'a, L, O, N> {
+    layer: &'a L,
+    turn: &'a Turn,
+    observer: &'a O,
+    next: N,
+}
+
+impl<L: ModelLayer, O: Observer, N: NextModel> NextModel for Layered<'_, L, O, N> {
+    // One future type per layer, mentioning the rest of the onion once: a layer that does not
+    // wrap still runs its (default) wrap, which calls `next` straight away.
+    fn call(
+        &self,
+        request: &ModelRequest,
+    ) -> impl Future<Output = Result<ModelResponse, ModelError>> + Send {
+        if self.turn.aborted.get().is_some() {
+            return Either::Left(ready(Err(ModelError::Aborted)));
+        }
+        let (name, turn, observer) = (self.layer.name(), self.turn, self.observer);
+        let wrapped = AssertUnwindSafe(self.layer.wrap(request, turn, &self.next)).catch_unwind();
+        Either::Right(wrapped.map(move |returned| match returned {
+            Ok(result) => {
+                if L::ACTIVE {
+                    let decision = Decision::Returned { ok: result.is_ok() };
+                    observer.observe(&Observation::Hook {
+                        event: EventKind::WrapModel,
+                        hook: name,
+                        decision,
+                    });
+                }
+                result
+            }
+            Err(payload) => {
+                abort(turn, observer, EventKind::WrapModel, name, payload);
+                Err(ModelError::Aborted)
+            }
+        }))
+    }
+}
+
+impl<L: ToolLayer, O: Observer, N: NextTool> NextTool for Layered<'_, L, O, N> {
+    fn call(&self, call: &ToolCall) -> impl Future<Output = ToolResult> + Send {
+        if self.turn.aborted.get().is_some() {
+            return Either::Left(ready(not_run(call)));
+        }
+        let (name, turn, observer) = (self.layer.name(), self.turn, self.observer);
+        let wrapped = AssertUnwindSafe(self.layer.wrap(call, turn, &self.next)).catch_unwind();
+        Either::Right(wrapped.map(move |returned| match returned {
+            Ok(result) => {
+                if L::ACTIVE {
+                    let decision = Decision::Returned {
+                        ok: !result.is_error(),
+                    };
+                    observer.observe(&Observation::Hook {
+                        event: EventKind::WrapTool,
+                        hook: name,
+                        decision,
+                    });
+                }
+                result
+            }
+            Err(payload) => {
+                abort(turn, observer, EventKind::WrapTool, name, payload);
+                not_run(call)
+            }
+        }))
+    }
+}
+
+/// The result of a tool call abandoned because a `wrap_tool` hook panicked.
+pub(crate) fn not_run(call: &ToolCall) -> ToolResult {
+    let reason = "a wrap_tool hook panicked".to_owned();
+    ToolResult::failure(call, ToolFailure::NotRun { reason })
+}
+
+fn abort(
+    turn: &Turn,
+    observer: &impl Observer,
+    event: EventKind,
+    hook: &'static str,
+    payload: Box<dyn Any + Send>,
+) {
+    let message = panic_message(payload.as_ref());
+    observer.observe(&Observation::Hook {
+        event,
+        hook,
+        decision: Decision::Panicked { message: &message },
+    });
+    turn.abort(event, hook, message);
+}
+
+// ---- registration ----
+
+/// Marks the registration of a [`Hook`]: into the chain and, as one layer each, both onions.
+#[derive(Debug)]
+pub enum AllEvents {}
+
+/// Marks the registration of an [`on::ParallelPre`] hook.
 #[derive(Debug)]
 pub enum Parallel {}
 
-/// Adds a hook to pipeline `P`. Implemented for every [`Hook`] and every [`ParallelPre`]; a
-/// parallel hook joins the group right before it, or starts one.
+/// Adds a hook to the pipeline `P`. Implemented for every [`Hook`] and every hook of [`on`];
+/// `Role` tells which, so a type that implements one of them needs no annotation.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a hook",
     label = "not a hook",
-    note = "put `#[hook(...)]` on an async fn, or implement `agentix::Hook` (or `agentix::ParallelPre`) for the type"
+    note = "put `#[hook(...)]` on an async fn, or implement `agentix::Hook` or one trait of `agentix::on` for the type"
 )]
-pub trait Register<Marker, P> {
+pub trait Register<Role, P> {
     /// The grown pipeline.
     type Output: Pipeline;
 
@@ -617,52 +1111,118 @@ pub trait Register<Marker, P> {
     fn register(self, pipeline: P) -> Self::Output;
 }
 
-impl<H: Hook, P: Pipeline> Register<Sequential, P> for H {
-    type Output = Stack<P, Seq<H>>;
-
-    fn register(self, pipeline: P) -> Self::Output {
-        Stack {
-            rest: pipeline,
-            node: Seq(self),
-        }
-    }
-}
-
-impl<H: ParallelPre> Register<Parallel, Identity> for H {
-    type Output = Stack<Identity, Par<((), H)>>;
-
-    fn register(self, pipeline: Identity) -> Self::Output {
-        Stack {
-            rest: pipeline,
-            node: Par(((), self)),
-        }
-    }
-}
-
-impl<H: ParallelPre, Rest: Pipeline, S: Hook> Register<Parallel, Stack<Rest, Seq<S>>> for H {
-    type Output = Stack<Stack<Rest, Seq<S>>, Par<((), H)>>;
-
-    fn register(self, pipeline: Stack<Rest, Seq<S>>) -> Self::Output {
-        Stack {
-            rest: pipeline,
-            node: Par(((), self)),
-        }
-    }
-}
-
-impl<H: ParallelPre, Rest: Pipeline, G: ParallelGroup> Register<Parallel, Stack<Rest, Par<G>>>
-    for H
+impl<H, C, M, T> Register<AllEvents, Hooks<C, M, T>> for H
+where
+    H: Hook,
+    C: Push<Lifecycle<H>>,
+    M: ModelWraps,
+    T: ToolWraps,
 {
-    type Output = Stack<Rest, Par<(G, H)>>;
+    type Output = Hooks<C::Output, Wraps<M, Lifecycle<H>>, Wraps<T, Lifecycle<H>>>;
 
-    fn register(self, pipeline: Stack<Rest, Par<G>>) -> Self::Output {
-        let Stack {
-            rest,
-            node: Par(group),
-        } = pipeline;
-        Stack {
-            rest,
-            node: Par((group, self)),
+    fn register(self, hooks: Hooks<C, M, T>) -> Self::Output {
+        let hook = Lifecycle(Arc::new(self));
+        Hooks {
+            chain: hooks.chain.push(hook.clone()),
+            model: Wraps {
+                rest: hooks.model,
+                layer: hook.clone(),
+            },
+            tool: Wraps {
+                rest: hooks.tool,
+                layer: hook,
+            },
+        }
+    }
+}
+
+impl<H, C, M, T> Register<Parallel, Hooks<C, M, T>> for H
+where
+    H: on::ParallelPre,
+    C: PushParallel<H>,
+    M: ModelWraps,
+    T: ToolWraps,
+{
+    type Output = Hooks<C::Output, M, T>;
+
+    fn register(self, hooks: Hooks<C, M, T>) -> Self::Output {
+        Hooks {
+            chain: hooks.chain.push_parallel(self),
+            model: hooks.model,
+            tool: hooks.tool,
+        }
+    }
+}
+
+macro_rules! register_single_event {
+    ($($event:ident),*) => {$(
+        impl<H, C, M, T> Register<event::$event, Hooks<C, M, T>> for H
+        where
+            H: on::$event,
+            C: Push<Single<H, event::$event>>,
+            M: ModelWraps,
+            T: ToolWraps,
+        {
+            type Output = Hooks<C::Output, M, T>;
+
+            fn register(self, hooks: Hooks<C, M, T>) -> Self::Output {
+                Hooks { chain: hooks.chain.push(Single(self, PhantomData)), model: hooks.model, tool: hooks.tool }
+            }
+        }
+    )*};
+}
+
+register_single_event!(
+    Pre,
+    BeforeModel,
+    AfterModel,
+    BeforeTool,
+    AfterTool,
+    ToolError,
+    BeforeFinal,
+    Post
+);
+
+impl<H, C, M, T> Register<event::WrapModel, Hooks<C, M, T>> for H
+where
+    H: on::WrapModel,
+    C: Chain,
+    M: ModelWraps,
+    T: ToolWraps,
+{
+    type Output = Hooks<C, Wraps<M, Single<H, event::WrapModel>>, T>;
+
+    fn register(self, hooks: Hooks<C, M, T>) -> Self::Output {
+        let layer = Single(self, PhantomData);
+        Hooks {
+            chain: hooks.chain,
+            model: Wraps {
+                rest: hooks.model,
+                layer,
+            },
+            tool: hooks.tool,
+        }
+    }
+}
+
+impl<H, C, M, T> Register<event::WrapTool, Hooks<C, M, T>> for H
+where
+    H: on::WrapTool,
+    C: Chain,
+    M: ModelWraps,
+    T: ToolWraps,
+{
+    type Output = Hooks<C, M, Wraps<T, Single<H, event::WrapTool>>>;
+
+    fn register(self, hooks: Hooks<C, M, T>) -> Self::Output {
+        let layer = Single(self, PhantomData);
+        Hooks {
+            chain: hooks.chain,
+            model: hooks.model,
+            tool: Wraps {
+                rest: hooks.tool,
+                layer,
+            },
         }
     }
 }

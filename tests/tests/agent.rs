@@ -4,9 +4,10 @@
 use std::time::Duration;
 
 use agentix::event::{BeforeTool, EventKind, EventSet};
+use agentix::on::ParallelPre;
 use agentix::{
-    Agent, BoxedAgent, Conversation, Hook, ParallelPre, Part, Role, Scope, ScriptedModel, Tool,
-    ToolCall, ToolFailure, Turn, Verdict,
+    Agent, BoxedAgent, Conversation, Hook, Part, Role, Scope, ScriptedModel, Tool, ToolCall,
+    ToolFailure, Turn, Verdict,
 };
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

@@ -65,7 +65,7 @@ impl Hook for Noop {
         &self,
         request: &ModelRequest,
         _: &Turn,
-        next: impl NextModel,
+        next: &impl NextModel,
     ) -> Result<ModelResponse, ModelError> {
         next.call(request).await
     }
@@ -75,7 +75,7 @@ impl Hook for Noop {
     async fn before_tool(&self, _: &mut ToolCall, _: &mut Turn) -> Verdict<BeforeTool> {
         Verdict::Continue
     }
-    async fn wrap_tool(&self, call: &ToolCall, _: &Turn, next: impl NextTool) -> ToolResult {
+    async fn wrap_tool(&self, call: &ToolCall, _: &Turn, next: &impl NextTool) -> ToolResult {
         next.call(call).await
     }
     async fn after_tool(&self, _: &mut ToolResult, _: &mut Turn) -> Verdict<AfterTool> {

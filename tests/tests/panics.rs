@@ -5,9 +5,10 @@ use std::sync::Arc;
 
 use agentix::event::EventKind::{self, *};
 use agentix::event::EventSet;
+use agentix::on::ParallelPre;
 use agentix::{
     Agent, Conversation, Entry, Error, Hook, ModelError, ModelRequest, ModelResponse, NextModel,
-    NextTool, ParallelPre, Part, ScriptedModel, ToolCall, ToolFailure, ToolResult, Turn,
+    NextTool, Part, ScriptedModel, ToolCall, ToolFailure, ToolResult, Turn,
 };
 use serde_json::json;
 use tests::{Action, Explode, Probe, Record, Weather, assert_log_consistent, tool_results};
@@ -87,12 +88,12 @@ impl Hook for PanicInWrap {
         &self,
         _: &ModelRequest,
         _: &Turn,
-        _: impl NextModel,
+        _: &impl NextModel,
     ) -> Result<ModelResponse, ModelError> {
         panic!("wrap_model exploded")
     }
 
-    async fn wrap_tool(&self, _: &ToolCall, _: &Turn, _: impl NextTool) -> ToolResult {
+    async fn wrap_tool(&self, _: &ToolCall, _: &Turn, _: &impl NextTool) -> ToolResult {
         panic!("wrap_tool exploded")
     }
 }
@@ -107,7 +108,7 @@ impl Hook for Persistent {
         &self,
         request: &ModelRequest,
         _: &Turn,
-        next: impl NextModel,
+        next: &impl NextModel,
     ) -> Result<ModelResponse, ModelError> {
         loop {
             match next.call(request).await {
@@ -187,7 +188,7 @@ impl<H: Hook> Hook for OnlyTools<H> {
         &self,
         call: &ToolCall,
         turn: &Turn,
-        next: impl NextTool,
+        next: &impl NextTool,
     ) -> impl Future<Output = ToolResult> + Send {
         self.0.wrap_tool(call, turn, next)
     }

@@ -30,7 +30,7 @@ impl Hook for Around {
         &self,
         request: &ModelRequest,
         _turn: &Turn,
-        next: impl NextModel,
+        next: &impl NextModel,
     ) -> Result<ModelResponse, ModelError> {
         self.log
             .lock()
@@ -44,7 +44,7 @@ impl Hook for Around {
         response
     }
 
-    async fn wrap_tool(&self, call: &ToolCall, _turn: &Turn, next: impl NextTool) -> ToolResult {
+    async fn wrap_tool(&self, call: &ToolCall, _turn: &Turn, next: &impl NextTool) -> ToolResult {
         self.log
             .lock()
             .unwrap()
@@ -107,7 +107,7 @@ impl Hook for Cache {
         &self,
         request: &ModelRequest,
         _turn: &Turn,
-        next: impl NextModel,
+        next: &impl NextModel,
     ) -> Result<ModelResponse, ModelError> {
         if request
             .messages
@@ -162,7 +162,7 @@ impl Hook for RetryModel {
         &self,
         request: &ModelRequest,
         _turn: &Turn,
-        next: impl NextModel,
+        next: &impl NextModel,
     ) -> Result<ModelResponse, ModelError> {
         let mut last = None;
         for _ in 0..self.attempts {
@@ -223,7 +223,7 @@ impl<M: Model> Hook for Fallback<M> {
         &self,
         request: &ModelRequest,
         _turn: &Turn,
-        next: impl NextModel,
+        next: &impl NextModel,
     ) -> Result<ModelResponse, ModelError> {
         match next.call(request).await {
             Ok(response) => Ok(response),
@@ -260,7 +260,7 @@ struct RetryTool;
 impl Hook for RetryTool {
     const EVENTS: EventSet = EventSet::of(EventKind::WrapTool);
 
-    async fn wrap_tool(&self, call: &ToolCall, _turn: &Turn, next: impl NextTool) -> ToolResult {
+    async fn wrap_tool(&self, call: &ToolCall, _turn: &Turn, next: &impl NextTool) -> ToolResult {
         let mut result = next.call(call).await;
         for _ in 0..2 {
             if !result.is_error() {
@@ -298,7 +298,7 @@ struct DryRun;
 impl Hook for DryRun {
     const EVENTS: EventSet = EventSet::of(EventKind::WrapTool);
 
-    async fn wrap_tool(&self, call: &ToolCall, _turn: &Turn, _next: impl NextTool) -> ToolResult {
+    async fn wrap_tool(&self, call: &ToolCall, _turn: &Turn, _next: &impl NextTool) -> ToolResult {
         ToolResult::success(call, format!("dry run of {}", call.name))
     }
 }

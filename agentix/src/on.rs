@@ -1,0 +1,63 @@
+//! One trait per event: the hook a `#[hook(EVENT)]` function becomes.
+//!
+//! Each trait has one method whose signature is the event's contract. Implement one by hand for
+//! a single-event hook struct; for a struct that hooks several events, implement
+//! [`Hook`](crate::Hook) instead. A type implements at most one hook trait, so
+//! [`AgentBuilder::hook`](crate::AgentBuilder::hook) knows where it goes.
+
+use std::future::Future;
+
+use crate::Outcome;
+use crate::event;
+use crate::hook::{NextModel, NextTool, short_type_name};
+use crate::message::{AssistantMessage, Part, ToolCall, ToolResult};
+use crate::model::{ModelError, ModelRequest, ModelResponse};
+use crate::turn::Turn;
+use crate::verdict::Verdict;
+
+macro_rules! single_event_traits {
+    ($(
+        $(#[$doc:meta])*
+        $trait:ident { fn $method:ident($($arg:ident: $ty:ty),*) -> $output:ty; }
+    )*) => {$(
+        $(#[$doc])*
+        pub trait $trait: Send + Sync {
+            /// The hook's name in errors, the log and traces. Defaults to the type's name.
+            fn name(&self) -> &'static str {
+                short_type_name::<Self>()
+            }
+
+            /// Runs the hook at its event.
+            fn $method(&self, $($arg: $ty),*) -> impl Future<Output = $output> + Send;
+        }
+    )*};
+}
+
+single_event_traits! {
+    /// A sequential `pre` hook: it may inject content ([`Turn::inject`]) and halt.
+    Pre { fn pre(turn: &mut Turn) -> Verdict<event::Pre>; }
+    /// A parallel `pre` hook: it reads the turn through a shared borrow and returns content to
+    /// inject. Its type has no way to halt or mutate the turn, so consecutive parallel hooks run
+    /// at once, on one task, and their parts merge in declaration order.
+    ParallelPre { fn pre(turn: &Turn) -> Vec<Part>; }
+    /// A `before_model` hook: it may edit the request, STOP with a message, or halt.
+    BeforeModel { fn before_model(request: &mut ModelRequest, turn: &mut Turn) -> Verdict<event::BeforeModel>; }
+    /// A `wrap_model` hook: it owns the model call and may call `next` any number of times.
+    WrapModel {
+        fn wrap_model(request: &ModelRequest, turn: &Turn, next: &impl NextModel) -> Result<ModelResponse, ModelError>;
+    }
+    /// An `after_model` hook: it may edit the message, RETRY, STOP with a final message, or halt.
+    AfterModel { fn after_model(message: &mut AssistantMessage, turn: &mut Turn) -> Verdict<event::AfterModel>; }
+    /// A `before_tool` hook: it may edit the call, REJECT it, ESCALATE it, or halt.
+    BeforeTool { fn before_tool(call: &mut ToolCall, turn: &mut Turn) -> Verdict<event::BeforeTool>; }
+    /// A `wrap_tool` hook: it owns the tool call and may call `next` any number of times.
+    WrapTool { fn wrap_tool(call: &ToolCall, turn: &Turn, next: &impl NextTool) -> ToolResult; }
+    /// An `after_tool` hook: it may edit a successful result, or halt.
+    AfterTool { fn after_tool(result: &mut ToolResult, turn: &mut Turn) -> Verdict<event::AfterTool>; }
+    /// A `tool_error` hook: it may edit or recover a failed result, or halt.
+    ToolError { fn tool_error(result: &mut ToolResult, turn: &mut Turn) -> Verdict<event::ToolError>; }
+    /// A `before_final` hook: it may edit the answer, RETRY, STOP with another answer, or halt.
+    BeforeFinal { fn before_final(message: &mut AssistantMessage, turn: &mut Turn) -> Verdict<event::BeforeFinal>; }
+    /// A `post` hook: it sees how the turn ended, every time, and may halt.
+    Post { fn post(outcome: &Outcome, turn: &mut Turn) -> Verdict<event::Post>; }
+}
