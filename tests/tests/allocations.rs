@@ -92,6 +92,62 @@ impl Hook for Noop {
     }
 }
 
+/// One single-event hook per event (and a parallel `pre` one), each continuing.
+struct OnPre;
+
+impl agentix::on::Pre for OnPre {
+    async fn pre(&self, _: &mut Turn) -> Verdict<Pre> {
+        Verdict::Continue
+    }
+}
+struct OnParallelPre;
+
+impl agentix::on::ParallelPre for OnParallelPre {
+    async fn pre(&self, _: &Turn) -> Vec<agentix::Part> {
+        Vec::new()
+    }
+}
+
+macro_rules! single_noop {
+    ($($name:ident: $trait:ident, $method:ident($value:ty) -> $event:ty;)*) => {$(
+        struct $name;
+        impl agentix::on::$trait for $name {
+            async fn $method(&self, _: $value, _: &mut Turn) -> Verdict<$event> {
+                Verdict::Continue
+            }
+        }
+    )*};
+}
+
+single_noop! {
+    OnBeforeModel: BeforeModel, before_model(&mut ModelRequest) -> BeforeModel;
+    OnAfterModel: AfterModel, after_model(&mut AssistantMessage) -> AfterModel;
+    OnBeforeTool: BeforeTool, before_tool(&mut ToolCall) -> BeforeTool;
+    OnAfterTool: AfterTool, after_tool(&mut ToolResult) -> AfterTool;
+    OnToolError: ToolError, tool_error(&mut ToolResult) -> ToolError;
+    OnBeforeFinal: BeforeFinal, before_final(&mut AssistantMessage) -> BeforeFinal;
+    OnPost: Post, post(&Outcome) -> Post;
+}
+
+struct OnWrapModel;
+impl agentix::on::WrapModel for OnWrapModel {
+    async fn wrap_model(
+        &self,
+        request: &ModelRequest,
+        _: &Turn,
+        next: &impl NextModel,
+    ) -> Result<ModelResponse, ModelError> {
+        next.call(request).await
+    }
+}
+
+struct OnWrapTool;
+impl agentix::on::WrapTool for OnWrapTool {
+    async fn wrap_tool(&self, call: &ToolCall, _: &Turn, next: &impl NextTool) -> ToolResult {
+        next.call(call).await
+    }
+}
+
 /// A hook that relies on every default method.
 struct Defaults;
 
@@ -165,6 +221,37 @@ fn hook_dispatch_allocates_nothing_and_changes_nothing() {
         hooked_requests, bare_requests,
         "no-op hooks change what the model sees"
     );
+}
+
+#[test]
+fn single_event_hooks_on_every_event_allocate_nothing() {
+    let bare_model = model();
+    let bare = Agent::builder(&bare_model).tool(Weather::default()).build();
+    let hooked_model = model();
+    let hooked = Agent::builder(&hooked_model)
+        .tool(Weather::default())
+        .hook(OnPre)
+        .hook(OnParallelPre)
+        .hook(OnBeforeModel)
+        .hook(OnWrapModel)
+        .hook(OnAfterModel)
+        .hook(OnBeforeTool)
+        .hook(OnWrapTool)
+        .hook(OnAfterTool)
+        .hook(OnToolError)
+        .hook(OnBeforeFinal)
+        .hook(OnPost)
+        .build();
+    let _ = measure(
+        &Agent::builder(model()).tool(Weather::default()).build(),
+        &model(),
+    );
+
+    let (bare_count, bare_log, bare_requests) = measure(&bare, &bare_model);
+    let (hooked_count, hooked_log, hooked_requests) = measure(&hooked, &hooked_model);
+    assert_eq!(hooked_count, bare_count);
+    assert_eq!(hooked_log.log(), bare_log.log());
+    assert_eq!(hooked_requests, bare_requests);
 }
 
 /// Allocates one box per `after_model` call: the control that shows the count sees hooks.
