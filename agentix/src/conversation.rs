@@ -112,7 +112,9 @@ impl Entry {
     }
 }
 
-/// The durable record of a conversation: the canonical log, its config and its scope.
+/// The durable record of a conversation: the canonical log, its config and its scope. It
+/// serializes with serde (the scope's resources excepted) and a revived conversation goes on
+/// where it left off.
 ///
 /// The log is append-only and only the agent loop appends to it; it always reads as a valid
 /// conversation (every tool call answered), whether a turn completed, halted, failed or was
@@ -122,7 +124,7 @@ pub struct Conversation {
     config: Config,
     log: Vec<Entry>,
     turns: u64,
-    #[serde(skip)]
+    #[serde(default)]
     scope: Scope,
 }
 

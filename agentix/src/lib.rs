@@ -1,6 +1,6 @@
 //! Typed, zero-cost lifecycle hooks for LLM agents.
 //!
-//! A hook is attached to one [event](event) of an agent's lifecycle. The event's type is its
+//! A hook is attached to one [event] of an agent's lifecycle. The event's type is its
 //! contract: the value that flows through it and the [`Verdict`]s a hook may return there. A
 //! verdict the contract forbids cannot be constructed, so breaking the contract is a compile
 //! error, not a surprise at run time:
@@ -77,7 +77,7 @@ pub use model::{
     Model, ModelError, ModelParams, ModelRequest, ModelResponse, ScriptedModel, Usage,
 };
 pub use observe::{Decision, Observation, Observer};
-pub use scope::{MissingScope, Scope};
+pub use scope::{Scope, ScopeError, ScopeValue};
 pub use tool::{NoTools, Tool, ToolSet, ToolSpec, Toolbox};
 pub use turn::{Injection, Turn};
 pub use verdict::{Escalation, Feedback, Halt, Rejection, Verdict};

@@ -1,22 +1,89 @@
 //! Ambient state that hooks and tools read from one place.
 
 use std::any::{Any, TypeId, type_name};
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fmt;
+use std::sync::OnceLock;
+
+use serde::de::DeserializeOwned;
+use serde::ser::SerializeMap;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+/// A value kept in a [`Scope`] as part of the conversation's durable state: it is serialized with
+/// the conversation and comes back when the conversation is revived.
+///
+/// ```
+/// use agentix::{Scope, ScopeValue};
+/// use serde::{Deserialize, Serialize};
+///
+/// #[derive(Serialize, Deserialize)]
+/// struct CurrentUser {
+///     id: u64,
+/// }
+///
+/// impl ScopeValue for CurrentUser {
+///     const KEY: &'static str = "current_user";
+/// }
+///
+/// let scope = Scope::new().with(CurrentUser { id: 7 });
+/// let json = serde_json::to_string(&scope).unwrap();
+/// let revived: Scope = serde_json::from_str(&json).unwrap();
+/// assert_eq!(revived.get::<CurrentUser>().unwrap().id, 7);
+/// ```
+pub trait ScopeValue: Serialize + DeserializeOwned + Send + Sync + 'static {
+    /// The name it is serialized under. Keep it stable: a revived conversation finds the value
+    /// by it.
+    const KEY: &'static str;
+}
 
 /// Per-conversation ambient state — the current user, the tenant, a database handle — keyed by
 /// type. Hooks and tools reach it through the [`Turn`](crate::Turn), so both read the same values.
 ///
-/// The scope is not serialized with the conversation: it often holds handles that cannot be,
-/// and a revived conversation gets the scope of the request that revives it.
+/// It holds two kinds of thing. *Values* ([`ScopeValue`]s) are durable: they serialize with the
+/// conversation. *Resources* (any `Send + Sync` type: a connection pool, a client) are supplied by
+/// the application and are not serialized; a revived conversation gets them again from whoever
+/// revives it.
 #[derive(Default)]
 pub struct Scope {
-    values: HashMap<TypeId, Entry>,
+    values: HashMap<TypeId, Value>,
+    revived: BTreeMap<String, Revived>,
+    resources: HashMap<TypeId, Resource>,
 }
 
-struct Entry {
+type Erased = Box<dyn Any + Send + Sync>;
+
+struct Value {
+    key: &'static str,
+    value: Erased,
+    to_json: fn(&Erased) -> Result<serde_json::Value, serde_json::Error>,
+}
+
+/// A value read back from a serialized scope, typed on first access.
+struct Revived {
+    json: serde_json::Value,
+    typed: OnceLock<Value>,
+}
+
+struct Resource {
     type_name: &'static str,
-    value: Box<dyn Any + Send + Sync>,
+    value: Erased,
+}
+
+impl Value {
+    fn new<T: ScopeValue>(value: T) -> Self {
+        Value {
+            key: T::KEY,
+            value: Box::new(value),
+            to_json: to_json::<T>,
+        }
+    }
+}
+
+fn to_json<T: ScopeValue>(value: &Erased) -> Result<serde_json::Value, serde_json::Error> {
+    let value = value
+        .downcast_ref::<T>()
+        .expect("a scope value is stored under its own type");
+    serde_json::to_value(value)
 }
 
 impl Scope {
@@ -25,75 +92,205 @@ impl Scope {
         Scope::default()
     }
 
-    /// This scope with `value` added, replacing any value of the same type.
-    pub fn with<T: Send + Sync + 'static>(mut self, value: T) -> Self {
+    /// This scope with `value` added.
+    pub fn with<T: ScopeValue>(mut self, value: T) -> Self {
         self.insert(value);
         self
     }
 
-    /// Stores `value`, returning the value of the same type it replaces.
-    pub fn insert<T: Send + Sync + 'static>(&mut self, value: T) -> Option<T> {
-        let entry = Entry {
-            type_name: type_name::<T>(),
-            value: Box::new(value),
-        };
-        self.values
-            .insert(TypeId::of::<T>(), entry)
-            .and_then(Entry::downcast)
+    /// This scope with `resource` added.
+    pub fn with_resource<T: Send + Sync + 'static>(mut self, resource: T) -> Self {
+        self.insert_resource(resource);
+        self
     }
 
-    /// The value of type `T`.
-    pub fn get<T: 'static>(&self) -> Option<&T> {
-        self.values
-            .get(&TypeId::of::<T>())
-            .and_then(|entry| entry.value.downcast_ref())
+    /// Stores a durable value, replacing any value of the same type.
+    ///
+    /// # Panics
+    ///
+    /// If another value type already uses `T::KEY`: the two would overwrite each other when the
+    /// conversation is serialized.
+    pub fn insert<T: ScopeValue>(&mut self, value: T) {
+        let clash = self
+            .values
+            .iter()
+            .any(|(id, stored)| stored.key == T::KEY && *id != TypeId::of::<T>());
+        assert!(
+            !clash,
+            "scope key `{}` is used by `{}` and by another type",
+            T::KEY,
+            type_name::<T>()
+        );
+        self.revived.remove(T::KEY);
+        self.values.insert(TypeId::of::<T>(), Value::new(value));
     }
 
-    /// The value of type `T`, mutably.
-    pub fn get_mut<T: 'static>(&mut self) -> Option<&mut T> {
-        self.values
-            .get_mut(&TypeId::of::<T>())
-            .and_then(|entry| entry.value.downcast_mut())
+    /// The durable value of type `T`. A value read back from a serialized conversation is
+    /// deserialized on first access; if it no longer deserializes, this is `None` and
+    /// [`require`](Scope::require) says why.
+    pub fn get<T: ScopeValue>(&self) -> Option<&T> {
+        self.require().ok()
     }
 
-    /// The value of type `T`, or an error naming the missing type.
-    pub fn require<T: 'static>(&self) -> Result<&T, MissingScope> {
-        self.get().ok_or(MissingScope {
-            type_name: type_name::<T>(),
+    /// The durable value of type `T`, or an error naming what is missing or malformed.
+    pub fn require<T: ScopeValue>(&self) -> Result<&T, ScopeError> {
+        if let Some(stored) = self.values.get(&TypeId::of::<T>()) {
+            return Ok(stored
+                .value
+                .downcast_ref()
+                .expect("stored under its own type"));
+        }
+        let revived = self.revived.get(T::KEY).ok_or(ScopeError::Missing {
+            name: type_name::<T>(),
+        })?;
+        if revived.typed.get().is_none() {
+            let value: T = serde_json::from_value(revived.json.clone()).map_err(|error| {
+                ScopeError::Malformed {
+                    key: T::KEY,
+                    message: error.to_string(),
+                }
+            })?;
+            let _ = revived.typed.set(Value::new(value));
+        }
+        let typed = revived.typed.get().expect("set above");
+        typed.value.downcast_ref().ok_or(ScopeError::Missing {
+            name: type_name::<T>(),
         })
     }
 
-    /// Removes and returns the value of type `T`.
-    pub fn remove<T: 'static>(&mut self) -> Option<T> {
+    /// The durable value of type `T`, mutably.
+    pub fn get_mut<T: ScopeValue>(&mut self) -> Option<&mut T> {
+        if !self.values.contains_key(&TypeId::of::<T>()) {
+            let value: T = self.remove_revived()?;
+            self.values.insert(TypeId::of::<T>(), Value::new(value));
+        }
         self.values
-            .remove(&TypeId::of::<T>())
-            .and_then(Entry::downcast)
+            .get_mut(&TypeId::of::<T>())
+            .and_then(|stored| stored.value.downcast_mut())
     }
 
-    /// Whether a value of type `T` is present.
-    pub fn contains<T: 'static>(&self) -> bool {
-        self.values.contains_key(&TypeId::of::<T>())
+    /// Removes and returns the durable value of type `T`.
+    pub fn remove<T: ScopeValue>(&mut self) -> Option<T> {
+        match self.values.remove(&TypeId::of::<T>()) {
+            Some(stored) => stored.value.downcast().ok().map(|boxed| *boxed),
+            None => self.remove_revived(),
+        }
     }
-}
 
-impl Entry {
-    fn downcast<T: 'static>(self) -> Option<T> {
-        self.value.downcast().ok().map(|boxed| *boxed)
+    fn remove_revived<T: ScopeValue>(&mut self) -> Option<T> {
+        let revived = self.revived.remove(T::KEY)?;
+        match revived.typed.into_inner() {
+            Some(typed) => typed.value.downcast().ok().map(|boxed| *boxed),
+            None => serde_json::from_value(revived.json).ok(),
+        }
+    }
+
+    /// Stores a resource (not serialized), replacing any resource of the same type.
+    pub fn insert_resource<T: Send + Sync + 'static>(&mut self, resource: T) {
+        let resource = Resource {
+            type_name: type_name::<T>(),
+            value: Box::new(resource),
+        };
+        self.resources.insert(TypeId::of::<T>(), resource);
+    }
+
+    /// The resource of type `T`.
+    pub fn resource<T: Send + Sync + 'static>(&self) -> Option<&T> {
+        self.resources
+            .get(&TypeId::of::<T>())
+            .and_then(|stored| stored.value.downcast_ref())
+    }
+
+    /// The resource of type `T`, mutably.
+    pub fn resource_mut<T: Send + Sync + 'static>(&mut self) -> Option<&mut T> {
+        self.resources
+            .get_mut(&TypeId::of::<T>())
+            .and_then(|stored| stored.value.downcast_mut())
+    }
+
+    /// Removes and returns the resource of type `T`.
+    pub fn remove_resource<T: Send + Sync + 'static>(&mut self) -> Option<T> {
+        let stored = self.resources.remove(&TypeId::of::<T>())?;
+        stored.value.downcast().ok().map(|boxed| *boxed)
     }
 }
 
 impl fmt::Debug for Scope {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_set()
-            .entries(self.values.values().map(|entry| entry.type_name))
+        let values: Vec<&str> = self
+            .values
+            .values()
+            .map(|stored| stored.key)
+            .chain(self.revived.keys().map(String::as_str))
+            .collect();
+        let resources: Vec<&str> = self
+            .resources
+            .values()
+            .map(|stored| stored.type_name)
+            .collect();
+        f.debug_struct("Scope")
+            .field("values", &values)
+            .field("resources", &resources)
             .finish()
     }
 }
 
-/// A value the scope was required to hold is not there.
+impl Serialize for Scope {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut entries = BTreeMap::new();
+        for (key, revived) in &self.revived {
+            entries.insert(key.as_str(), revived.json.clone());
+        }
+        for stored in self.values.values() {
+            let json = (stored.to_json)(&stored.value).map_err(serde::ser::Error::custom)?;
+            entries.insert(stored.key, json);
+        }
+        let mut map = serializer.serialize_map(Some(entries.len()))?;
+        for (key, json) in entries {
+            map.serialize_entry(key, &json)?;
+        }
+        map.end()
+    }
+}
+
+impl<'de> Deserialize<'de> for Scope {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let entries = BTreeMap::<String, serde_json::Value>::deserialize(deserializer)?;
+        let revived = entries
+            .into_iter()
+            .map(|(key, json)| {
+                (
+                    key,
+                    Revived {
+                        json,
+                        typed: OnceLock::new(),
+                    },
+                )
+            })
+            .collect();
+        Ok(Scope {
+            revived,
+            ..Scope::default()
+        })
+    }
+}
+
+/// A value the scope was required to hold is not there, or no longer reads as its type.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("the scope holds no `{type_name}`")]
-pub struct MissingScope {
-    /// The missing value's type.
-    pub type_name: &'static str,
+#[non_exhaustive]
+pub enum ScopeError {
+    /// No value of the type is present.
+    #[error("the scope holds no `{name}`")]
+    Missing {
+        /// The missing value's type.
+        name: &'static str,
+    },
+    /// A revived value under the type's key does not deserialize as the type.
+    #[error("the scope value `{key}` does not deserialize: {message}")]
+    Malformed {
+        /// The value's key.
+        key: &'static str,
+        /// The deserializer's complaint.
+        message: String,
+    },
 }

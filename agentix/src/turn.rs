@@ -1,6 +1,9 @@
 //! The turn: what every hook of a turn sees.
 
+use std::borrow::Cow;
 use std::sync::OnceLock;
+
+use serde::{Deserialize, Serialize};
 
 use crate::conversation::{Config, Conversation, Entry, TurnRef};
 use crate::event::EventKind;
@@ -13,7 +16,11 @@ use crate::scope::Scope;
 ///
 /// The log is read-only here: only the agent loop appends to it. What a hook may add is
 /// append-only too — [`inject`](Turn::inject) — and lives only in this turn's model requests.
-#[derive(Debug)]
+///
+/// A turn serializes with serde (to inspect or persist a turn in flight); what is only
+/// meaningful while its hooks run — which hook is running, a panic inside a wrap chain — is left
+/// out.
+#[derive(Debug, Serialize, Deserialize)]
 pub struct Turn {
     conversation: Conversation,
     turn_ref: TurnRef,
@@ -21,15 +28,17 @@ pub struct Turn {
     pub(crate) step: u32,
     pub(crate) retries: u32,
     injections: Vec<Injection>,
+    #[serde(skip)]
     running_hook: &'static str,
+    #[serde(skip)]
     pub(crate) aborted: OnceLock<Aborted>,
 }
 
 /// Content a hook injected for this turn.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Injection {
     /// The hook that injected it.
-    pub hook: &'static str,
+    pub hook: Cow<'static, str>,
     /// The content; it reaches the model with the user's role.
     pub part: Part,
 }
@@ -121,7 +130,7 @@ impl Turn {
     /// content from elsewhere (retrieved documents) is a prompt-injection surface.
     pub fn inject(&mut self, part: impl Into<Part>) {
         self.injections.push(Injection {
-            hook: self.running_hook,
+            hook: Cow::Borrowed(self.running_hook),
             part: part.into(),
         });
     }
@@ -133,7 +142,10 @@ impl Turn {
 
     pub(crate) fn inject_as(&mut self, hook: &'static str, parts: impl IntoIterator<Item = Part>) {
         self.injections
-            .extend(parts.into_iter().map(|part| Injection { hook, part }));
+            .extend(parts.into_iter().map(|part| Injection {
+                hook: Cow::Borrowed(hook),
+                part,
+            }));
     }
 
     pub(crate) fn enter_hook(&mut self, hook: &'static str) {

@@ -11,22 +11,31 @@ use agentix::event::{
 };
 use agentix::{
     Agent, AssistantMessage, Conversation, Entry, Hook, ModelError, ModelRequest, ModelResponse,
-    NextModel, NextTool, Observation, Outcome, Scope, ScriptedModel, Tool, ToolCall, ToolFailure,
-    ToolResult, Turn, Verdict,
+    NextModel, NextTool, Observation, Outcome, Scope, ScopeValue, ScriptedModel, Tool, ToolCall,
+    ToolFailure, ToolResult, Turn, Verdict,
 };
 use schemars::JsonSchema;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 /// The signed-in user, ambient state in the conversation's scope.
+#[derive(Serialize, Deserialize)]
 struct User {
     name: String,
-    units: &'static str,
+    units: String,
+}
+
+impl ScopeValue for User {
+    const KEY: &'static str = "user";
 }
 
 /// Turns served so far; `post` counts them in the scope.
-#[derive(Default)]
+#[derive(Default, Serialize, Deserialize)]
 struct TurnsServed(u32);
+
+impl ScopeValue for TurnsServed {
+    const KEY: &'static str = "turns_served";
+}
 
 #[derive(Deserialize, JsonSchema)]
 struct City {
@@ -160,7 +169,10 @@ impl Hook for ToolCare {
     }
 
     async fn after_tool(&self, result: &mut ToolResult, turn: &mut Turn) -> Verdict<AfterTool> {
-        let units = turn.scope().get::<User>().map_or("°C", |user| user.units);
+        let units = turn
+            .scope()
+            .get::<User>()
+            .map_or("°C", |user| user.units.as_str());
         result.output.push_str(units);
         Verdict::Continue
     }
@@ -240,7 +252,7 @@ async fn main() {
     let scope = Scope::new()
         .with(User {
             name: "Ada".into(),
-            units: "°C",
+            units: "°C".into(),
         })
         .with(TurnsServed::default());
     let mut conversation = Conversation::new().with_scope(scope);

@@ -6,8 +6,8 @@ use std::time::Duration;
 use agentix::event::{BeforeTool, EventKind, EventSet};
 use agentix::on::ParallelPre;
 use agentix::{
-    Agent, BoxedAgent, Conversation, Hook, Part, Role, Scope, ScriptedModel, Tool, ToolCall,
-    ToolFailure, Turn, Verdict,
+    Agent, BoxedAgent, Conversation, Hook, Part, Role, Scope, ScopeValue, ScriptedModel, Tool,
+    ToolCall, ToolFailure, Turn, Verdict,
 };
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -84,9 +84,14 @@ async fn tool_output_is_json_and_tool_errors_reach_the_model() {
 }
 
 /// The signed-in user: ambient state that hooks and tools read from the scope.
+#[derive(Debug, Serialize, Deserialize)]
 struct User {
-    name: &'static str,
+    name: String,
     calls: u32,
+}
+
+impl ScopeValue for User {
+    const KEY: &'static str = "user";
 }
 
 /// Counts the user's tool calls (an effect on the scope).
@@ -116,7 +121,7 @@ impl Tool for WhoAmI {
     const NAME: &'static str = "whoami";
     type Args = NoArgs;
     type Output = String;
-    type Error = agentix::MissingScope;
+    type Error = agentix::ScopeError;
 
     fn description(&self) -> &str {
         "Who is signed in."
@@ -137,7 +142,7 @@ async fn hooks_and_tools_share_the_scope_across_turns() {
         .text("second");
     let agent = Agent::builder(&model).tool(WhoAmI).hook(CountCalls).build();
     let mut conversation = Conversation::new().with_scope(Scope::new().with(User {
-        name: "ada",
+        name: "ada".into(),
         calls: 0,
     }));
     agent.run(&mut conversation, "who?").await.unwrap();
@@ -227,7 +232,7 @@ async fn agents_of_different_types_fit_behind_one_type() {
     let mut replies = Vec::new();
     for agent in &agents {
         let mut conversation = Conversation::new().with_scope(Scope::new().with(User {
-            name: "ada",
+            name: "ada".into(),
             calls: 0,
         }));
         replies.push(
@@ -240,4 +245,74 @@ async fn agents_of_different_types_fit_behind_one_type() {
         );
     }
     assert_eq!(replies, ["plain", "hooked"]);
+}
+
+/// A handle the application supplies: not serialized.
+struct Pool {
+    connections: u32,
+}
+
+#[test]
+fn scope_values_survive_serialization_and_resources_do_not() {
+    let mut scope = Scope::new()
+        .with(User {
+            name: "ada".into(),
+            calls: 2,
+        })
+        .with_resource(Pool { connections: 4 });
+    assert_eq!(scope.resource::<Pool>().unwrap().connections, 4);
+    scope.get_mut::<User>().unwrap().calls += 1;
+
+    let json = serde_json::to_value(&scope).unwrap();
+    assert_eq!(json, json!({ "user": { "name": "ada", "calls": 3 } }));
+
+    let mut revived: Scope = serde_json::from_value(json).unwrap();
+    assert!(
+        revived.resource::<Pool>().is_none(),
+        "resources are not serialized"
+    );
+    assert_eq!(revived.get::<User>().unwrap().calls, 3);
+    revived.get_mut::<User>().unwrap().calls += 1;
+    assert_eq!(revived.remove::<User>().unwrap().calls, 4);
+    assert!(revived.get::<User>().is_none());
+
+    let malformed: Scope = serde_json::from_value(json!({ "user": { "name": 5 } })).unwrap();
+    let error = malformed.require::<User>().unwrap_err();
+    assert!(
+        matches!(&error, agentix::ScopeError::Malformed { key: "user", .. }),
+        "{error}"
+    );
+}
+
+#[tokio::test]
+async fn a_revived_conversation_keeps_its_log_config_and_scope() {
+    let model = ScriptedModel::new()
+        .tool_call("whoami", json!({}))
+        .text("first")
+        .tool_call("whoami", json!({}))
+        .text("second");
+    let agent = Agent::builder(&model).tool(WhoAmI).hook(CountCalls).build();
+    let mut conversation = Conversation::with_config(agentix::Config {
+        max_steps: 5,
+        max_retries: 1,
+    })
+    .with_scope(Scope::new().with(User {
+        name: "ada".into(),
+        calls: 0,
+    }));
+    agent.run(&mut conversation, "who?").await.unwrap();
+
+    let saved = serde_json::to_string(&conversation).unwrap();
+    let mut revived: Conversation = serde_json::from_str(&saved).unwrap();
+    assert_eq!(revived.log(), conversation.log());
+    assert_eq!(revived.config(), conversation.config());
+    assert_eq!(revived.turns(), 1);
+
+    agent.run(&mut revived, "again?").await.unwrap();
+    assert_eq!(
+        tool_results(&model.requests()[3]).last().unwrap().output,
+        "ada (call 2)"
+    );
+    assert_eq!(revived.log().first().unwrap().turn(), agentix::TurnRef(1));
+    assert_eq!(revived.log().last().unwrap().turn(), agentix::TurnRef(2));
 }
