@@ -49,7 +49,14 @@
 //! The loop runs `pre` → per step (`before_model` → `wrap_model` → `after_model` → per tool call
 //! (`before_tool` → `wrap_tool` → `after_tool` or `tool_error`)) → `before_final` → `post`.
 //! Hooks of one event run in the order they were added to the agent; the first verdict other
-//! than continue ends that event's chain.
+//! than continue ends that event's chain; `post` runs at the end of every turn.
+//!
+//! A hook is one of:
+//! - a single-event hook: a type implementing that event's trait in [`on`];
+//! - a [`Hook`]: one struct with a method per event, for hooks that span several;
+//! - a parallel `pre` hook ([`on::ParallelPre`]), which returns content instead of halting.
+//!
+//! [`AgentBuilder::hook`] takes any of them and knows where each goes.
 
 mod agent;
 mod approval;
@@ -81,6 +88,11 @@ pub use scope::{Scope, ScopeError, ScopeValue};
 pub use tool::{NoTools, Tool, ToolSet, ToolSpec, Toolbox};
 pub use turn::{Injection, Turn};
 pub use verdict::{Escalation, Feedback, Halt, Rejection, Verdict};
+
+/// The README's examples, compiled and run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+struct ReadmeDoctests;
 
 /// How a turn ended: its final answer, or why there is none.
 pub type Outcome = Result<AssistantMessage, Error>;
