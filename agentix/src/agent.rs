@@ -3,25 +3,22 @@
 use std::future::Future;
 use std::mem;
 use std::ops::{Deref, DerefMut};
-use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
 use std::sync::Arc;
-
-use futures::FutureExt;
 
 use crate::approval::{Approval, Approver, NoApprover};
 use crate::conversation::{Conversation, Entry};
 use crate::error::Error;
 use crate::event::EventKind;
 use crate::hook::{NextModel, NextTool};
-use crate::message::{AssistantMessage, Message, Role, ToolCall, ToolFailure, ToolResult};
+use crate::message::{AssistantMessage, Message, Part, Role, ToolCall, ToolFailure, ToolResult};
 use crate::model::{Model, ModelError, ModelParams, ModelRequest, ModelResponse};
 use crate::observe::{Observation, Observer};
-use crate::pipeline::{Flow, Hooks, Pipeline, Register, not_run};
+use crate::pipeline::{Chain, Flow, Hooks, Pipeline, Register, not_run};
 use crate::tool::{NoTools, Tool, ToolSet, ToolSpec, Toolbox};
-use crate::turn::Turn;
+use crate::turn::{Blame, Turn};
 use crate::verdict::{Feedback, Halt};
-use crate::{Outcome, panic_message};
+use crate::{Outcome, caught, panic_message};
 
 /// An agent: a model, a fixed set of tools, a static pipeline of hooks, and an approver.
 ///
@@ -101,6 +98,20 @@ impl<M, T, P, A> AgentBuilder<M, T, P, A> {
     pub fn tool<U: Tool>(self, tool: U) -> AgentBuilder<M, Toolbox<T, U>, P, A> {
         AgentBuilder {
             tools: Toolbox::new(self.tools, tool),
+            model: self.model,
+            hooks: self.hooks,
+            approver: self.approver,
+            system: self.system,
+            model_name: self.model_name,
+            params: self.params,
+        }
+    }
+
+    /// Replaces the tool set with a hand-written [`ToolSet`] (for tools known only at run time);
+    /// [`tool`](AgentBuilder::tool) adds typed tools to the set instead.
+    pub fn tools<U: ToolSet>(self, tools: U) -> AgentBuilder<M, U, P, A> {
+        AgentBuilder {
+            tools,
             model: self.model,
             hooks: self.hooks,
             approver: self.approver,
@@ -198,14 +209,12 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver> Agent<M, T, P, A> {
     where
         Self: 'static,
     {
-        BoxedAgent {
-            agent: Box::new(self),
-        }
+        BoxedAgent { agent: Box::new(self) }
     }
 
     async fn drive<O: Observer>(&self, turn: &mut Turn, observer: &O) -> Outcome {
         fire(observer, turn, EventKind::Pre);
-        match self.hooks.pre(turn, observer).await {
+        match self.hooks.chain().pre(turn, observer).await {
             Flow::Continue => {}
             Flow::Halt { hook, halt } => return Err(halted(EventKind::Pre, hook, halt)),
             Flow::Panicked { hook, message } => {
@@ -215,63 +224,54 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver> Agent<M, T, P, A> {
         let mut retry: Option<Retry> = None;
         loop {
             if turn.step >= turn.config().max_steps {
-                return Err(Error::StepLimit {
-                    limit: turn.config().max_steps,
-                });
+                return Err(Error::StepLimit { limit: turn.config().max_steps });
             }
             let mut request = self.render(turn, retry.as_ref());
             fire(observer, turn, EventKind::BeforeModel);
-            let mut message = match self.hooks.before_model(&mut request, turn, observer).await {
-                Flow::Continue => self.call_model(&request, turn, observer).await?,
-                Flow::Stop { value, .. } => value,
-                Flow::Halt { hook, halt } => {
-                    return Err(halted(EventKind::BeforeModel, hook, halt));
-                }
-                Flow::Panicked { hook, message } => {
-                    return Err(panicked(EventKind::BeforeModel, hook, message));
-                }
-            };
+            let mut message =
+                match self.hooks.chain().before_model(&mut request, turn, observer).await {
+                    Flow::Continue => self.call_model(&request, turn, observer).await?,
+                    Flow::Stop { value, .. } => value,
+                    Flow::Halt { hook, halt } => {
+                        return Err(halted(EventKind::BeforeModel, hook, halt));
+                    }
+                    Flow::Panicked { hook, message } => {
+                        return Err(panicked(EventKind::BeforeModel, hook, message));
+                    }
+                };
 
             fire(observer, turn, EventKind::AfterModel);
-            let mut answer = match self.hooks.after_model(&mut message, turn, observer).await {
-                Flow::Continue if message.calls_tools() => {
-                    self.run_tools(message, turn, observer).await?;
-                    turn.step += 1;
-                    retry = None;
-                    continue;
-                }
-                Flow::Continue => message,
-                Flow::Stop { hook, value } => final_answer(EventKind::AfterModel, hook, value)?,
-                Flow::Retry { hook, feedback } => {
-                    retry = Some(Retry::new(
-                        turn,
-                        EventKind::AfterModel,
-                        hook,
-                        message,
-                        feedback,
-                    )?);
-                    continue;
-                }
-                Flow::Halt { hook, halt } => return Err(halted(EventKind::AfterModel, hook, halt)),
-                Flow::Panicked { hook, message } => {
-                    return Err(panicked(EventKind::AfterModel, hook, message));
-                }
-            };
+            let mut answer =
+                match self.hooks.chain().after_model(&mut message, turn, observer).await {
+                    Flow::Continue if message.calls_tools() => {
+                        self.run_tools(message, turn, observer).await?;
+                        turn.step += 1;
+                        retry = None;
+                        continue;
+                    }
+                    Flow::Continue => message,
+                    Flow::Stop { hook, value } => final_answer(EventKind::AfterModel, hook, value)?,
+                    Flow::Retry { hook, feedback } => {
+                        retry =
+                            Some(Retry::new(turn, EventKind::AfterModel, hook, message, feedback)?);
+                        continue;
+                    }
+                    Flow::Halt { hook, halt } => {
+                        return Err(halted(EventKind::AfterModel, hook, halt));
+                    }
+                    Flow::Panicked { hook, message } => {
+                        return Err(panicked(EventKind::AfterModel, hook, message));
+                    }
+                };
 
             fire(observer, turn, EventKind::BeforeFinal);
-            match self.hooks.before_final(&mut answer, turn, observer).await {
+            match self.hooks.chain().before_final(&mut answer, turn, observer).await {
                 Flow::Continue => {}
                 Flow::Stop { hook, value } => {
                     answer = final_answer(EventKind::BeforeFinal, hook, value)?
                 }
                 Flow::Retry { hook, feedback } => {
-                    retry = Some(Retry::new(
-                        turn,
-                        EventKind::BeforeFinal,
-                        hook,
-                        answer,
-                        feedback,
-                    )?);
+                    retry = Some(Retry::new(turn, EventKind::BeforeFinal, hook, answer, feedback)?);
                     continue;
                 }
                 Flow::Halt { hook, halt } => {
@@ -283,10 +283,7 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver> Agent<M, T, P, A> {
             }
             // A hook edited tool calls into the answer: committing it would leave them unanswered.
             let answer = final_answer(EventKind::BeforeFinal, "before_final chain", answer)?;
-            turn.append(Entry::Assistant {
-                turn: turn.turn_ref(),
-                message: answer.clone(),
-            });
+            turn.append(Entry::Assistant { turn: turn.turn_ref(), message: answer.clone() });
             return Ok(answer);
         }
     }
@@ -299,23 +296,22 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver> Agent<M, T, P, A> {
         let mut messages = Vec::with_capacity(log.len() + 3);
         messages.extend(log[..opened].iter().filter_map(Entry::to_message));
         if !turn.injections().is_empty() {
-            let content = turn
-                .injections()
-                .iter()
-                .map(|injection| injection.part.clone())
-                .collect();
-            messages.push(Message {
-                role: Role::User,
-                content,
-            });
+            let content =
+                turn.injections().iter().map(|injection| injection.part.clone()).collect();
+            messages.push(Message { role: Role::User, content });
         }
         messages.extend(log[opened..].iter().filter_map(Entry::to_message));
-        if let Some(Retry {
-            rejected,
-            feedback: Feedback { text: Some(text) },
-        }) = retry
-        {
-            messages.push(rejected.clone().into());
+        if let Some(Retry { rejected, feedback: Feedback { text: Some(text) } }) = retry {
+            // Its tool calls never ran: replaying them unanswered would be an invalid request.
+            let said: Vec<Part> = rejected
+                .content
+                .iter()
+                .filter(|part| !matches!(part, Part::ToolCall(_)))
+                .cloned()
+                .collect();
+            if !said.is_empty() {
+                messages.push(Message { role: Role::Assistant, content: said });
+            }
             messages.push(Message::user(text.clone()));
         }
         ModelRequest {
@@ -334,19 +330,23 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver> Agent<M, T, P, A> {
         observer: &O,
     ) -> Result<AssistantMessage, Error> {
         fire(observer, turn, EventKind::WrapModel);
-        let model = CallModel {
-            model: &self.model,
-            turn,
-        };
+        let model = CallModel { model: &self.model, turn };
         let result = self.hooks.wrap_model(request, turn, observer, model).await;
         if let Some(aborted) = turn.aborted.get() {
-            return Err(panicked(
-                aborted.event,
-                aborted.hook,
-                aborted.message.clone(),
-            ));
+            return Err(panicked(aborted.event, aborted.hook, aborted.message.clone()));
         }
-        Ok(result?.message)
+        match result {
+            Ok(response) => Ok(response.message),
+            // An error a wrap hook made itself names the hook; one it passed on is the model's.
+            Err(error) => Err(match turn.model_blame() {
+                Blame::Hook(hook) => Error::HookFailed {
+                    event: EventKind::WrapModel,
+                    hook,
+                    message: error.to_string(),
+                },
+                Blame::Model | Blame::Nobody => Error::Model(error),
+            }),
+        }
     }
 
     /// Runs the step's tool calls in order and commits the step — the assistant message with one
@@ -374,21 +374,13 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver> Agent<M, T, P, A> {
             for call in &calls[results.len()..] {
                 results.push(ToolResult::failure(
                     call,
-                    ToolFailure::NotRun {
-                        reason: error.to_string(),
-                    },
+                    ToolFailure::NotRun { reason: error.to_string() },
                 ));
             }
         }
         let turn_ref = turn.turn_ref();
-        turn.append(Entry::Assistant {
-            turn: turn_ref,
-            message,
-        });
-        turn.append(Entry::ToolResults {
-            turn: turn_ref,
-            results,
-        });
+        turn.append(Entry::Assistant { turn: turn_ref, message });
+        turn.append(Entry::ToolResults { turn: turn_ref, results });
         interruption.map_or(Ok(()), Err)
     }
 
@@ -400,88 +392,59 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver> Agent<M, T, P, A> {
     ) -> Result<ToolResult, Interrupted> {
         let mut call = requested.clone();
         fire(observer, turn, EventKind::BeforeTool);
-        let refusal = match self.hooks.before_tool(&mut call, turn, observer).await {
+        let refusal = match self.hooks.chain().before_tool(&mut call, turn, observer).await {
             Flow::Continue => None,
             Flow::Reject { hook, rejection } => Some((hook.to_owned(), rejection.reason)),
-            Flow::Escalate { escalation, .. } => {
-                let review = self.approver.review(&call, &escalation, turn);
-                let approval = match AssertUnwindSafe(review).catch_unwind().await {
-                    Ok(approval) => approval,
-                    Err(payload) => Approval::Reject(format!(
+            Flow::Escalate { hook, escalation } => {
+                let review = caught(|| self.approver.review(&call, &escalation, turn)).await;
+                let approval = review.unwrap_or_else(|payload| {
+                    Approval::Reject(format!(
                         "the approver panicked: {}",
                         panic_message(payload.as_ref())
-                    )),
-                };
-                observer.observe(&Observation::Approval {
-                    call: &call,
-                    approval: &approval,
+                    ))
                 });
+                observer.observe(&Observation::Approval { hook, call: &call, approval: &approval });
                 match approval {
                     Approval::Approve => None,
                     Approval::Edit(edited) => {
                         call = edited;
                         None
                     }
-                    Approval::Reject(reason) => Some(("approver".to_owned(), reason)),
+                    Approval::Reject(reason) => {
+                        Some((format!("the approver, on escalation by {hook}"), reason))
+                    }
                 }
             }
             Flow::Halt { hook, halt } => {
-                return Err(Interrupted::before(halted(
-                    EventKind::BeforeTool,
-                    hook,
-                    halt,
-                )));
+                return Err(Interrupted::before(halted(EventKind::BeforeTool, hook, halt)));
             }
             Flow::Panicked { hook, message } => {
-                return Err(Interrupted::before(panicked(
-                    EventKind::BeforeTool,
-                    hook,
-                    message,
-                )));
+                return Err(Interrupted::before(panicked(EventKind::BeforeTool, hook, message)));
             }
         };
-        // The result answers the call the model made, whatever a hook or the approver edited.
-        call.id.clone_from(&requested.id);
         if let Some((by, reason)) = refusal {
-            return Ok(ToolResult::failure(
-                &call,
-                ToolFailure::Rejected { by, reason },
-            ));
+            let result = ToolResult::failure(&call, ToolFailure::Rejected { by, reason });
+            return Ok(answering(requested, result));
         }
 
         fire(observer, turn, EventKind::WrapTool);
-        let tool = CallTool {
-            tools: &self.tools,
-            names: &self.tool_names,
-            turn,
-        };
+        let tool = CallTool { tools: &self.tools, names: &self.tool_names, turn };
         let mut result = self.hooks.wrap_tool(&call, turn, observer, tool).await;
         if let Some(aborted) = turn.aborted.get() {
             let error = panicked(aborted.event, aborted.hook, aborted.message.clone());
             return Err(Interrupted::before(error));
         }
-        result.call_id.clone_from(&requested.id);
 
-        let (event, flow) = if result.is_error() {
+        let chain = self.hooks.chain();
+        let (event, end) = if result.is_error() {
             fire(observer, turn, EventKind::ToolError);
-            (
-                EventKind::ToolError,
-                self.hooks
-                    .tool_error(&mut result, turn, observer)
-                    .await
-                    .into_end(),
-            )
+            (EventKind::ToolError, chain.tool_error(&mut result, turn, observer).await.into_end())
         } else {
             fire(observer, turn, EventKind::AfterTool);
-            (
-                EventKind::AfterTool,
-                self.hooks
-                    .after_tool(&mut result, turn, observer)
-                    .await
-                    .into_end(),
-            )
+            (EventKind::AfterTool, chain.after_tool(&mut result, turn, observer).await.into_end())
         };
-        match flow {
+        let result = answering(requested, result);
+        match end {
             None => Ok(result),
             Some(End::Halt { hook, halt }) => {
                 Err(Interrupted::after(result, halted(event, hook, halt)))
@@ -493,12 +456,17 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver> Agent<M, T, P, A> {
     }
 
     /// Records how the turn ended, then runs `post`, which sees every outcome.
-    async fn end<O: Observer>(&self, outcome: Outcome, turn: &mut Turn, observer: &O) -> Outcome {
+    async fn end<O: Observer>(
+        &self,
+        mut outcome: Outcome,
+        turn: &mut Turn,
+        observer: &O,
+    ) -> Outcome {
         if let Err(error) = &outcome {
             record(turn, error);
         }
         fire(observer, turn, EventKind::Post);
-        let post_error = match self.hooks.post(&outcome, turn, observer).await {
+        let post_error = match self.hooks.chain().post(&mut outcome, turn, observer).await {
             Flow::Continue => None,
             Flow::Halt { hook, halt } => Some(halted(EventKind::Post, hook, halt)),
             Flow::Panicked { hook, message } => Some(panicked(EventKind::Post, hook, message)),
@@ -511,62 +479,44 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver> Agent<M, T, P, A> {
             (Ok(_), Some(error)) => Err(error),
             (outcome, _) => outcome,
         };
-        observer.observe(&Observation::TurnEnded {
-            turn: turn.turn_ref(),
-            outcome: &outcome,
-        });
+        observer.observe(&Observation::TurnEnded { turn: turn.turn_ref(), outcome: &outcome });
         outcome
     }
 }
 
+/// The result answers the call the model made, whatever a hook or the approver edited: the log
+/// pairs every call with its result by id.
+fn answering(requested: &ToolCall, mut result: ToolResult) -> ToolResult {
+    result.call_id.clone_from(&requested.id);
+    result.name.clone_from(&requested.name);
+    result
+}
+
 fn fire<O: Observer>(observer: &O, turn: &Turn, event: EventKind) {
-    observer.observe(&Observation::Event {
-        turn: turn.turn_ref(),
-        step: turn.step(),
-        event,
-    });
+    observer.observe(&Observation::Event { turn: turn.turn_ref(), step: turn.step(), event });
 }
 
 fn halted(event: EventKind, hook: &'static str, halt: Halt) -> Error {
     if halt.failed {
-        Error::HookFailed {
-            event,
-            hook,
-            message: halt.reason,
-        }
+        Error::HookFailed { event, hook, message: halt.reason }
     } else {
-        Error::Halted {
-            event,
-            hook,
-            reason: halt.reason,
-        }
+        Error::Halted { event, hook, reason: halt.reason }
     }
 }
 
 fn panicked(event: EventKind, hook: &'static str, message: String) -> Error {
-    Error::HookPanicked {
-        event,
-        hook,
-        message,
-    }
+    Error::HookPanicked { event, hook, message }
 }
 
 fn record(turn: &mut Turn, error: &Error) {
     let entry = match error {
-        Error::Halted {
-            event,
-            hook,
-            reason,
-        } => Entry::Halted {
+        Error::Halted { event, hook, reason } => Entry::Halted {
             turn: turn.turn_ref(),
             event: *event,
             hook: (*hook).to_owned(),
             reason: reason.clone(),
         },
-        other => Entry::Failed {
-            turn: turn.turn_ref(),
-            error: other.to_string(),
-        },
+        other => Entry::Failed { turn: turn.turn_ref(), error: other.to_string() },
     };
     turn.append(entry);
 }
@@ -576,11 +526,7 @@ fn final_answer(
     hook: &'static str,
     answer: AssistantMessage,
 ) -> Result<AssistantMessage, Error> {
-    if answer.calls_tools() {
-        Err(Error::FinalCallsTools { event, hook })
-    } else {
-        Ok(answer)
-    }
+    if answer.calls_tools() { Err(Error::FinalCallsTools { event, hook }) } else { Ok(answer) }
 }
 
 /// A RETRY being acted on: the next request shows the model its rejected message and the
@@ -615,17 +561,11 @@ struct Interrupted {
 
 impl Interrupted {
     fn before(error: Error) -> Self {
-        Interrupted {
-            result: None,
-            error,
-        }
+        Interrupted { result: None, error }
     }
 
     fn after(result: ToolResult, error: Error) -> Self {
-        Interrupted {
-            result: Some(result),
-            error,
-        }
+        Interrupted { result: Some(result), error }
     }
 }
 
@@ -666,16 +606,15 @@ impl<M: Model> NextModel for CallModel<'_, M> {
         if self.turn.aborted.get().is_some() {
             return Err(ModelError::Aborted);
         }
-        match AssertUnwindSafe(self.model.complete(request))
-            .catch_unwind()
-            .await
-        {
+        let result = match caught(|| self.model.complete(request)).await {
             Ok(result) => result,
             Err(payload) => Err(ModelError::Other(format!(
                 "the model panicked: {}",
                 panic_message(payload.as_ref())
             ))),
-        }
+        };
+        self.turn.settle_model_call(None, result.is_ok());
+        result
     }
 }
 
@@ -691,16 +630,11 @@ impl<T: ToolSet> NextTool for CallTool<'_, T> {
         if self.turn.aborted.get().is_some() {
             return not_run(call);
         }
-        match AssertUnwindSafe(self.tools.call(call, self.turn))
-            .catch_unwind()
-            .await
-        {
+        match caught(|| self.tools.call(call, self.turn)).await {
             Ok(Some(result)) => result,
             Ok(None) => ToolResult::failure(
                 call,
-                ToolFailure::UnknownTool {
-                    available: self.names.to_vec(),
-                },
+                ToolFailure::UnknownTool { available: self.names.to_vec() },
             ),
             Err(payload) => {
                 let message = panic_message(payload.as_ref());
@@ -722,11 +656,7 @@ struct OpenTurn<'c> {
 impl<'c> OpenTurn<'c> {
     fn open(home: &'c mut Conversation, message: Message) -> Self {
         let turn = Turn::open(mem::take(home), message);
-        OpenTurn {
-            home,
-            turn: Some(turn),
-            finished: false,
-        }
+        OpenTurn { home, turn: Some(turn), finished: false }
     }
 
     fn finish(mut self) {
@@ -753,10 +683,7 @@ impl Drop for OpenTurn<'_> {
         if let Some(mut turn) = self.turn.take() {
             if !self.finished {
                 let error = "the turn was cancelled before it ended".to_owned();
-                turn.append(Entry::Failed {
-                    turn: turn.turn_ref(),
-                    error,
-                });
+                turn.append(Entry::Failed { turn: turn.turn_ref(), error });
             }
             *self.home = turn.close();
         }
@@ -791,9 +718,7 @@ impl<M, T, P, A> std::fmt::Debug for Agent<M, T, P, A> {
 
 impl<M, T, P, A> std::fmt::Debug for AgentBuilder<M, T, P, A> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("AgentBuilder")
-            .field("system", &self.system)
-            .finish_non_exhaustive()
+        f.debug_struct("AgentBuilder").field("system", &self.system).finish_non_exhaustive()
     }
 }
 

@@ -20,10 +20,7 @@ pub struct Config {
 
 impl Default for Config {
     fn default() -> Self {
-        Config {
-            max_steps: 16,
-            max_retries: 3,
-        }
+        Config { max_steps: 16, max_retries: 3 }
     }
 }
 
@@ -136,10 +133,7 @@ impl Conversation {
 
     /// An empty conversation with `config`.
     pub fn with_config(config: Config) -> Self {
-        Conversation {
-            config,
-            ..Conversation::default()
-        }
+        Conversation { config, ..Conversation::default() }
     }
 
     /// This conversation with `scope` as its ambient state.

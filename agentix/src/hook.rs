@@ -15,9 +15,10 @@ use crate::verdict::Verdict;
 /// where one struct hooks several events.
 ///
 /// Every method has a default that continues (or, for the wrap events, calls `next` once), so
-/// an implementation overrides just the events it cares about. [`EVENTS`](Hook::EVENTS) names
-/// the events the pipeline calls it for. A hook on a single event is usually a `#[hook]`
-/// function, which implements the matching trait of [`on`](crate::on) instead.
+/// an implementation overrides just the events it cares about. The pipeline calls every method
+/// at its event, so an override always runs; [`EVENTS`](Hook::EVENTS) only says where traces
+/// report the hook's "continue". A hook on a single event is usually a `#[hook]` function, which
+/// implements the matching trait of [`on`](crate::on) instead.
 ///
 /// Each method gets the event's value (`&mut`: edit it in place) and the turn (`&mut`: its scope
 /// and [`inject`](Turn::inject) are the effects), and returns a [`Verdict`] whose type is the
@@ -55,8 +56,8 @@ use crate::verdict::Verdict;
 /// }
 /// ```
 pub trait Hook: Send + Sync {
-    /// The events the pipeline calls this hook for. The default is every event, which is always
-    /// correct; naming exactly the overridden events keeps traces quiet and dispatch minimal.
+    /// The events this hook handles, where traces report it even when it continues. Every other
+    /// decision is reported wherever it happens, and every method runs whatever this says.
     const EVENTS: EventSet = EventSet::ALL;
 
     /// The hook's name in errors, the log and traces. Defaults to the type's name.

@@ -97,6 +97,27 @@ struct ReadmeDoctests;
 /// How a turn ended: its final answer, or why there is none.
 pub type Outcome = Result<AssistantMessage, Error>;
 
+/// Starts a future and runs it, catching a panic from either: a hand-written hook may panic
+/// before it returns its future.
+fn caught<F: std::future::Future>(
+    start: impl FnOnce() -> F,
+) -> impl std::future::Future<Output = Result<F::Output, Box<dyn std::any::Any + Send>>> {
+    use futures::FutureExt;
+    use futures::future::Either;
+    use std::panic::{AssertUnwindSafe, catch_unwind};
+
+    match catch_unwind(AssertUnwindSafe(start)) {
+        Ok(future) => Either::Left(AssertUnwindSafe(future).catch_unwind()),
+        Err(payload) => Either::Right(std::future::ready(Err(payload))),
+    }
+}
+
+/// Locks, recovering from poisoning: what this crate keeps behind a mutex is valid at every
+/// point, so a panic elsewhere leaves nothing half-written.
+fn lock<T>(mutex: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
 /// The text of a panic's payload.
 fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
     if let Some(message) = payload.downcast_ref::<&str>() {

@@ -71,10 +71,7 @@ pub struct Message {
 impl Message {
     /// A message of one text part.
     pub fn new(role: Role, text: impl Into<String>) -> Self {
-        Message {
-            role,
-            content: vec![Part::text(text)],
-        }
+        Message { role, content: vec![Part::text(text)] }
     }
 
     /// A user message of one text part.
@@ -102,10 +99,7 @@ impl From<String> for Message {
 
 impl From<AssistantMessage> for Message {
     fn from(message: AssistantMessage) -> Self {
-        Message {
-            role: Role::Assistant,
-            content: message.content,
-        }
+        Message { role: Role::Assistant, content: message.content }
     }
 }
 
@@ -120,9 +114,7 @@ pub struct AssistantMessage {
 impl AssistantMessage {
     /// A message of one text part.
     pub fn text(text: impl Into<String>) -> Self {
-        AssistantMessage {
-            content: vec![Part::text(text)],
-        }
+        AssistantMessage { content: vec![Part::text(text)] }
     }
 
     /// Adds a tool call.
@@ -183,11 +175,7 @@ impl ToolCall {
         name: impl Into<String>,
         arguments: serde_json::Value,
     ) -> Self {
-        ToolCall {
-            id: id.into(),
-            name: name.into(),
-            arguments,
-        }
+        ToolCall { id: id.into(), name: name.into(), arguments }
     }
 }
 
@@ -275,10 +263,7 @@ impl ToolFailure {
     /// Whether the tool was attempted: failures of this kind reach `tool_error` hooks. A refused
     /// or unrun call never reached the tool.
     pub fn was_attempted(&self) -> bool {
-        !matches!(
-            self,
-            ToolFailure::Rejected { .. } | ToolFailure::NotRun { .. }
-        )
+        !matches!(self, ToolFailure::Rejected { .. } | ToolFailure::NotRun { .. })
     }
 }
 

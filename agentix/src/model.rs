@@ -3,7 +3,9 @@
 use std::collections::VecDeque;
 use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
+
+use crate::lock;
 
 use serde::{Deserialize, Serialize};
 
@@ -74,10 +76,7 @@ pub struct ModelResponse {
 
 impl From<AssistantMessage> for ModelResponse {
     fn from(message: AssistantMessage) -> Self {
-        ModelResponse {
-            message,
-            usage: Usage::default(),
-        }
+        ModelResponse { message, usage: Usage::default() }
     }
 }
 
@@ -203,14 +202,6 @@ impl Model for ScriptedModel {
             requests.len()
         };
         let next = lock(&self.script).pop_front();
-        next.unwrap_or(Err(ModelError::ScriptExhausted { call }))
-            .map(ModelResponse::from)
+        next.unwrap_or(Err(ModelError::ScriptExhausted { call })).map(ModelResponse::from)
     }
-}
-
-/// Locks, recovering from poisoning: the data is a queue and a record, valid at every point.
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }

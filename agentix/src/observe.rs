@@ -51,6 +51,8 @@ pub enum Observation<'a> {
     },
     /// The approver answered an escalated tool call.
     Approval {
+        /// The hook that escalated it.
+        hook: &'a str,
         /// The call, as escalated.
         call: &'a ToolCall,
         /// The answer.
@@ -114,24 +116,18 @@ impl fmt::Display for Observation<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Observation::Event { turn, step, event } => write!(f, "[{turn}, step {step}] {event}"),
-            Observation::Hook {
-                event,
-                hook,
-                decision,
-            } => write!(f, "    {event} hook `{hook}`: {decision}"),
-            Observation::Approval { call, approval } => {
-                write!(f, "    approver on `{}`: {approval:?}", call.name)
+            Observation::Hook { event, hook, decision } => {
+                write!(f, "    {event} hook `{hook}`: {decision}")
             }
-            Observation::TurnEnded {
-                turn,
-                outcome: Ok(message),
-            } => {
+            Observation::Approval { hook, call, approval } => {
+                write!(f, "    approver on `{}` (escalated by `{hook}`): {approval:?}", call.name)
+            }
+            Observation::TurnEnded { turn, outcome: Ok(message) } => {
                 write!(f, "[{turn}] completed: {:?}", message.joined_text())
             }
-            Observation::TurnEnded {
-                turn,
-                outcome: Err(error),
-            } => write!(f, "[{turn}] ended: {error}"),
+            Observation::TurnEnded { turn, outcome: Err(error) } => {
+                write!(f, "[{turn}] ended: {error}")
+            }
         }
     }
 }
@@ -141,9 +137,7 @@ impl fmt::Display for Decision<'_> {
         match self {
             Decision::Continue => f.write_str("continue"),
             Decision::Stop => f.write_str("stop"),
-            Decision::Retry {
-                feedback: Some(feedback),
-            } => write!(f, "retry ({feedback})"),
+            Decision::Retry { feedback: Some(feedback) } => write!(f, "retry ({feedback})"),
             Decision::Retry { feedback: None } => f.write_str("retry"),
             Decision::Reject { reason } => write!(f, "reject ({reason})"),
             Decision::Escalate { reason } => write!(f, "escalate ({reason})"),

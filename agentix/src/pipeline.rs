@@ -14,7 +14,6 @@
 use std::any::Any;
 use std::future::{Future, ready};
 use std::marker::PhantomData;
-use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
 use futures::FutureExt;
@@ -31,7 +30,7 @@ use crate::observe::{Decision, Observation, Observer};
 use crate::on;
 use crate::turn::Turn;
 use crate::verdict::{Halt, Verdict};
-use crate::{Outcome, panic_message};
+use crate::{Outcome, caught, panic_message};
 
 use event::Payload as _;
 
@@ -106,18 +105,14 @@ impl<E: Event> Flow<E> {
         match self {
             Flow::Continue => Decision::Continue,
             Flow::Stop { .. } => Decision::Stop,
-            Flow::Retry { feedback, .. } => Decision::Retry {
-                feedback: feedback.note(),
-            },
-            Flow::Reject { rejection, .. } => Decision::Reject {
-                reason: rejection.note().unwrap_or_default(),
-            },
-            Flow::Escalate { escalation, .. } => Decision::Escalate {
-                reason: escalation.note().unwrap_or_default(),
-            },
-            Flow::Halt { halt, .. } => Decision::Halt {
-                reason: &halt.reason,
-            },
+            Flow::Retry { feedback, .. } => Decision::Retry { feedback: feedback.note() },
+            Flow::Reject { rejection, .. } => {
+                Decision::Reject { reason: rejection.note().unwrap_or_default() }
+            }
+            Flow::Escalate { escalation, .. } => {
+                Decision::Escalate { reason: escalation.note().unwrap_or_default() }
+            }
+            Flow::Halt { halt, .. } => Decision::Halt { reason: &halt.reason },
             Flow::Panicked { message, .. } => Decision::Panicked { message },
         }
     }
@@ -125,29 +120,55 @@ impl<E: Event> Flow<E> {
 
 type Caught<T> = Result<T, Box<dyn Any + Send>>;
 
-/// Runs one hook's future, catching a panic, and reports what it decided.
-fn dispatch<E: Event>(
-    hook: &'static str,
-    verdict: impl Future<Output = Verdict<E>> + Send,
-    observer: &impl Observer,
-) -> impl Future<Output = Flow<E>> + Send {
-    AssertUnwindSafe(verdict)
-        .catch_unwind()
-        .map(move |result: Caught<Verdict<E>>| {
-            let flow = match result {
-                Ok(verdict) => Flow::decided(hook, verdict),
-                Err(payload) => Flow::Panicked {
-                    hook,
-                    message: panic_message(payload.as_ref()),
-                },
-            };
-            observer.observe(&Observation::Hook {
-                event: E::KIND,
-                hook,
-                decision: flow.decision(),
-            });
-            flow
-        })
+/// Starts one hook and runs it, catching a panic from either.
+async fn run_hook<E: Event, F>(hook: &'static str, start: impl FnOnce() -> F) -> Flow<E>
+where
+    F: Future<Output = Verdict<E>> + Send,
+{
+    match caught(start).await {
+        Ok(verdict) => Flow::decided(hook, verdict),
+        Err(payload) => Flow::Panicked { hook, message: panic_message(payload.as_ref()) },
+    }
+}
+
+/// Reports a hook's decision: always when it did not continue, and when it continued only if
+/// the hook declares the event (a `Hook` is called at every event, but traced at its own).
+fn report<E: Event>(observer: &impl Observer, hook: &'static str, declared: bool, flow: &Flow<E>) {
+    if declared || !flow.is_continue() {
+        observer.observe(&Observation::Hook { event: E::KIND, hook, decision: flow.decision() });
+    }
+}
+
+/// What an event's contract requires of the value a hook leaves behind, beyond its type.
+trait Contract: Event {
+    /// The rule the value breaks, if it breaks one.
+    fn breach(value: &Self::Value) -> Option<&'static str> {
+        let _ = value;
+        None
+    }
+}
+
+impl Contract for BeforeModel {}
+impl Contract for AfterModel {}
+impl Contract for BeforeTool {}
+impl Contract for AfterTool {}
+impl Contract for ToolError {}
+impl Contract for Post {}
+
+impl Contract for BeforeFinal {
+    fn breach(message: &AssistantMessage) -> Option<&'static str> {
+        message
+            .calls_tools()
+            .then_some("it left tool calls in the final answer, which cannot call tools")
+    }
+}
+
+/// A hook that continued but left a value breaking the contract failed.
+fn checked<E: Contract>(flow: Flow<E>, hook: &'static str, value: &E::Value) -> Flow<E> {
+    match (&flow, E::breach(value)) {
+        (Flow::Continue, Some(rule)) => Flow::Halt { hook, halt: Halt::failure(rule) },
+        _ => flow,
+    }
 }
 
 mod sealed {
@@ -163,22 +184,14 @@ pub struct Hooks<C = ((), ()), M = (), T = ()> {
     tool: T,
 }
 
-/// What the agent loop runs at each event. Implemented by [`Hooks`] only.
+/// What the agent loop runs: the chain for the sequential events, and the two onions.
+/// Implemented by [`Hooks`] only.
 pub trait Pipeline: sealed::Sealed + Send + Sync {
-    /// Runs the `pre` chain.
-    fn pre<O: Observer>(
-        &self,
-        turn: &mut Turn,
-        observer: &O,
-    ) -> impl Future<Output = Flow<Pre>> + Send;
+    /// The chain of every event but the two wraps.
+    type Chain: Chain;
 
-    /// Runs the `before_model` chain.
-    fn before_model<O: Observer>(
-        &self,
-        request: &mut ModelRequest,
-        turn: &mut Turn,
-        observer: &O,
-    ) -> impl Future<Output = Flow<BeforeModel>> + Send;
+    /// The chain of every event but the two wraps.
+    fn chain(&self) -> &Self::Chain;
 
     /// Runs the `wrap_model` onion around `model`.
     fn wrap_model<O: Observer>(
@@ -189,22 +202,6 @@ pub trait Pipeline: sealed::Sealed + Send + Sync {
         model: impl NextModel,
     ) -> impl Future<Output = Result<ModelResponse, ModelError>> + Send;
 
-    /// Runs the `after_model` chain.
-    fn after_model<O: Observer>(
-        &self,
-        message: &mut AssistantMessage,
-        turn: &mut Turn,
-        observer: &O,
-    ) -> impl Future<Output = Flow<AfterModel>> + Send;
-
-    /// Runs the `before_tool` chain.
-    fn before_tool<O: Observer>(
-        &self,
-        call: &mut ToolCall,
-        turn: &mut Turn,
-        observer: &O,
-    ) -> impl Future<Output = Flow<BeforeTool>> + Send;
-
     /// Runs the `wrap_tool` onion around `tool`.
     fn wrap_tool<O: Observer>(
         &self,
@@ -213,58 +210,15 @@ pub trait Pipeline: sealed::Sealed + Send + Sync {
         observer: &O,
         tool: impl NextTool,
     ) -> impl Future<Output = ToolResult> + Send;
-
-    /// Runs the `after_tool` chain.
-    fn after_tool<O: Observer>(
-        &self,
-        result: &mut ToolResult,
-        turn: &mut Turn,
-        observer: &O,
-    ) -> impl Future<Output = Flow<AfterTool>> + Send;
-
-    /// Runs the `tool_error` chain.
-    fn tool_error<O: Observer>(
-        &self,
-        result: &mut ToolResult,
-        turn: &mut Turn,
-        observer: &O,
-    ) -> impl Future<Output = Flow<ToolError>> + Send;
-
-    /// Runs the `before_final` chain.
-    fn before_final<O: Observer>(
-        &self,
-        message: &mut AssistantMessage,
-        turn: &mut Turn,
-        observer: &O,
-    ) -> impl Future<Output = Flow<BeforeFinal>> + Send;
-
-    /// Runs the `post` chain.
-    fn post<O: Observer>(
-        &self,
-        outcome: &Outcome,
-        turn: &mut Turn,
-        observer: &O,
-    ) -> impl Future<Output = Flow<Post>> + Send;
 }
 
 impl<C, M, T> sealed::Sealed for Hooks<C, M, T> {}
 
 impl<C: Chain, M: ModelWraps, T: ToolWraps> Pipeline for Hooks<C, M, T> {
-    fn pre<O: Observer>(
-        &self,
-        turn: &mut Turn,
-        observer: &O,
-    ) -> impl Future<Output = Flow<Pre>> + Send {
-        self.chain.pre(turn, observer)
-    }
+    type Chain = C;
 
-    fn before_model<O: Observer>(
-        &self,
-        request: &mut ModelRequest,
-        turn: &mut Turn,
-        observer: &O,
-    ) -> impl Future<Output = Flow<BeforeModel>> + Send {
-        self.chain.before_model(request, turn, observer)
+    fn chain(&self) -> &C {
+        &self.chain
     }
 
     async fn wrap_model<O: Observer>(
@@ -277,24 +231,6 @@ impl<C: Chain, M: ModelWraps, T: ToolWraps> Pipeline for Hooks<C, M, T> {
         self.model.around(turn, observer, model).call(request).await
     }
 
-    fn after_model<O: Observer>(
-        &self,
-        message: &mut AssistantMessage,
-        turn: &mut Turn,
-        observer: &O,
-    ) -> impl Future<Output = Flow<AfterModel>> + Send {
-        self.chain.after_model(message, turn, observer)
-    }
-
-    fn before_tool<O: Observer>(
-        &self,
-        call: &mut ToolCall,
-        turn: &mut Turn,
-        observer: &O,
-    ) -> impl Future<Output = Flow<BeforeTool>> + Send {
-        self.chain.before_tool(call, turn, observer)
-    }
-
     async fn wrap_tool<O: Observer>(
         &self,
         call: &ToolCall,
@@ -303,42 +239,6 @@ impl<C: Chain, M: ModelWraps, T: ToolWraps> Pipeline for Hooks<C, M, T> {
         tool: impl NextTool,
     ) -> ToolResult {
         self.tool.around(turn, observer, tool).call(call).await
-    }
-
-    fn after_tool<O: Observer>(
-        &self,
-        result: &mut ToolResult,
-        turn: &mut Turn,
-        observer: &O,
-    ) -> impl Future<Output = Flow<AfterTool>> + Send {
-        self.chain.after_tool(result, turn, observer)
-    }
-
-    fn tool_error<O: Observer>(
-        &self,
-        result: &mut ToolResult,
-        turn: &mut Turn,
-        observer: &O,
-    ) -> impl Future<Output = Flow<ToolError>> + Send {
-        self.chain.tool_error(result, turn, observer)
-    }
-
-    fn before_final<O: Observer>(
-        &self,
-        message: &mut AssistantMessage,
-        turn: &mut Turn,
-        observer: &O,
-    ) -> impl Future<Output = Flow<BeforeFinal>> + Send {
-        self.chain.before_final(message, turn, observer)
-    }
-
-    fn post<O: Observer>(
-        &self,
-        outcome: &Outcome,
-        turn: &mut Turn,
-        observer: &O,
-    ) -> impl Future<Output = Flow<Post>> + Send {
-        self.chain.post(outcome, turn, observer)
     }
 }
 
@@ -355,7 +255,7 @@ macro_rules! chain_events {
             after_tool: AfterTool (result: &mut ToolResult);
             tool_error: ToolError (result: &mut ToolResult);
             before_final: BeforeFinal (message: &mut AssistantMessage);
-            post: Post (outcome: &Outcome);
+            post: Post (outcome: &mut Outcome);
         }
     };
 }
@@ -403,28 +303,23 @@ impl<H> Clone for Lifecycle<H> {
 macro_rules! lifecycle_chain {
     ($($method:ident: $event:ident ($arg:ident: $ty:ty);)*) => {
         impl<H: Hook> Chain for Lifecycle<H> {
-            fn pre<O: Observer>(&self, turn: &mut Turn, observer: &O) -> impl Future<Output = Flow<Pre>> + Send {
-                if !H::EVENTS.contains(EventKind::Pre) {
-                    return Either::Left(ready(Flow::Continue));
-                }
+            async fn pre<O: Observer>(&self, turn: &mut Turn, observer: &O) -> Flow<Pre> {
                 let name = self.0.name();
                 turn.enter_hook(name);
-                Either::Right(dispatch(name, self.0.pre(turn), observer))
+                let flow = run_hook(name, || self.0.pre(turn)).await;
+                report(observer, name, H::EVENTS.contains(EventKind::Pre), &flow);
+                flow
             }
 
             $(
-                fn $method<O: Observer>(
-                    &self,
-                    $arg: $ty,
-                    turn: &mut Turn,
-                    observer: &O,
-                ) -> impl Future<Output = Flow<$event>> + Send {
-                    if !H::EVENTS.contains(EventKind::$event) {
-                        return Either::Left(ready(Flow::Continue));
-                    }
+                async fn $method<O: Observer>(&self, $arg: $ty, turn: &mut Turn, observer: &O) -> Flow<$event> {
                     let name = self.0.name();
                     turn.enter_hook(name);
-                    Either::Right(dispatch(name, self.0.$method($arg, turn), observer))
+                    let value = &mut *$arg;
+                    let flow = run_hook(name, || self.0.$method(value, turn)).await;
+                    let flow = checked(flow, name, &*$arg);
+                    report(observer, name, H::EVENTS.contains(EventKind::$event), &flow);
+                    flow
                 }
             )*
         }
@@ -443,29 +338,26 @@ impl<H: std::fmt::Debug, E> std::fmt::Debug for Single<H, E> {
 }
 
 impl<H: on::Pre> Chain for Single<H, Pre> {
-    fn pre<O: Observer>(
-        &self,
-        turn: &mut Turn,
-        observer: &O,
-    ) -> impl Future<Output = Flow<Pre>> + Send {
+    async fn pre<O: Observer>(&self, turn: &mut Turn, observer: &O) -> Flow<Pre> {
         let name = self.0.name();
         turn.enter_hook(name);
-        dispatch(name, self.0.pre(turn), observer)
+        let flow = run_hook(name, || self.0.pre(turn)).await;
+        report(observer, name, true, &flow);
+        flow
     }
 }
 
 macro_rules! single_chain {
     ($($method:ident: $event:ident ($arg:ident: $ty:ty);)*) => {$(
         impl<H: on::$event> Chain for Single<H, $event> {
-            fn $method<O: Observer>(
-                &self,
-                $arg: $ty,
-                turn: &mut Turn,
-                observer: &O,
-            ) -> impl Future<Output = Flow<$event>> + Send {
+            async fn $method<O: Observer>(&self, $arg: $ty, turn: &mut Turn, observer: &O) -> Flow<$event> {
                 let name = self.0.name();
                 turn.enter_hook(name);
-                dispatch(name, self.0.$method($arg, turn), observer)
+                let value = &mut *$arg;
+                let flow = run_hook(name, || self.0.$method(value, turn)).await;
+                let flow = checked(flow, name, &*$arg);
+                report(observer, name, true, &flow);
+                flow
             }
         }
     )*};
@@ -528,10 +420,7 @@ impl<G: ParallelGroup, P: on::ParallelPre> ParallelGroup for (G, P) {
     type Output = (G::Output, Caught<Vec<Part>>);
 
     fn run(&self, turn: &Turn) -> impl Future<Output = Self::Output> + Send {
-        join(
-            self.0.run(turn),
-            AssertUnwindSafe(self.1.pre(turn)).catch_unwind(),
-        )
+        join(self.0.run(turn), caught(|| self.1.pre(turn)))
     }
 
     fn merge<O: Observer>(
@@ -543,11 +432,7 @@ impl<G: ParallelGroup, P: on::ParallelPre> ParallelGroup for (G, P) {
         self.0.merge(earlier, turn, observer)?;
         let hook = self.1.name();
         let report = |decision| {
-            observer.observe(&Observation::Hook {
-                event: EventKind::Pre,
-                hook,
-                decision,
-            })
+            observer.observe(&Observation::Hook { event: EventKind::Pre, hook, decision })
         };
         match parts {
             Ok(parts) => {
@@ -726,64 +611,10 @@ prefixes!(push_node [] X0 0 X1 1 X2 2 X3 3 X4 4 X5 5 X6 6 X7 7 X8 8 X9 9 X10 10 
 
 /// A full current chunk moves into the full chunks, and the new node starts the next chunk.
 impl<Full, X0, X1, X2, X3, X4, X5, X6, X7, X8, X9, X10, X11, X12, X13, X14, X15, New> Push<New>
-    for (
-        Full,
-        (
-            X0,
-            X1,
-            X2,
-            X3,
-            X4,
-            X5,
-            X6,
-            X7,
-            X8,
-            X9,
-            X10,
-            X11,
-            X12,
-            X13,
-            X14,
-            X15,
-        ),
-    )
+    for (Full, (X0, X1, X2, X3, X4, X5, X6, X7, X8, X9, X10, X11, X12, X13, X14, X15))
 where
-    Full: PushChunk<(
-        X0,
-        X1,
-        X2,
-        X3,
-        X4,
-        X5,
-        X6,
-        X7,
-        X8,
-        X9,
-        X10,
-        X11,
-        X12,
-        X13,
-        X14,
-        X15,
-    )>,
-    (
-        X0,
-        X1,
-        X2,
-        X3,
-        X4,
-        X5,
-        X6,
-        X7,
-        X8,
-        X9,
-        X10,
-        X11,
-        X12,
-        X13,
-        X14,
-        X15,
-    ): Chain,
+    Full: PushChunk<(X0, X1, X2, X3, X4, X5, X6, X7, X8, X9, X10, X11, X12, X13, X14, X15)>,
+    (X0, X1, X2, X3, X4, X5, X6, X7, X8, X9, X10, X11, X12, X13, X14, X15): Chain,
     New: Chain,
 {
     type Output = (Full::Output, (New,));
@@ -965,12 +796,7 @@ impl<Rest: ModelWraps, L: ModelLayer> ModelWraps for Wraps<Rest, L> {
         self.rest.around(
             turn,
             observer,
-            Layered {
-                layer: &self.layer,
-                turn,
-                observer,
-                next: innermost,
-            },
+            Layered { layer: &self.layer, turn, observer, next: innermost },
         )
     }
 }
@@ -985,12 +811,7 @@ impl<Rest: ToolWraps, L: ToolLayer> ToolWraps for Wraps<Rest, L> {
         self.rest.around(
             turn,
             observer,
-            Layered {
-                layer: &self.layer,
-                turn,
-                observer,
-                next: innermost,
-            },
+            Layered { layer: &self.layer, turn, observer, next: innermost },
         )
     }
 }
@@ -1014,9 +835,10 @@ impl<L: ModelLayer, O: Observer, N: NextModel> NextModel for Layered<'_, L, O, N
             return Either::Left(ready(Err(ModelError::Aborted)));
         }
         let (name, turn, observer) = (self.layer.name(), self.turn, self.observer);
-        let wrapped = AssertUnwindSafe(self.layer.wrap(request, turn, &self.next)).catch_unwind();
+        let wrapped = caught(|| self.layer.wrap(request, turn, &self.next));
         Either::Right(wrapped.map(move |returned| match returned {
             Ok(result) => {
+                turn.settle_model_call(Some(name), result.is_ok());
                 if L::ACTIVE {
                     let decision = Decision::Returned { ok: result.is_ok() };
                     observer.observe(&Observation::Hook {
@@ -1041,13 +863,11 @@ impl<L: ToolLayer, O: Observer, N: NextTool> NextTool for Layered<'_, L, O, N> {
             return Either::Left(ready(not_run(call)));
         }
         let (name, turn, observer) = (self.layer.name(), self.turn, self.observer);
-        let wrapped = AssertUnwindSafe(self.layer.wrap(call, turn, &self.next)).catch_unwind();
+        let wrapped = caught(|| self.layer.wrap(call, turn, &self.next));
         Either::Right(wrapped.map(move |returned| match returned {
             Ok(result) => {
                 if L::ACTIVE {
-                    let decision = Decision::Returned {
-                        ok: !result.is_error(),
-                    };
+                    let decision = Decision::Returned { ok: !result.is_error() };
                     observer.observe(&Observation::Hook {
                         event: EventKind::WrapTool,
                         hook: name,
@@ -1124,14 +944,8 @@ where
         let hook = Lifecycle(Arc::new(self));
         Hooks {
             chain: hooks.chain.push(hook.clone()),
-            model: Wraps {
-                rest: hooks.model,
-                layer: hook.clone(),
-            },
-            tool: Wraps {
-                rest: hooks.tool,
-                layer: hook,
-            },
+            model: Wraps { rest: hooks.model, layer: hook.clone() },
+            tool: Wraps { rest: hooks.tool, layer: hook },
         }
     }
 }
@@ -1146,11 +960,7 @@ where
     type Output = Hooks<C::Output, M, T>;
 
     fn register(self, hooks: Hooks<C, M, T>) -> Self::Output {
-        Hooks {
-            chain: hooks.chain.push_parallel(self),
-            model: hooks.model,
-            tool: hooks.tool,
-        }
+        Hooks { chain: hooks.chain.push_parallel(self), model: hooks.model, tool: hooks.tool }
     }
 }
 
@@ -1194,14 +1004,7 @@ where
 
     fn register(self, hooks: Hooks<C, M, T>) -> Self::Output {
         let layer = Single(self, PhantomData);
-        Hooks {
-            chain: hooks.chain,
-            model: Wraps {
-                rest: hooks.model,
-                layer,
-            },
-            tool: hooks.tool,
-        }
+        Hooks { chain: hooks.chain, model: Wraps { rest: hooks.model, layer }, tool: hooks.tool }
     }
 }
 
@@ -1216,13 +1019,6 @@ where
 
     fn register(self, hooks: Hooks<C, M, T>) -> Self::Output {
         let layer = Single(self, PhantomData);
-        Hooks {
-            chain: hooks.chain,
-            model: hooks.model,
-            tool: Wraps {
-                rest: hooks.tool,
-                layer,
-            },
-        }
+        Hooks { chain: hooks.chain, model: hooks.model, tool: Wraps { rest: hooks.tool, layer } }
     }
 }

@@ -71,18 +71,12 @@ struct Resource {
 
 impl Value {
     fn new<T: ScopeValue>(value: T) -> Self {
-        Value {
-            key: T::KEY,
-            value: Box::new(value),
-            to_json: to_json::<T>,
-        }
+        Value { key: T::KEY, value: Box::new(value), to_json: to_json::<T> }
     }
 }
 
 fn to_json<T: ScopeValue>(value: &Erased) -> Result<serde_json::Value, serde_json::Error> {
-    let value = value
-        .downcast_ref::<T>()
-        .expect("a scope value is stored under its own type");
+    let value = value.downcast_ref::<T>().expect("a scope value is stored under its own type");
     serde_json::to_value(value)
 }
 
@@ -111,10 +105,8 @@ impl Scope {
     /// If another value type already uses `T::KEY`: the two would overwrite each other when the
     /// conversation is serialized.
     pub fn insert<T: ScopeValue>(&mut self, value: T) {
-        let clash = self
-            .values
-            .iter()
-            .any(|(id, stored)| stored.key == T::KEY && *id != TypeId::of::<T>());
+        let clash =
+            self.values.iter().any(|(id, stored)| stored.key == T::KEY && *id != TypeId::of::<T>());
         assert!(
             !clash,
             "scope key `{}` is used by `{}` and by another type",
@@ -135,27 +127,18 @@ impl Scope {
     /// The durable value of type `T`, or an error naming what is missing or malformed.
     pub fn require<T: ScopeValue>(&self) -> Result<&T, ScopeError> {
         if let Some(stored) = self.values.get(&TypeId::of::<T>()) {
-            return Ok(stored
-                .value
-                .downcast_ref()
-                .expect("stored under its own type"));
+            return Ok(stored.value.downcast_ref().expect("stored under its own type"));
         }
-        let revived = self.revived.get(T::KEY).ok_or(ScopeError::Missing {
-            name: type_name::<T>(),
-        })?;
+        let revived =
+            self.revived.get(T::KEY).ok_or(ScopeError::Missing { name: type_name::<T>() })?;
         if revived.typed.get().is_none() {
             let value: T = serde_json::from_value(revived.json.clone()).map_err(|error| {
-                ScopeError::Malformed {
-                    key: T::KEY,
-                    message: error.to_string(),
-                }
+                ScopeError::Malformed { key: T::KEY, message: error.to_string() }
             })?;
             let _ = revived.typed.set(Value::new(value));
         }
         let typed = revived.typed.get().expect("set above");
-        typed.value.downcast_ref().ok_or(ScopeError::Missing {
-            name: type_name::<T>(),
-        })
+        typed.value.downcast_ref().ok_or(ScopeError::Missing { name: type_name::<T>() })
     }
 
     /// The durable value of type `T`, mutably.
@@ -164,9 +147,7 @@ impl Scope {
             let value: T = self.remove_revived()?;
             self.values.insert(TypeId::of::<T>(), Value::new(value));
         }
-        self.values
-            .get_mut(&TypeId::of::<T>())
-            .and_then(|stored| stored.value.downcast_mut())
+        self.values.get_mut(&TypeId::of::<T>()).and_then(|stored| stored.value.downcast_mut())
     }
 
     /// Removes and returns the durable value of type `T`.
@@ -187,25 +168,18 @@ impl Scope {
 
     /// Stores a resource (not serialized), replacing any resource of the same type.
     pub fn insert_resource<T: Send + Sync + 'static>(&mut self, resource: T) {
-        let resource = Resource {
-            type_name: type_name::<T>(),
-            value: Box::new(resource),
-        };
+        let resource = Resource { type_name: type_name::<T>(), value: Box::new(resource) };
         self.resources.insert(TypeId::of::<T>(), resource);
     }
 
     /// The resource of type `T`.
     pub fn resource<T: Send + Sync + 'static>(&self) -> Option<&T> {
-        self.resources
-            .get(&TypeId::of::<T>())
-            .and_then(|stored| stored.value.downcast_ref())
+        self.resources.get(&TypeId::of::<T>()).and_then(|stored| stored.value.downcast_ref())
     }
 
     /// The resource of type `T`, mutably.
     pub fn resource_mut<T: Send + Sync + 'static>(&mut self) -> Option<&mut T> {
-        self.resources
-            .get_mut(&TypeId::of::<T>())
-            .and_then(|stored| stored.value.downcast_mut())
+        self.resources.get_mut(&TypeId::of::<T>()).and_then(|stored| stored.value.downcast_mut())
     }
 
     /// Removes and returns the resource of type `T`.
@@ -223,15 +197,8 @@ impl fmt::Debug for Scope {
             .map(|stored| stored.key)
             .chain(self.revived.keys().map(String::as_str))
             .collect();
-        let resources: Vec<&str> = self
-            .resources
-            .values()
-            .map(|stored| stored.type_name)
-            .collect();
-        f.debug_struct("Scope")
-            .field("values", &values)
-            .field("resources", &resources)
-            .finish()
+        let resources: Vec<&str> = self.resources.values().map(|stored| stored.type_name).collect();
+        f.debug_struct("Scope").field("values", &values).field("resources", &resources).finish()
     }
 }
 
@@ -258,20 +225,9 @@ impl<'de> Deserialize<'de> for Scope {
         let entries = BTreeMap::<String, serde_json::Value>::deserialize(deserializer)?;
         let revived = entries
             .into_iter()
-            .map(|(key, json)| {
-                (
-                    key,
-                    Revived {
-                        json,
-                        typed: OnceLock::new(),
-                    },
-                )
-            })
+            .map(|(key, json)| (key, Revived { json, typed: OnceLock::new() }))
             .collect();
-        Ok(Scope {
-            revived,
-            ..Scope::default()
-        })
+        Ok(Scope { revived, ..Scope::default() })
     }
 }
 

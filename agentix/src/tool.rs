@@ -158,11 +158,6 @@ async fn run_tool<T: Tool>(tool: &T, call: &ToolCall, turn: &Turn) -> ToolResult
                 ToolResult::failure(call, ToolFailure::Failed { message })
             }
         },
-        Err(error) => ToolResult::failure(
-            call,
-            ToolFailure::Failed {
-                message: error.to_string(),
-            },
-        ),
+        Err(error) => ToolResult::failure(call, ToolFailure::Failed { message: error.to_string() }),
     }
 }

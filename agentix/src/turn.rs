@@ -1,7 +1,7 @@
 //! The turn: what every hook of a turn sees.
 
 use std::borrow::Cow;
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
 
 use serde::{Deserialize, Serialize};
 
@@ -32,6 +32,18 @@ pub struct Turn {
     running_hook: &'static str,
     #[serde(skip)]
     pub(crate) aborted: OnceLock<Aborted>,
+    #[serde(skip)]
+    blame: Mutex<Blame>,
+}
+
+/// Who made the `wrap_model` onion's latest error: the model, or a hook that made its own
+/// (rather than passing on what `next` returned).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) enum Blame {
+    #[default]
+    Nobody,
+    Model,
+    Hook(&'static str),
 }
 
 /// Content a hook injected for this turn.
@@ -63,6 +75,7 @@ impl Turn {
             injections: Vec::new(),
             running_hook: "",
             aborted: OnceLock::new(),
+            blame: Mutex::default(),
         }
     }
 
@@ -129,10 +142,8 @@ impl Turn {
     /// Injected content reaches the model at the same trust level as the user's own words:
     /// content from elsewhere (retrieved documents) is a prompt-injection surface.
     pub fn inject(&mut self, part: impl Into<Part>) {
-        self.injections.push(Injection {
-            hook: Cow::Borrowed(self.running_hook),
-            part: part.into(),
-        });
+        self.injections
+            .push(Injection { hook: Cow::Borrowed(self.running_hook), part: part.into() });
     }
 
     /// What hooks have injected so far, in the order they injected it.
@@ -142,10 +153,7 @@ impl Turn {
 
     pub(crate) fn inject_as(&mut self, hook: &'static str, parts: impl IntoIterator<Item = Part>) {
         self.injections
-            .extend(parts.into_iter().map(|part| Injection {
-                hook: Cow::Borrowed(hook),
-                part,
-            }));
+            .extend(parts.into_iter().map(|part| Injection { hook: Cow::Borrowed(hook), part }));
     }
 
     pub(crate) fn enter_hook(&mut self, hook: &'static str) {
@@ -160,12 +168,26 @@ impl Turn {
         self.conversation.append(entry);
     }
 
+    /// Records how one part of the `wrap_model` onion returned: the model (`hook: None`) or a
+    /// hook. A success clears the blame; an error from a hook whose `next` did not fail is the
+    /// hook's own.
+    pub(crate) fn settle_model_call(&self, hook: Option<&'static str>, ok: bool) {
+        let mut blame = crate::lock(&self.blame);
+        *blame = match (ok, hook, *blame) {
+            (true, ..) => Blame::Nobody,
+            (false, None, _) => Blame::Model,
+            (false, Some(hook), Blame::Nobody) => Blame::Hook(hook),
+            (false, Some(_), kept) => kept,
+        };
+    }
+
+    /// Who made the onion's latest error.
+    pub(crate) fn model_blame(&self) -> Blame {
+        *crate::lock(&self.blame)
+    }
+
     pub(crate) fn abort(&self, event: EventKind, hook: &'static str, message: String) {
         // The first panic is the cause; later ones are its echoes.
-        let _ = self.aborted.set(Aborted {
-            event,
-            hook,
-            message,
-        });
+        let _ = self.aborted.set(Aborted { event, hook, message });
     }
 }

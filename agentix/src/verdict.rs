@@ -53,9 +53,7 @@ impl<E: Event> Verdict<E> {
     where
         E: Rejectable,
     {
-        Verdict::Reject(Rejection {
-            reason: reason.into(),
-        })
+        Verdict::Reject(Rejection { reason: reason.into() })
     }
 
     /// ESCALATE the tool call to the approver, saying why.
@@ -63,9 +61,7 @@ impl<E: Event> Verdict<E> {
     where
         E: Escalatable,
     {
-        Verdict::Escalate(Escalation {
-            reason: reason.into(),
-        })
+        Verdict::Escalate(Escalation { reason: reason.into() })
     }
 
     /// HALT the turn.
@@ -108,9 +104,7 @@ pub struct Feedback {
 impl Feedback {
     /// Feedback with text.
     pub fn new(text: impl Into<String>) -> Self {
-        Feedback {
-            text: Some(text.into()),
-        }
+        Feedback { text: Some(text.into()) }
     }
 }
 
@@ -140,17 +134,11 @@ pub struct Halt {
 impl Halt {
     /// A deliberate halt.
     pub fn new(reason: impl Into<String>) -> Self {
-        Halt {
-            reason: reason.into(),
-            failed: false,
-        }
+        Halt { reason: reason.into(), failed: false }
     }
 
     /// A halt because the hook failed.
     pub fn failure(error: impl fmt::Display) -> Self {
-        Halt {
-            reason: error.to_string(),
-            failed: true,
-        }
+        Halt { reason: error.to_string(), failed: true }
     }
 }

@@ -75,10 +75,7 @@ impl Hook for UserProfile {
         let Some(user) = turn.scope().get::<User>() else {
             return Verdict::halt("nobody is signed in");
         };
-        let note = format!(
-            "The user is {}; report temperatures in {}.",
-            user.name, user.units
-        );
+        let note = format!("The user is {}; report temperatures in {}.", user.name, user.units);
         turn.inject(note);
         Verdict::Continue
     }
@@ -152,9 +149,8 @@ impl Hook for Guardrails {
 struct ToolCare;
 
 impl Hook for ToolCare {
-    const EVENTS: EventSet = EventSet::of(EventKind::WrapTool)
-        .with(EventKind::AfterTool)
-        .with(EventKind::ToolError);
+    const EVENTS: EventSet =
+        EventSet::of(EventKind::WrapTool).with(EventKind::AfterTool).with(EventKind::ToolError);
 
     fn name(&self) -> &'static str {
         "tool_care"
@@ -169,19 +165,14 @@ impl Hook for ToolCare {
     }
 
     async fn after_tool(&self, result: &mut ToolResult, turn: &mut Turn) -> Verdict<AfterTool> {
-        let units = turn
-            .scope()
-            .get::<User>()
-            .map_or("°C", |user| user.units.as_str());
+        let units = turn.scope().get::<User>().map_or("°C", |user| user.units.as_str());
         result.output.push_str(units);
         Verdict::Continue
     }
 
     async fn tool_error(&self, result: &mut ToolResult, _turn: &mut Turn) -> Verdict<ToolError> {
         if let Some(ToolFailure::InvalidArguments { .. }) = result.error {
-            result
-                .output
-                .push_str(r#". Call it as {"city": "<name>"}."#);
+            result.output.push_str(r#". Call it as {"city": "<name>"}."#);
         }
         Verdict::Continue
     }
@@ -250,17 +241,12 @@ async fn main() {
         .build();
 
     let scope = Scope::new()
-        .with(User {
-            name: "Ada".into(),
-            units: "°C".into(),
-        })
+        .with(User { name: "Ada".into(), units: "°C".into() })
         .with(TurnsServed::default());
     let mut conversation = Conversation::new().with_scope(scope);
 
     let trace = |observation: &Observation<'_>| println!("{observation}");
-    let reply = agent
-        .run_observed(&mut conversation, "What's the weather in Oslo?", &trace)
-        .await;
+    let reply = agent.run_observed(&mut conversation, "What's the weather in Oslo?", &trace).await;
 
     println!();
     match &reply {
@@ -269,20 +255,15 @@ async fn main() {
     }
     println!(
         "turns served: {}",
-        conversation
-            .scope()
-            .get::<TurnsServed>()
-            .map_or(0, |served| served.0)
+        conversation.scope().get::<TurnsServed>().map_or(0, |served| served.0)
     );
     println!("log:");
     for entry in conversation.log() {
         match entry {
             Entry::User { message, .. } => println!("  user:      {}", message.text()),
             Entry::Assistant { message, .. } if message.calls_tools() => {
-                let names: Vec<&str> = message
-                    .tool_calls()
-                    .map(|call| call.name.as_str())
-                    .collect();
+                let names: Vec<&str> =
+                    message.tool_calls().map(|call| call.name.as_str()).collect();
                 println!("  assistant: calls {}", names.join(", "));
             }
             Entry::Assistant { message, .. } => println!("  assistant: {}", message.joined_text()),

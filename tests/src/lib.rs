@@ -28,23 +28,12 @@ impl Record {
 
     /// The hooks called at `event`, in call order.
     pub fn at(&self, event: EventKind) -> Vec<&'static str> {
-        self.0
-            .lock()
-            .unwrap()
-            .iter()
-            .filter(|(e, _)| *e == event)
-            .map(|(_, h)| *h)
-            .collect()
+        self.0.lock().unwrap().iter().filter(|(e, _)| *e == event).map(|(_, h)| *h).collect()
     }
 
     /// How many times `hook` was called at `event`.
     pub fn count(&self, event: EventKind, hook: &str) -> usize {
-        self.0
-            .lock()
-            .unwrap()
-            .iter()
-            .filter(|(e, h)| *e == event && *h == hook)
-            .count()
+        self.0.lock().unwrap().iter().filter(|(e, h)| *e == event && *h == hook).count()
     }
 
     /// The events, in call order, with consecutive repeats (several hooks) folded.
@@ -104,12 +93,7 @@ impl Probe {
 
     /// Queues `action` for the next call at `event` that has no action queued before it.
     pub fn on(self, event: EventKind, action: Action) -> Self {
-        self.script
-            .lock()
-            .unwrap()
-            .entry(event)
-            .or_default()
-            .push_back(action);
+        self.script.lock().unwrap().entry(event).or_default().push_back(action);
         self
     }
 
@@ -126,24 +110,16 @@ impl Probe {
     fn next(&self, event: EventKind) -> Action {
         self.record.push(event, self.name);
         let mut script = self.script.lock().unwrap();
-        script
-            .get_mut(&event)
-            .and_then(VecDeque::pop_front)
-            .unwrap_or(Action::Continue)
+        script.get_mut(&event).and_then(VecDeque::pop_front).unwrap_or(Action::Continue)
     }
 
     fn misuse(&self, event: EventKind, action: Action) -> ! {
-        panic!(
-            "test bug: probe `{}` scripted with {action:?} at {event}",
-            self.name
-        )
+        panic!("test bug: probe `{}` scripted with {action:?} at {event}", self.name)
     }
 }
 
 fn replace_text(message: &mut AssistantMessage, text: String) {
-    message
-        .content
-        .retain(|part| !matches!(part, Part::Text(_)));
+    message.content.retain(|part| !matches!(part, Part::Text(_)));
     message.content.insert(0, Part::Text(text));
 }
 
@@ -353,11 +329,7 @@ impl agentix::Tool for Explode {
 
 /// The text of the last message of a request.
 pub fn last_text(request: &ModelRequest) -> String {
-    request
-        .messages
-        .last()
-        .map(|message| message.text().into_owned())
-        .unwrap_or_default()
+    request.messages.last().map(|message| message.text().into_owned()).unwrap_or_default()
 }
 
 /// The tool results in a request's messages, in order.
@@ -396,10 +368,7 @@ pub fn assert_log_consistent(log: &[agentix::Entry]) {
         }
         if let Entry::ToolResults { .. } = entry {
             assert!(
-                matches!(
-                    index.checked_sub(1).map(|i| &log[i]),
-                    Some(Entry::Assistant { .. })
-                ),
+                matches!(index.checked_sub(1).map(|i| &log[i]), Some(Entry::Assistant { .. })),
                 "tool results at entry {index} answer no assistant message"
             );
         }

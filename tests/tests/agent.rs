@@ -19,10 +19,7 @@ async fn the_model_sees_each_tool_with_its_schema() {
     let model = ScriptedModel::new().text("ok");
     let agent = Agent::builder(&model)
         .tool(Weather::default())
-        .tool(Flaky {
-            failures: 0,
-            calls: Default::default(),
-        })
+        .tool(Flaky { failures: 0, calls: Default::default() })
         .build();
     agent.run(&mut Conversation::new(), "hi").await.unwrap();
     let tools = &model.requests()[0].tools;
@@ -55,31 +52,20 @@ impl Tool for Structured {
         if args.city.is_empty() {
             return Err("no city given".into());
         }
-        Ok(Forecast {
-            city: args.city,
-            celsius: 21,
-        })
+        Ok(Forecast { city: args.city, celsius: 21 })
     }
 }
 
 #[tokio::test]
 async fn tool_output_is_json_and_tool_errors_reach_the_model() {
     let model = ScriptedModel::new()
-        .tool_calls([
-            ("forecast", json!({ "city": "Oslo" })),
-            ("forecast", json!({ "city": "" })),
-        ])
+        .tool_calls([("forecast", json!({ "city": "Oslo" })), ("forecast", json!({ "city": "" }))])
         .text("ok");
     let agent = Agent::builder(&model).tool(Structured).build();
     agent.run(&mut Conversation::new(), "hi").await.unwrap();
     let results = tool_results(&model.requests()[1]);
     assert_eq!(results[0].output, r#"{"city":"Oslo","celsius":21}"#);
-    assert_eq!(
-        results[1].error,
-        Some(ToolFailure::Failed {
-            message: "no city given".into()
-        })
-    );
+    assert_eq!(results[1].error, Some(ToolFailure::Failed { message: "no city given".into() }));
     assert_eq!(results[1].output, "tool failed: no city given");
 }
 
@@ -141,18 +127,13 @@ async fn hooks_and_tools_share_the_scope_across_turns() {
         .tool_call("whoami", json!({}))
         .text("second");
     let agent = Agent::builder(&model).tool(WhoAmI).hook(CountCalls).build();
-    let mut conversation = Conversation::new().with_scope(Scope::new().with(User {
-        name: "ada".into(),
-        calls: 0,
-    }));
+    let mut conversation =
+        Conversation::new().with_scope(Scope::new().with(User { name: "ada".into(), calls: 0 }));
     agent.run(&mut conversation, "who?").await.unwrap();
     agent.run(&mut conversation, "again?").await.unwrap();
     let requests = model.requests();
     assert_eq!(tool_results(&requests[1])[0].output, "ada (call 1)");
-    assert_eq!(
-        tool_results(&requests[3]).last().unwrap().output,
-        "ada (call 2)"
-    );
+    assert_eq!(tool_results(&requests[3]).last().unwrap().output, "ada (call 2)");
     assert_eq!(conversation.scope().get::<User>().unwrap().calls, 2);
 
     let mut anonymous = Conversation::new();
@@ -175,11 +156,7 @@ impl ParallelPre for Slow {
 
     async fn pre(&self, turn: &Turn) -> Vec<Part> {
         tokio::time::sleep(Duration::from_millis(self.millis)).await;
-        vec![Part::text(format!(
-            "{} saw {}",
-            self.name,
-            turn.user_message().text()
-        ))]
+        vec![Part::text(format!("{} saw {}", self.name, turn.user_message().text()))]
     }
 }
 
@@ -187,18 +164,9 @@ impl ParallelPre for Slow {
 async fn consecutive_parallel_hooks_run_together_and_merge_in_declaration_order() {
     let model = ScriptedModel::new().text("ok");
     let agent = Agent::builder(&model)
-        .hook(Slow {
-            name: "slowest",
-            millis: 300,
-        })
-        .hook(Slow {
-            name: "middle",
-            millis: 200,
-        })
-        .hook(Slow {
-            name: "fastest",
-            millis: 100,
-        })
+        .hook(Slow { name: "slowest", millis: 300 })
+        .hook(Slow { name: "middle", millis: 200 })
+        .hook(Slow { name: "fastest", millis: 100 })
         .build();
     let started = tokio::time::Instant::now();
     agent.run(&mut Conversation::new(), "q").await.unwrap();
@@ -216,33 +184,18 @@ async fn consecutive_parallel_hooks_run_together_and_merge_in_declaration_order(
 #[tokio::test]
 async fn agents_of_different_types_fit_behind_one_type() {
     let agents: Vec<BoxedAgent> = vec![
-        Agent::builder(ScriptedModel::new().text("plain"))
+        Agent::builder(ScriptedModel::new().text("plain")).build().boxed(),
+        Agent::builder(ScriptedModel::new().tool_call("whoami", json!({})).text("hooked"))
+            .tool(WhoAmI)
+            .hook(CountCalls)
             .build()
             .boxed(),
-        Agent::builder(
-            ScriptedModel::new()
-                .tool_call("whoami", json!({}))
-                .text("hooked"),
-        )
-        .tool(WhoAmI)
-        .hook(CountCalls)
-        .build()
-        .boxed(),
     ];
     let mut replies = Vec::new();
     for agent in &agents {
-        let mut conversation = Conversation::new().with_scope(Scope::new().with(User {
-            name: "ada".into(),
-            calls: 0,
-        }));
-        replies.push(
-            agent
-                .run(&mut conversation, "hi")
-                .await
-                .unwrap()
-                .joined_text()
-                .into_owned(),
-        );
+        let mut conversation = Conversation::new()
+            .with_scope(Scope::new().with(User { name: "ada".into(), calls: 0 }));
+        replies.push(agent.run(&mut conversation, "hi").await.unwrap().joined_text().into_owned());
     }
     assert_eq!(replies, ["plain", "hooked"]);
 }
@@ -255,10 +208,7 @@ struct Pool {
 #[test]
 fn scope_values_survive_serialization_and_resources_do_not() {
     let mut scope = Scope::new()
-        .with(User {
-            name: "ada".into(),
-            calls: 2,
-        })
+        .with(User { name: "ada".into(), calls: 2 })
         .with_resource(Pool { connections: 4 });
     assert_eq!(scope.resource::<Pool>().unwrap().connections, 4);
     scope.get_mut::<User>().unwrap().calls += 1;
@@ -267,10 +217,7 @@ fn scope_values_survive_serialization_and_resources_do_not() {
     assert_eq!(json, json!({ "user": { "name": "ada", "calls": 3 } }));
 
     let mut revived: Scope = serde_json::from_value(json).unwrap();
-    assert!(
-        revived.resource::<Pool>().is_none(),
-        "resources are not serialized"
-    );
+    assert!(revived.resource::<Pool>().is_none(), "resources are not serialized");
     assert_eq!(revived.get::<User>().unwrap().calls, 3);
     revived.get_mut::<User>().unwrap().calls += 1;
     assert_eq!(revived.remove::<User>().unwrap().calls, 4);
@@ -278,10 +225,7 @@ fn scope_values_survive_serialization_and_resources_do_not() {
 
     let malformed: Scope = serde_json::from_value(json!({ "user": { "name": 5 } })).unwrap();
     let error = malformed.require::<User>().unwrap_err();
-    assert!(
-        matches!(&error, agentix::ScopeError::Malformed { key: "user", .. }),
-        "{error}"
-    );
+    assert!(matches!(&error, agentix::ScopeError::Malformed { key: "user", .. }), "{error}");
 }
 
 #[tokio::test]
@@ -292,14 +236,9 @@ async fn a_revived_conversation_keeps_its_log_config_and_scope() {
         .tool_call("whoami", json!({}))
         .text("second");
     let agent = Agent::builder(&model).tool(WhoAmI).hook(CountCalls).build();
-    let mut conversation = Conversation::with_config(agentix::Config {
-        max_steps: 5,
-        max_retries: 1,
-    })
-    .with_scope(Scope::new().with(User {
-        name: "ada".into(),
-        calls: 0,
-    }));
+    let mut conversation =
+        Conversation::with_config(agentix::Config { max_steps: 5, max_retries: 1 })
+            .with_scope(Scope::new().with(User { name: "ada".into(), calls: 0 }));
     agent.run(&mut conversation, "who?").await.unwrap();
 
     let saved = serde_json::to_string(&conversation).unwrap();
@@ -309,10 +248,7 @@ async fn a_revived_conversation_keeps_its_log_config_and_scope() {
     assert_eq!(revived.turns(), 1);
 
     agent.run(&mut revived, "again?").await.unwrap();
-    assert_eq!(
-        tool_results(&model.requests()[3]).last().unwrap().output,
-        "ada (call 2)"
-    );
+    assert_eq!(tool_results(&model.requests()[3]).last().unwrap().output, "ada (call 2)");
     assert_eq!(revived.log().first().unwrap().turn(), agentix::TurnRef(1));
     assert_eq!(revived.log().last().unwrap().turn(), agentix::TurnRef(2));
 }

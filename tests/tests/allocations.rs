@@ -155,10 +155,7 @@ impl Hook for Defaults {}
 
 fn model() -> ScriptedModel {
     ScriptedModel::new()
-        .tool_calls([
-            ("get_weather", json!({ "city": "Oslo" })),
-            ("no_such_tool", json!({})),
-        ])
+        .tool_calls([("get_weather", json!({ "city": "Oslo" })), ("no_such_tool", json!({}))])
         .text("done")
 }
 
@@ -197,10 +194,7 @@ fn hook_dispatch_allocates_nothing_and_changes_nothing() {
         .build();
 
     // Warm up lazily initialised state (thread-locals, schema caches) outside the measurement.
-    let _ = measure(
-        &Agent::builder(model()).tool(Weather::default()).build(),
-        &model(),
-    );
+    let _ = measure(&Agent::builder(model()).tool(Weather::default()).build(), &model());
 
     let (bare_count, bare_log, bare_requests) = measure(&bare, &bare_model);
     let (hooked_count, hooked_log, hooked_requests) = measure(&hooked, &hooked_model);
@@ -212,15 +206,8 @@ fn hook_dispatch_allocates_nothing_and_changes_nothing() {
         "5 no-op hooks on every event allocated {} more",
         hooked_count as i64 - bare_count as i64
     );
-    assert_eq!(
-        hooked_log.log(),
-        bare_log.log(),
-        "no-op hooks change the log"
-    );
-    assert_eq!(
-        hooked_requests, bare_requests,
-        "no-op hooks change what the model sees"
-    );
+    assert_eq!(hooked_log.log(), bare_log.log(), "no-op hooks change the log");
+    assert_eq!(hooked_requests, bare_requests, "no-op hooks change what the model sees");
 }
 
 #[test]
@@ -242,10 +229,7 @@ fn single_event_hooks_on_every_event_allocate_nothing() {
         .hook(OnBeforeFinal)
         .hook(OnPost)
         .build();
-    let _ = measure(
-        &Agent::builder(model()).tool(Weather::default()).build(),
-        &model(),
-    );
+    let _ = measure(&Agent::builder(model()).tool(Weather::default()).build(), &model());
 
     let (bare_count, bare_log, bare_requests) = measure(&bare, &bare_model);
     let (hooked_count, hooked_log, hooked_requests) = measure(&hooked, &hooked_model);
@@ -274,20 +258,10 @@ fn the_count_sees_a_hook_that_allocates() {
     let bare_model = model();
     let bare = Agent::builder(&bare_model).tool(Weather::default()).build();
     let hooked_model = model();
-    let hooked = Agent::builder(&hooked_model)
-        .tool(Weather::default())
-        .hook(Allocating)
-        .build();
-    let _ = measure(
-        &Agent::builder(model()).tool(Weather::default()).build(),
-        &model(),
-    );
+    let hooked = Agent::builder(&hooked_model).tool(Weather::default()).hook(Allocating).build();
+    let _ = measure(&Agent::builder(model()).tool(Weather::default()).build(), &model());
 
     let (bare_count, ..) = measure(&bare, &bare_model);
     let (hooked_count, ..) = measure(&hooked, &hooked_model);
-    assert_eq!(
-        hooked_count,
-        bare_count + 2,
-        "one box per model response, two responses"
-    );
+    assert_eq!(hooked_count, bare_count + 2, "one box per model response, two responses");
 }

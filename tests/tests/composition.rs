@@ -142,11 +142,8 @@ async fn a_parallel_group_spanning_a_chunk_boundary_stays_one_group() {
         "one group of three (400ms), then one of one (50ms): took {elapsed:?}"
     );
     let requests = model.requests();
-    let injected: Vec<&str> = requests[0].messages[1]
-        .content
-        .iter()
-        .filter_map(Part::as_text)
-        .collect();
+    let injected: Vec<&str> =
+        requests[0].messages[1].content.iter().filter_map(Part::as_text).collect();
     let mut expected: Vec<String> = (1..=15).map(|n| format!("n{n:02}")).collect();
     expected.extend(["slow", "medium", "fast", "n16", "late"].map(String::from));
     assert_eq!(injected, expected);
@@ -199,8 +196,5 @@ async fn wraps_of_both_kinds_nest_first_declared_outermost() {
         .hook(Around("c", log.clone()))
         .build();
     agent.run(&mut Conversation::new(), "hi").await.unwrap();
-    assert_eq!(
-        *log.lock().unwrap(),
-        ["a in", "b in", "c in", "c out", "b out", "a out"]
-    );
+    assert_eq!(*log.lock().unwrap(), ["a in", "b in", "c in", "c out", "b out", "a out"]);
 }

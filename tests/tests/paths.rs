@@ -13,10 +13,7 @@ use tests::{Action, Probe, Record, Weather, assert_log_consistent};
 
 fn model() -> ScriptedModel {
     ScriptedModel::new()
-        .tool_calls([
-            ("get_weather", json!({ "city": "Oslo" })),
-            ("no_such_tool", json!({})),
-        ])
+        .tool_calls([("get_weather", json!({ "city": "Oslo" })), ("no_such_tool", json!({}))])
         .text("done")
 }
 
@@ -25,19 +22,11 @@ fn model() -> ScriptedModel {
 async fn run_with(
     event: EventKind,
     action: Action,
-) -> (
-    Vec<EventKind>,
-    Vec<agentix::Outcome>,
-    usize,
-    agentix::Outcome,
-) {
+) -> (Vec<EventKind>, Vec<agentix::Outcome>, usize, agentix::Outcome) {
     let record = Record::new();
     let probe = Probe::new("probe", &record).on(event, action);
     let outcomes = probe.outcomes();
-    let agent = Agent::builder(model())
-        .tool(Weather::default())
-        .hook(probe)
-        .build();
+    let agent = Agent::builder(model()).tool(Weather::default()).hook(probe).build();
     let ended = Mutex::new(0);
     let observer = |observation: &Observation<'_>| {
         if let Observation::TurnEnded { .. } = observation {
@@ -45,68 +34,33 @@ async fn run_with(
         }
     };
     let mut conversation = Conversation::new();
-    let outcome = agent
-        .run_observed(&mut conversation, "weather?", &observer)
-        .await;
+    let outcome = agent.run_observed(&mut conversation, "weather?", &observer).await;
     assert_log_consistent(conversation.log());
     let outcomes = outcomes.lock().unwrap().clone();
-    (
-        record.events(),
-        outcomes,
-        ended.into_inner().unwrap(),
-        outcome,
-    )
+    (record.events(), outcomes, ended.into_inner().unwrap(), outcome)
 }
 
 #[tokio::test]
 async fn post_runs_once_after_a_halt_at_every_event() {
-    for event in [
-        Pre,
-        BeforeModel,
-        AfterModel,
-        BeforeTool,
-        AfterTool,
-        ToolError,
-        BeforeFinal,
-    ] {
+    for event in [Pre, BeforeModel, AfterModel, BeforeTool, AfterTool, ToolError, BeforeFinal] {
         let (events, outcomes, ended, outcome) =
             run_with(event, Action::Halt("stop here".into())).await;
-        let expected = Error::Halted {
-            event,
-            hook: "probe",
-            reason: "stop here".into(),
-        };
+        let expected = Error::Halted { event, hook: "probe", reason: "stop here".into() };
         assert_eq!(outcome, Err(expected.clone()));
         assert_eq!(outcomes, [Err(expected)], "post saw the halt at {event}");
         assert_eq!(ended, 1);
         assert_eq!(events.last(), Some(&Post));
         let halt_at = events.iter().position(|e| *e == event).unwrap();
-        assert_eq!(
-            events[halt_at + 1..],
-            [Post],
-            "nothing but post fires after a halt at {event}"
-        );
+        assert_eq!(events[halt_at + 1..], [Post], "nothing but post fires after a halt at {event}");
     }
 }
 
 #[tokio::test]
 async fn post_runs_once_after_a_panic_at_every_event() {
-    for event in [
-        Pre,
-        BeforeModel,
-        AfterModel,
-        BeforeTool,
-        AfterTool,
-        ToolError,
-        BeforeFinal,
-    ] {
+    for event in [Pre, BeforeModel, AfterModel, BeforeTool, AfterTool, ToolError, BeforeFinal] {
         let (events, outcomes, ended, outcome) =
             run_with(event, Action::Panic("kaboom".into())).await;
-        let expected = Error::HookPanicked {
-            event,
-            hook: "probe",
-            message: "kaboom".into(),
-        };
+        let expected = Error::HookPanicked { event, hook: "probe", message: "kaboom".into() };
         assert_eq!(outcome, Err(expected.clone()));
         assert_eq!(outcomes, [Err(expected)]);
         assert_eq!(ended, 1);
@@ -160,14 +114,8 @@ async fn post_runs_after_model_errors_and_limits() {
         .tool_call("get_weather", json!({ "city": "A" }))
         .tool_call("get_weather", json!({ "city": "B" }))
         .text("never");
-    let agent = Agent::builder(looping)
-        .tool(Weather::default())
-        .hook(probe)
-        .build();
-    let mut conversation = Conversation::with_config(Config {
-        max_steps: 2,
-        ..Config::default()
-    });
+    let agent = Agent::builder(looping).tool(Weather::default()).hook(probe).build();
+    let mut conversation = Conversation::with_config(Config { max_steps: 2, ..Config::default() });
     let error = agent.run(&mut conversation, "hi").await.unwrap_err();
     assert_eq!(error, Error::StepLimit { limit: 2 });
     assert_eq!(outcomes.lock().unwrap().as_slice(), [Err(error)]);
@@ -215,17 +163,11 @@ async fn a_dropped_turn_leaves_a_consistent_log_and_the_conversation_usable() {
             .tool_call("hang", json!({ "city": "Oslo" }))
             .text("after the cancelled turn"),
     );
-    let agent = Agent::builder(model.clone())
-        .tool(Weather::default())
-        .tool(Hang)
-        .build();
+    let agent = Agent::builder(model.clone()).tool(Weather::default()).tool(Hang).build();
     let mut conversation = Conversation::new();
     let turn = agent.run(&mut conversation, "first");
     let cancelled = tokio::time::timeout(std::time::Duration::from_millis(50), turn).await;
-    assert!(
-        cancelled.is_err(),
-        "the turn hangs in the tool and is dropped"
-    );
+    assert!(cancelled.is_err(), "the turn hangs in the tool and is dropped");
     assert_log_consistent(conversation.log());
     assert!(matches!(
         conversation.log(),

@@ -24,12 +24,8 @@ fn round_trip<T: Serialize + DeserializeOwned + PartialEq + std::fmt::Debug>(
 fn messages_parts_calls_and_results_round_trip() {
     let call = ToolCall::new("call_1", "get_weather", json!({ "city": "Oslo" }));
     let ok = ToolResult::success(&call, "sunny");
-    let failed = ToolResult::failure(
-        &call,
-        ToolFailure::UnknownTool {
-            available: vec!["a".into()],
-        },
-    );
+    let failed =
+        ToolResult::failure(&call, ToolFailure::UnknownTool { available: vec!["a".into()] });
     let assistant = AssistantMessage::text("checking").with_tool_call(call.clone());
 
     assert_eq!(round_trip(&Role::Assistant), json!("assistant"));
@@ -43,10 +39,7 @@ fn messages_parts_calls_and_results_round_trip() {
         json!({ "call_id": "call_1", "name": "get_weather", "output": "sunny" }),
         "a success carries no error field"
     );
-    assert_eq!(
-        round_trip(&failed)["error"],
-        json!({ "kind": "unknown_tool", "available": ["a"] })
-    );
+    assert_eq!(round_trip(&failed)["error"], json!({ "kind": "unknown_tool", "available": ["a"] }));
     round_trip(&assistant);
     round_trip(&Message::user("hello"));
     round_trip(&Entry::Halted {
@@ -76,10 +69,7 @@ async fn a_turn_in_flight_serializes_and_reads_back() {
     let agent = agentix::Agent::builder(agentix::ScriptedModel::new().text("ok"))
         .hook(Snapshot(seen.clone()))
         .build();
-    agent
-        .run(&mut agentix::Conversation::new(), "hi")
-        .await
-        .unwrap();
+    agent.run(&mut agentix::Conversation::new(), "hi").await.unwrap();
     let json = seen.lock().unwrap().take().unwrap();
     let turn: Turn = serde_json::from_value(json.clone()).unwrap();
     assert_eq!(turn.turn_ref(), TurnRef(1));

@@ -9,9 +9,7 @@ use serde_json::json;
 use tests::{Action, Probe, Record, Weather, assert_log_consistent, last_text, tool_results};
 
 fn weather_then(text: &str) -> ScriptedModel {
-    ScriptedModel::new()
-        .tool_call("get_weather", json!({ "city": "Oslo" }))
-        .text(text)
+    ScriptedModel::new().tool_call("get_weather", json!({ "city": "Oslo" })).text(text)
 }
 
 fn assistant_texts(conversation: &Conversation) -> Vec<String> {
@@ -38,14 +36,7 @@ async fn pre_halt_never_reaches_the_model() {
         .build();
     let mut conversation = Conversation::new();
     let error = agent.run(&mut conversation, "hi").await.unwrap_err();
-    assert_eq!(
-        error,
-        Error::Halted {
-            event: Pre,
-            hook: "gate",
-            reason: "off topic".into()
-        }
-    );
+    assert_eq!(error, Error::Halted { event: Pre, hook: "gate", reason: "off topic".into() });
     assert_eq!(model.calls(), 0);
     assert!(matches!(
         conversation.log(),
@@ -75,10 +66,7 @@ async fn pre_injection_follows_the_user_message_with_the_user_role() {
         );
     }
     assert!(
-        conversation
-            .log()
-            .iter()
-            .all(|entry| !format!("{entry:?}").contains("likes rain")),
+        conversation.log().iter().all(|entry| !format!("{entry:?}").contains("likes rain")),
         "a transient injection must not reach the log"
     );
 }
@@ -129,11 +117,7 @@ async fn before_model_halt_ends_the_turn_before_the_call() {
     let error = agent.run(&mut Conversation::new(), "hi").await.unwrap_err();
     assert_eq!(
         error,
-        Error::Halted {
-            event: BeforeModel,
-            hook: "budget",
-            reason: "over budget".into()
-        }
+        Error::Halted { event: BeforeModel, hook: "budget", reason: "over budget".into() }
     );
     assert_eq!(model.calls(), 0);
 }
@@ -152,11 +136,8 @@ async fn after_model_retry_shows_feedback_and_keeps_the_rejected_message_out_of_
     assert_eq!(reply.joined_text(), "<plan/> answer");
     let requests = model.requests();
     assert_eq!(requests.len(), 2);
-    let retried: Vec<(Role, String)> = requests[1]
-        .messages
-        .iter()
-        .map(|m| (m.role, m.text().into_owned()))
-        .collect();
+    let retried: Vec<(Role, String)> =
+        requests[1].messages.iter().map(|m| (m.role, m.text().into_owned())).collect();
     assert_eq!(
         retried,
         [
@@ -223,13 +204,7 @@ async fn after_model_stop_with_tool_calls_is_an_error_naming_the_hook() {
         .build();
     let mut conversation = Conversation::new();
     let error = agent.run(&mut conversation, "hi").await.unwrap_err();
-    assert_eq!(
-        error,
-        Error::FinalCallsTools {
-            event: AfterModel,
-            hook: "bad"
-        }
-    );
+    assert_eq!(error, Error::FinalCallsTools { event: AfterModel, hook: "bad" });
     assert_log_consistent(conversation.log());
 }
 
@@ -241,14 +216,7 @@ async fn after_model_edit_replaces_the_message() {
         .hook(Probe::new("polish", &record).on(AfterModel, Action::Edit("polished".into())))
         .build();
     let mut conversation = Conversation::new();
-    assert_eq!(
-        agent
-            .run(&mut conversation, "hi")
-            .await
-            .unwrap()
-            .joined_text(),
-        "polished"
-    );
+    assert_eq!(agent.run(&mut conversation, "hi").await.unwrap().joined_text(), "polished");
     assert_eq!(assistant_texts(&conversation), ["polished"]);
 }
 
@@ -263,16 +231,9 @@ async fn after_model_halt_ends_the_turn() {
     let error = agent.run(&mut conversation, "hi").await.unwrap_err();
     assert_eq!(
         error,
-        Error::Halted {
-            event: AfterModel,
-            hook: "safety",
-            reason: "unsafe output".into()
-        }
+        Error::Halted { event: AfterModel, hook: "safety", reason: "unsafe output".into() }
     );
-    assert!(
-        assistant_texts(&conversation).is_empty(),
-        "a halted message is not committed"
-    );
+    assert!(assistant_texts(&conversation).is_empty(), "a halted message is not committed");
 }
 
 // ---- before_tool ----
@@ -291,21 +252,12 @@ async fn before_tool_reject_answers_the_call_with_the_reason() {
         .build();
     let mut conversation = Conversation::new();
     agent.run(&mut conversation, "weather?").await.unwrap();
-    assert!(
-        calls.lock().unwrap().is_empty(),
-        "a rejected tool does not run"
-    );
+    assert!(calls.lock().unwrap().is_empty(), "a rejected tool does not run");
     let results = tool_results(&model.requests()[1]);
     assert_eq!(results.len(), 1);
     assert!(results[0].is_error());
-    assert_eq!(
-        results[0].output,
-        "call rejected by policy: no weather today"
-    );
-    assert_eq!(
-        record.count(AfterTool, "policy") + record.count(ToolError, "policy"),
-        0
-    );
+    assert_eq!(results[0].output, "call rejected by policy: no weather today");
+    assert_eq!(record.count(AfterTool, "policy") + record.count(ToolError, "policy"), 0);
     assert_log_consistent(conversation.log());
 }
 
@@ -322,17 +274,11 @@ async fn before_tool_edit_changes_the_call_that_runs() {
                 .on(BeforeTool, Action::Edit(r#"{"city":"Bergen"}"#.into())),
         )
         .build();
-    agent
-        .run(&mut Conversation::new(), "weather?")
-        .await
-        .unwrap();
+    agent.run(&mut Conversation::new(), "weather?").await.unwrap();
     assert_eq!(*calls.lock().unwrap(), ["Bergen"]);
     let result = &tool_results(&model.requests()[1])[0];
     assert_eq!(result.output, "sunny in Bergen");
-    assert_eq!(
-        result.call_id, "call_1",
-        "the result answers the model's call id"
-    );
+    assert_eq!(result.call_id, "call_1", "the result answers the model's call id");
 }
 
 async fn escalate_with(
@@ -347,10 +293,7 @@ async fn escalate_with(
         .hook(Probe::new("guard", &record).on(BeforeTool, Action::Escalate("costly".into())))
         .approver(approver)
         .build();
-    agent
-        .run(&mut Conversation::new(), "weather?")
-        .await
-        .unwrap();
+    agent.run(&mut Conversation::new(), "weather?").await.unwrap();
     let result = tool_results(&model.requests()[1]).remove(0);
     let calls = calls.lock().unwrap().clone();
     (calls, result)
@@ -374,16 +317,13 @@ async fn before_tool_escalate_asks_the_approver() {
     assert_eq!(
         result.error,
         Some(ToolFailure::Rejected {
-            by: "approver".into(),
+            by: "the approver, on escalation by guard".into(),
             reason: "the user said no".into()
         })
     );
 
     let (calls, result) = escalate_with(|call: ToolCall, _: Escalation| async move {
-        Approval::Edit(ToolCall {
-            arguments: json!({ "city": "Tromsø" }),
-            ..call
-        })
+        Approval::Edit(ToolCall { arguments: json!({ "city": "Tromsø" }), ..call })
     })
     .await;
     assert_eq!(calls, ["Tromsø"]);
@@ -400,16 +340,18 @@ async fn before_tool_escalate_without_an_approver_fails_closed() {
         .tool(weather)
         .hook(Probe::new("guard", &record).on(BeforeTool, Action::Escalate("costly".into())))
         .build();
-    agent
-        .run(&mut Conversation::new(), "weather?")
-        .await
-        .unwrap();
+    agent.run(&mut Conversation::new(), "weather?").await.unwrap();
     assert!(
         calls.lock().unwrap().is_empty(),
         "an escalation with no approver must not run the tool"
     );
     let result = &tool_results(&model.requests()[1])[0];
-    assert!(matches!(&result.error, Some(ToolFailure::Rejected { by, .. }) if by == "approver"));
+    assert_eq!(
+        result.output,
+        "call rejected by the approver, on escalation by guard: \
+         escalated (costly), and no approver is configured",
+        "the model reads who refused and why"
+    );
 }
 
 #[tokio::test]
@@ -435,11 +377,7 @@ async fn before_tool_halt_answers_every_call_and_ends_the_turn() {
     let error = agent.run(&mut conversation, "weather?").await.unwrap_err();
     assert_eq!(
         error,
-        Error::Halted {
-            event: BeforeTool,
-            hook: "limit",
-            reason: "one call only".into()
-        }
+        Error::Halted { event: BeforeTool, hook: "limit", reason: "one call only".into() }
     );
     assert_eq!(*calls.lock().unwrap(), ["Oslo"]);
     assert_log_consistent(conversation.log());
@@ -460,10 +398,7 @@ async fn after_tool_edit_changes_what_the_model_reads() {
         .tool(Weather::default())
         .hook(Probe::new("units", &record).on(AfterTool, Action::Edit("sunny, 21°C".into())))
         .build();
-    agent
-        .run(&mut Conversation::new(), "weather?")
-        .await
-        .unwrap();
+    agent.run(&mut Conversation::new(), "weather?").await.unwrap();
     assert_eq!(tool_results(&model.requests()[1])[0].output, "sunny, 21°C");
 }
 
@@ -477,14 +412,7 @@ async fn after_tool_halt_keeps_the_result_and_ends_the_turn() {
         .build();
     let mut conversation = Conversation::new();
     let error = agent.run(&mut conversation, "weather?").await.unwrap_err();
-    assert_eq!(
-        error,
-        Error::Halted {
-            event: AfterTool,
-            hook: "audit",
-            reason: "leak".into()
-        }
-    );
+    assert_eq!(error, Error::Halted { event: AfterTool, hook: "audit", reason: "leak".into() });
     assert_eq!(model.calls(), 1);
     assert_log_consistent(conversation.log());
     assert!(
@@ -497,33 +425,20 @@ async fn after_tool_halt_keeps_the_result_and_ends_the_turn() {
 #[tokio::test]
 async fn tool_error_receives_unknown_tools_and_invalid_arguments() {
     let model = ScriptedModel::new()
-        .tool_calls([
-            ("no_such_tool", json!({})),
-            ("get_weather", json!({ "town": 3 })),
-        ])
+        .tool_calls([("no_such_tool", json!({})), ("get_weather", json!({ "town": 3 }))])
         .text("ok");
     let record = Record::new();
-    let agent = Agent::builder(&model)
-        .tool(Weather::default())
-        .hook(Probe::new("errors", &record))
-        .build();
-    agent
-        .run(&mut Conversation::new(), "weather?")
-        .await
-        .unwrap();
+    let agent =
+        Agent::builder(&model).tool(Weather::default()).hook(Probe::new("errors", &record)).build();
+    agent.run(&mut Conversation::new(), "weather?").await.unwrap();
     assert_eq!(record.count(ToolError, "errors"), 2);
     assert_eq!(record.count(AfterTool, "errors"), 0);
     let results = tool_results(&model.requests()[1]);
     assert_eq!(
         results[0].error,
-        Some(ToolFailure::UnknownTool {
-            available: vec!["get_weather".into()]
-        })
+        Some(ToolFailure::UnknownTool { available: vec!["get_weather".into()] })
     );
-    assert_eq!(
-        results[0].output,
-        "unknown tool; available tools: get_weather"
-    );
+    assert_eq!(results[0].output, "unknown tool; available tools: get_weather");
     assert!(
         matches!(&results[1].error, Some(ToolFailure::InvalidArguments { message }) if message.contains("missing field `city`"))
     );
@@ -531,9 +446,7 @@ async fn tool_error_receives_unknown_tools_and_invalid_arguments() {
 
 #[tokio::test]
 async fn tool_error_recovers_the_result() {
-    let model = ScriptedModel::new()
-        .tool_call("no_such_tool", json!({}))
-        .text("ok");
+    let model = ScriptedModel::new().tool_call("no_such_tool", json!({})).text("ok");
     let record = Record::new();
     let agent = Agent::builder(&model)
         .hook(
@@ -549,9 +462,7 @@ async fn tool_error_recovers_the_result() {
 
 #[tokio::test]
 async fn tool_error_halt_ends_the_turn() {
-    let model = ScriptedModel::new()
-        .tool_call("no_such_tool", json!({}))
-        .text("unreachable");
+    let model = ScriptedModel::new().tool_call("no_such_tool", json!({})).text("unreachable");
     let record = Record::new();
     let agent = Agent::builder(&model)
         .hook(Probe::new("strict", &record).on(ToolError, Action::Halt("tools must work".into())))
@@ -560,11 +471,7 @@ async fn tool_error_halt_ends_the_turn() {
     let error = agent.run(&mut conversation, "x").await.unwrap_err();
     assert_eq!(
         error,
-        Error::Halted {
-            event: ToolError,
-            hook: "strict",
-            reason: "tools must work".into()
-        }
+        Error::Halted { event: ToolError, hook: "strict", reason: "tools must work".into() }
     );
     assert_log_consistent(conversation.log());
 }
@@ -585,11 +492,7 @@ async fn before_final_retry_goes_back_to_the_model() {
     assert_eq!(reply.joined_text(), "better");
     assert_eq!(last_text(&model.requests()[1]), "too short");
     assert_eq!(assistant_texts(&conversation), ["better"]);
-    assert_eq!(
-        record.count(AfterModel, "critic"),
-        2,
-        "the retried call passes after_model again"
-    );
+    assert_eq!(record.count(AfterModel, "critic"), 2, "the retried call passes after_model again");
 }
 
 #[tokio::test]
@@ -604,14 +507,7 @@ async fn before_final_stop_replaces_the_answer() {
         .hook(Probe::new("later", &record))
         .build();
     let mut conversation = Conversation::new();
-    assert_eq!(
-        agent
-            .run(&mut conversation, "x")
-            .await
-            .unwrap()
-            .joined_text(),
-        "canned"
-    );
+    assert_eq!(agent.run(&mut conversation, "x").await.unwrap().joined_text(), "canned");
     assert_eq!(record.count(BeforeFinal, "later"), 0);
     assert_eq!(assistant_texts(&conversation), ["canned"]);
 }
@@ -628,22 +524,11 @@ async fn before_final_edit_and_halt() {
         )
         .build();
     let mut conversation = Conversation::new();
-    assert_eq!(
-        agent
-            .run(&mut conversation, "x")
-            .await
-            .unwrap()
-            .joined_text(),
-        "signed"
-    );
+    assert_eq!(agent.run(&mut conversation, "x").await.unwrap().joined_text(), "signed");
     let error = agent.run(&mut conversation, "y").await.unwrap_err();
     assert_eq!(
         error,
-        Error::Halted {
-            event: BeforeFinal,
-            hook: "final",
-            reason: "no second answer".into()
-        }
+        Error::Halted { event: BeforeFinal, hook: "final", reason: "no second answer".into() }
     );
     assert_eq!(assistant_texts(&conversation), ["signed"]);
 }
@@ -659,28 +544,107 @@ async fn post_sees_the_outcome_and_its_halt_ends_a_completed_turn() {
     let agent = Agent::builder(&model).hook(probe).build();
     let mut conversation = Conversation::new();
     let error = agent.run(&mut conversation, "x").await.unwrap_err();
-    assert_eq!(
-        error,
-        Error::Halted {
-            event: Post,
-            hook: "persist",
-            reason: "disk full".into()
-        }
-    );
-    assert_eq!(
-        outcomes.lock().unwrap()[0].as_ref().unwrap().joined_text(),
-        "answer"
-    );
-    assert_eq!(
-        assistant_texts(&conversation),
-        ["answer"],
-        "the answer was committed before post"
-    );
+    assert_eq!(error, Error::Halted { event: Post, hook: "persist", reason: "disk full".into() });
+    assert_eq!(outcomes.lock().unwrap()[0].as_ref().unwrap().joined_text(), "answer");
+    assert_eq!(assistant_texts(&conversation), ["answer"], "the answer was committed before post");
     assert!(matches!(
         conversation.log().last(),
-        Some(Entry::Halted {
-            event: EventKind::Post,
-            ..
-        })
+        Some(Entry::Halted { event: EventKind::Post, .. })
     ));
+}
+
+#[tokio::test]
+async fn a_retried_message_that_called_tools_is_replayed_without_its_calls() {
+    let model = weather_then("plain answer");
+    let weather = Weather::default();
+    let calls = weather.calls.clone();
+    let record = Record::new();
+    let agent = Agent::builder(&model)
+        .tool(weather)
+        .hook(
+            Probe::new("no_tools", &record)
+                .on(AfterModel, Action::Retry(Some("answer directly".into()))),
+        )
+        .build();
+    let mut conversation = Conversation::new();
+    assert_eq!(
+        agent.run(&mut conversation, "weather?").await.unwrap().joined_text(),
+        "plain answer"
+    );
+    assert!(calls.lock().unwrap().is_empty(), "a rejected message's tool calls never run");
+    let retried = &model.requests()[1];
+    assert!(tool_results(retried).is_empty());
+    assert!(
+        retried
+            .messages
+            .iter()
+            .all(|m| !m.content.iter().any(|p| matches!(p, agentix::Part::ToolCall(_)))),
+        "no unanswered tool call is replayed: {retried:?}"
+    );
+    assert_eq!(last_text(retried), "answer directly");
+    assert_log_consistent(conversation.log());
+}
+
+/// Rewrites the call id and the tool name of every result, as a careless hook might.
+struct Renamer;
+
+impl agentix::on::AfterTool for Renamer {
+    async fn after_tool(
+        &self,
+        result: &mut agentix::ToolResult,
+        _: &mut agentix::Turn,
+    ) -> agentix::Verdict<AfterToolEvent> {
+        result.call_id = "forged".into();
+        result.name = "forged".into();
+        agentix::Verdict::Continue
+    }
+}
+
+use agentix::event::{AfterTool as AfterToolEvent, BeforeFinal as BeforeFinalEvent};
+
+#[tokio::test]
+async fn a_hook_cannot_unpair_a_result_from_its_call() {
+    let model = weather_then("ok");
+    let agent = Agent::builder(&model).tool(Weather::default()).hook(Renamer).build();
+    let mut conversation = Conversation::new();
+    agent.run(&mut conversation, "weather?").await.unwrap();
+    assert_log_consistent(conversation.log());
+    let result = &tool_results(&model.requests()[1])[0];
+    assert_eq!((result.call_id.as_str(), result.name.as_str()), ("call_1", "get_weather"));
+}
+
+/// Edits a tool call into the final answer.
+struct SneakTool;
+
+impl agentix::on::BeforeFinal for SneakTool {
+    async fn before_final(
+        &self,
+        message: &mut AssistantMessage,
+        _: &mut agentix::Turn,
+    ) -> agentix::Verdict<BeforeFinalEvent> {
+        *message = message.clone().with_tool_call(ToolCall::new(
+            "x",
+            "get_weather",
+            json!({ "city": "Oslo" }),
+        ));
+        agentix::Verdict::Continue
+    }
+}
+
+#[tokio::test]
+async fn a_final_answer_edited_to_call_tools_fails_naming_the_hook() {
+    let model = ScriptedModel::new().text("answer");
+    let agent = Agent::builder(&model).tool(Weather::default()).hook(SneakTool).build();
+    let mut conversation = Conversation::new();
+    let error = agent.run(&mut conversation, "x").await.unwrap_err();
+    assert_eq!(
+        error,
+        Error::HookFailed {
+            event: BeforeFinal,
+            hook: "SneakTool",
+            message: "it left tool calls in the final answer, which cannot call tools".into()
+        }
+    );
+    assert_log_consistent(conversation.log());
+    assert!(assistant_texts(&conversation).is_empty());
 }

@@ -32,28 +32,16 @@ impl Hook for Around {
         _turn: &Turn,
         next: &impl NextModel,
     ) -> Result<ModelResponse, ModelError> {
-        self.log
-            .lock()
-            .unwrap()
-            .push(format!("{} enters model", self.name));
+        self.log.lock().unwrap().push(format!("{} enters model", self.name));
         let response = next.call(request).await;
-        self.log
-            .lock()
-            .unwrap()
-            .push(format!("{} leaves model", self.name));
+        self.log.lock().unwrap().push(format!("{} leaves model", self.name));
         response
     }
 
     async fn wrap_tool(&self, call: &ToolCall, _turn: &Turn, next: &impl NextTool) -> ToolResult {
-        self.log
-            .lock()
-            .unwrap()
-            .push(format!("{} enters tool", self.name));
+        self.log.lock().unwrap().push(format!("{} enters tool", self.name));
         let result = next.call(call).await;
-        self.log
-            .lock()
-            .unwrap()
-            .push(format!("{} leaves tool", self.name));
+        self.log.lock().unwrap().push(format!("{} leaves tool", self.name));
         result
     }
 }
@@ -61,24 +49,14 @@ impl Hook for Around {
 #[tokio::test]
 async fn first_declared_wrap_is_outermost() {
     let log = Log::default();
-    let model = ScriptedModel::new()
-        .tool_call("get_weather", json!({ "city": "Oslo" }))
-        .text("done");
+    let model =
+        ScriptedModel::new().tool_call("get_weather", json!({ "city": "Oslo" })).text("done");
     let agent = Agent::builder(&model)
         .tool(Weather::default())
-        .hook(Around {
-            name: "outer",
-            log: log.clone(),
-        })
-        .hook(Around {
-            name: "inner",
-            log: log.clone(),
-        })
+        .hook(Around { name: "outer", log: log.clone() })
+        .hook(Around { name: "inner", log: log.clone() })
         .build();
-    agent
-        .run(&mut Conversation::new(), "weather?")
-        .await
-        .unwrap();
+    agent.run(&mut Conversation::new(), "weather?").await.unwrap();
     let log = log.lock().unwrap();
     assert_eq!(
         log[..8],
@@ -109,11 +87,7 @@ impl Hook for Cache {
         _turn: &Turn,
         next: &impl NextModel,
     ) -> Result<ModelResponse, ModelError> {
-        if request
-            .messages
-            .last()
-            .is_some_and(|m| m.text() == "cached question")
-        {
+        if request.messages.last().is_some_and(|m| m.text() == "cached question") {
             *self.hits.lock().unwrap() += 1;
             return Ok(AssistantMessage::text("cached answer").into());
         }
@@ -125,25 +99,15 @@ impl Hook for Cache {
 async fn wrap_model_may_not_call_next_at_all() {
     let model = ScriptedModel::new().text("fresh answer");
     let hits = Arc::new(Mutex::new(0));
-    let agent = Agent::builder(&model)
-        .hook(Cache { hits: hits.clone() })
-        .build();
+    let agent = Agent::builder(&model).hook(Cache { hits: hits.clone() }).build();
     let mut conversation = Conversation::new();
     assert_eq!(
-        agent
-            .run(&mut conversation, "cached question")
-            .await
-            .unwrap()
-            .joined_text(),
+        agent.run(&mut conversation, "cached question").await.unwrap().joined_text(),
         "cached answer"
     );
     assert_eq!(model.calls(), 0);
     assert_eq!(
-        agent
-            .run(&mut conversation, "new question")
-            .await
-            .unwrap()
-            .joined_text(),
+        agent.run(&mut conversation, "new question").await.unwrap().joined_text(),
         "fresh answer"
     );
     assert_eq!(model.calls(), 1);
@@ -184,9 +148,7 @@ async fn wrap_model_may_call_next_many_times() {
             .text("third time lucky")
     };
     let model = flaky();
-    let agent = Agent::builder(&model)
-        .hook(RetryModel { attempts: 3 })
-        .build();
+    let agent = Agent::builder(&model).hook(RetryModel { attempts: 3 }).build();
     let reply = agent.run(&mut Conversation::new(), "hi").await.unwrap();
     assert_eq!(reply.joined_text(), "third time lucky");
     assert_eq!(model.calls(), 3);
@@ -197,15 +159,10 @@ async fn wrap_model_may_call_next_many_times() {
     );
 
     let model = flaky();
-    let agent = Agent::builder(&model)
-        .hook(RetryModel { attempts: 2 })
-        .build();
+    let agent = Agent::builder(&model).hook(RetryModel { attempts: 2 }).build();
     let mut conversation = Conversation::new();
     let error = agent.run(&mut conversation, "hi").await.unwrap_err();
-    assert_eq!(
-        error,
-        agentix::Error::Model(ModelError::Transport("reset".into()))
-    );
+    assert_eq!(error, agentix::Error::Model(ModelError::Transport("reset".into())));
     assert!(
         matches!(conversation.log().last(), Some(agentix::Entry::Failed { error, .. }) if error.contains("reset"))
     );
@@ -234,24 +191,14 @@ impl<M: Model> Hook for Fallback<M> {
 
 #[tokio::test]
 async fn wrap_model_falls_back_to_another_model() {
-    let primary = ScriptedModel::new().error(ModelError::Provider {
-        status: 529,
-        message: "overloaded".into(),
-    });
+    let primary = ScriptedModel::new()
+        .error(ModelError::Provider { status: 529, message: "overloaded".into() });
     let backup = Arc::new(ScriptedModel::new().text("from the backup"));
-    let agent = Agent::builder(&primary)
-        .hook(Fallback {
-            backup: backup.clone(),
-        })
-        .build();
+    let agent = Agent::builder(&primary).hook(Fallback { backup: backup.clone() }).build();
     let reply = agent.run(&mut Conversation::new(), "hi").await.unwrap();
     assert_eq!(reply.joined_text(), "from the backup");
     assert_eq!((primary.calls(), backup.calls()), (1, 1));
-    assert_eq!(
-        primary.requests(),
-        backup.requests(),
-        "the backup sees the same request"
-    );
+    assert_eq!(primary.requests(), backup.requests(), "the backup sees the same request");
 }
 
 /// Retries a failing tool.
@@ -274,15 +221,10 @@ impl Hook for RetryTool {
 
 #[tokio::test]
 async fn wrap_tool_may_call_next_many_times() {
-    let model = ScriptedModel::new()
-        .tool_call("flaky", json!({ "city": "Oslo" }))
-        .text("done");
+    let model = ScriptedModel::new().tool_call("flaky", json!({ "city": "Oslo" })).text("done");
     let calls = Arc::new(Mutex::new(0));
     let agent = Agent::builder(&model)
-        .tool(Flaky {
-            failures: 2,
-            calls: calls.clone(),
-        })
+        .tool(Flaky { failures: 2, calls: calls.clone() })
         .hook(RetryTool)
         .build();
     agent.run(&mut Conversation::new(), "go").await.unwrap();
@@ -305,16 +247,62 @@ impl Hook for DryRun {
 
 #[tokio::test]
 async fn wrap_tool_may_not_call_next_at_all() {
-    let model = ScriptedModel::new()
-        .tool_call("get_weather", json!({ "city": "Oslo" }))
-        .text("done");
+    let model =
+        ScriptedModel::new().tool_call("get_weather", json!({ "city": "Oslo" })).text("done");
     let weather = Weather::default();
     let calls = weather.calls.clone();
     let agent = Agent::builder(&model).tool(weather).hook(DryRun).build();
     agent.run(&mut Conversation::new(), "go").await.unwrap();
     assert!(calls.lock().unwrap().is_empty());
+    assert_eq!(tool_results(&model.requests()[1])[0].output, "dry run of get_weather");
+}
+
+/// Refuses every call itself, without asking `next`: a circuit that is open.
+struct OpenCircuit;
+
+impl agentix::on::WrapModel for OpenCircuit {
+    async fn wrap_model(
+        &self,
+        _: &ModelRequest,
+        _: &Turn,
+        _: &impl NextModel,
+    ) -> Result<ModelResponse, ModelError> {
+        Err(ModelError::Other("circuit open".into()))
+    }
+}
+
+/// Passes everything on.
+struct Transparent;
+
+impl agentix::on::WrapModel for Transparent {
+    async fn wrap_model(
+        &self,
+        request: &ModelRequest,
+        _: &Turn,
+        next: &impl NextModel,
+    ) -> Result<ModelResponse, ModelError> {
+        next.call(request).await
+    }
+}
+
+#[tokio::test]
+async fn an_error_a_wrap_hook_makes_names_it_and_one_it_passes_on_is_the_models() {
+    let agent = Agent::builder(ScriptedModel::new().text("unreachable"))
+        .hook(Transparent)
+        .hook(OpenCircuit)
+        .build();
+    let error = agent.run(&mut Conversation::new(), "hi").await.unwrap_err();
     assert_eq!(
-        tool_results(&model.requests()[1])[0].output,
-        "dry run of get_weather"
+        error,
+        agentix::Error::HookFailed {
+            event: EventKind::WrapModel,
+            hook: "OpenCircuit",
+            message: "circuit open".into()
+        }
     );
+
+    let failing = ScriptedModel::new().error(ModelError::Transport("reset".into()));
+    let agent = Agent::builder(failing).hook(Transparent).hook(Transparent).build();
+    let error = agent.run(&mut Conversation::new(), "hi").await.unwrap_err();
+    assert_eq!(error, agentix::Error::Model(ModelError::Transport("reset".into())));
 }
