@@ -136,8 +136,11 @@ impl Turn {
         self.conversation.scope_mut()
     }
 
-    /// Adds content for this turn. It is placed at the tail of every model request the turn
-    /// makes, right after the user message, with the user's role; it is not written to the log.
+    /// Adds content for this turn. It is placed at the tail of every later model request the
+    /// turn makes, right after the user message, with the user's role; it is not written to the
+    /// log. Content injected in `pre` reaches every call; content injected later (a schema from
+    /// a `tool_error` hook) reaches the calls after it. Injections only accumulate: to change
+    /// one request, edit it in `before_model` instead.
     ///
     /// Injected content reaches the model at the same trust level as the user's own words:
     /// content from elsewhere (retrieved documents) is a prompt-injection surface.
