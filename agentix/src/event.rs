@@ -131,19 +131,19 @@ pub trait Rejectable: Event<Reject = Rejection> {}
 )]
 pub trait Escalatable: Event<Escalate = Escalation> {}
 
-/// A value a STOP on event `E` may carry.
+/// A value a STOP may carry: the assistant message that takes the place of the model's.
 #[diagnostic::on_unimplemented(
-    message = "a STOP cannot carry `{Self}`",
-    label = "not what a STOP carries",
-    note = "a STOP carries an `AssistantMessage`, and is legal only on before_model, after_model and before_final"
+    message = "a STOP carries an `AssistantMessage`, not `{Self}`",
+    label = "not an `AssistantMessage`",
+    note = "STOP ends an event's work early with the assistant message to use (on before_model, after_model and before_final)"
 )]
-pub trait StopValue<E: Event> {
-    /// Converts into the STOP payload.
-    fn into_stop(self) -> E::Stop;
+pub trait StopValue {
+    /// The message the STOP carries.
+    fn into_message(self) -> AssistantMessage;
 }
 
-impl<E: Stoppable> StopValue<E> for AssistantMessage {
-    fn into_stop(self) -> AssistantMessage {
+impl StopValue for AssistantMessage {
+    fn into_message(self) -> AssistantMessage {
         self
     }
 }
@@ -171,7 +171,7 @@ macro_rules! events {
                 type Escalate = $escalate;
             }
 
-            $(impl $contract for $ty {})*
+            $(#[diagnostic::do_not_recommend] impl $contract for $ty {})*
         )*
 
         /// An event, named at run time: in traces, errors and the log.

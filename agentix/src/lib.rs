@@ -58,6 +58,9 @@
 //!
 //! [`AgentBuilder::hook`] takes any of them and knows where each goes.
 
+#[doc(hidden)]
+#[path = "private.rs"]
+pub mod __private;
 mod agent;
 mod approval;
 mod conversation;
@@ -75,6 +78,54 @@ mod turn;
 mod verdict;
 
 pub use agent::{Agent, AgentBuilder, BoxedAgent};
+
+/// Turns a plain `async fn` into a typed hook on one lifecycle event.
+///
+/// ```
+/// use agentix::event::AfterModel;
+/// use agentix::{hook, Agent, AssistantMessage, Conversation, ScriptedModel, Verdict};
+///
+/// /// Sends the model back until its answer starts with a plan.
+/// #[hook(after_model)]
+/// async fn require_plan(message: &AssistantMessage) -> Verdict<AfterModel> {
+///     if message.calls_tools() || message.joined_text().starts_with("<plan>") {
+///         Verdict::Continue
+///     } else {
+///         Verdict::retry("Start your answer with a <plan> block.")
+///     }
+/// }
+///
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let model = ScriptedModel::new().text("Sure.").text("<plan>1. answer</plan> Sure.");
+/// let agent = Agent::builder(model).hook(require_plan).build();
+/// let reply = agent.run(&mut Conversation::new(), "Help me").await?;
+/// assert!(reply.joined_text().starts_with("<plan>"));
+/// # Ok::<_, agentix::Error>(())
+/// # }).unwrap();
+/// ```
+///
+/// `#[hook(EVENT [, parallel] [, durable] [, name = "..."] [, when = path] [, crate = "..."])]`:
+///
+/// - `EVENT` is one of `pre`, `before_model`, `wrap_model`, `after_model`, `before_tool`,
+///   `wrap_tool`, `after_tool`, `tool_error`, `before_final`, `post`.
+/// - `parallel` (only on `pre`): the hook reads `&Turn` and returns content (`Vec<Part>`,
+///   `Part`, `Option<Part>` or `String`); consecutive parallel hooks run at once.
+/// - `durable` (only on `pre` and `post`): the hook's output joins the conversation's log.
+/// - `name = "..."`: the hook's name in errors, the log and traces (default: the function's).
+/// - `when = path`: run the hook only when `path(&value, &turn)` (for `pre`: `path(&turn)`)
+///   returns `true`.
+/// - `crate = "..."`: the name the agentix crate goes by, if it was renamed in `Cargo.toml`.
+///
+/// The parameters are, in order, the event's value (`&` or `&mut`; for the wrap events `&`, for
+/// `post` `&Outcome`), the turn (`&mut Turn` or `&Turn`; `&Turn` for parallel and wrap hooks),
+/// and for wrap hooks `next`; trailing ones may be left out. The return is a
+/// `Verdict<Event>`, `()` (continue), a new value for the event, or a `Result` of one of these
+/// (an `Err` halts the turn as a failure naming the hook); wrap hooks return what `next` does.
+///
+/// The function becomes a unit struct of the same name that the agent builder takes
+/// (`.hook(require_plan)`); the function itself stays callable as `require_plan::call`. A hook
+/// that breaks its event's contract does not compile, and the error names the rule.
+pub use agentix_macros::hook;
 pub use approval::{Approval, Approver, NoApprover};
 pub use conversation::{Config, Conversation, Entry, TurnRef};
 pub use error::Error;

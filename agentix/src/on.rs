@@ -18,10 +18,18 @@ use crate::verdict::Verdict;
 macro_rules! single_event_traits {
     ($(
         $(#[$doc:meta])*
-        $trait:ident { fn $method:ident($($arg:ident: $ty:ty),*) -> $output:ty; }
+        $trait:ident $($durable:ident)? { fn $method:ident($($arg:ident: $ty:ty),*) -> $output:ty; }
     )*) => {$(
         $(#[$doc])*
         pub trait $trait: Send + Sync {
+            $(
+                #[doc = concat!(
+                    "Whether the hook's output is ", stringify!($durable), ": appended to the ",
+                    "conversation's log, where later turns see it, rather than transient."
+                )]
+                const DURABLE: bool = false;
+            )?
+
             /// The hook's name in errors, the log and traces. Defaults to the type's name.
             fn name(&self) -> &'static str {
                 short_type_name::<Self>()
@@ -35,11 +43,11 @@ macro_rules! single_event_traits {
 
 single_event_traits! {
     /// A sequential `pre` hook: it may inject content ([`Turn::inject`]) and halt.
-    Pre { fn pre(turn: &mut Turn) -> Verdict<event::Pre>; }
+    Pre durable { fn pre(turn: &mut Turn) -> Verdict<event::Pre>; }
     /// A parallel `pre` hook: it reads the turn through a shared borrow and returns content to
     /// inject. Its type has no way to halt or mutate the turn, so consecutive parallel hooks run
     /// at once, on one task, and their parts merge in declaration order.
-    ParallelPre { fn pre(turn: &Turn) -> Vec<Part>; }
+    ParallelPre durable { fn pre(turn: &Turn) -> Vec<Part>; }
     /// A `before_model` hook: it may edit the request, STOP with a message, or halt.
     BeforeModel { fn before_model(request: &mut ModelRequest, turn: &mut Turn) -> Verdict<event::BeforeModel>; }
     /// A `wrap_model` hook: it owns the model call and may call `next` any number of times.
@@ -59,5 +67,5 @@ single_event_traits! {
     /// A `before_final` hook: it may edit the answer, RETRY, STOP with another answer, or halt.
     BeforeFinal { fn before_final(message: &mut AssistantMessage, turn: &mut Turn) -> Verdict<event::BeforeFinal>; }
     /// A `post` hook: it sees how the turn ended, every time, and may halt.
-    Post { fn post(outcome: &Outcome, turn: &mut Turn) -> Verdict<event::Post>; }
+    Post durable { fn post(outcome: &Outcome, turn: &mut Turn) -> Verdict<event::Post>; }
 }

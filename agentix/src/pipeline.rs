@@ -916,6 +916,11 @@ pub enum AllEvents {}
 #[derive(Debug)]
 pub enum Parallel {}
 
+/// Marks the registration of a hook through a function that makes it: the function of the same
+/// name that `#[hook]` generates beside the hook's type, so `.hook(require_plan)` works.
+#[derive(Debug)]
+pub struct Factory<Role>(PhantomData<Role>);
+
 /// Adds a hook to the pipeline `P`. Implemented for every [`Hook`] and every hook of [`on`];
 /// `Role` tells which, so a type that implements one of them needs no annotation.
 #[diagnostic::on_unimplemented(
@@ -947,6 +952,18 @@ where
             model: Wraps { rest: hooks.model, layer: hook.clone() },
             tool: Wraps { rest: hooks.tool, layer: hook },
         }
+    }
+}
+
+impl<F, H, Role, P> Register<Factory<Role>, P> for F
+where
+    F: FnOnce() -> H,
+    H: Register<Role, P>,
+{
+    type Output = H::Output;
+
+    fn register(self, pipeline: P) -> Self::Output {
+        self().register(pipeline)
     }
 }
 

@@ -4,7 +4,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use crate::event::{Escalatable, Event, Rejectable, Retryable, StopValue};
+use crate::event::{Escalatable, Event, Rejectable, Retryable, StopValue, Stoppable};
 
 /// A hook's decision at event `E`. The payload types come from `E`'s contract, so a verdict the
 /// contract forbids cannot be built: `Verdict::<AfterTool>::retry(..)` does not compile.
@@ -28,8 +28,11 @@ pub enum Verdict<E: Event> {
 
 impl<E: Event> Verdict<E> {
     /// STOP with the contract's value (an [`AssistantMessage`](crate::AssistantMessage)).
-    pub fn stop(value: impl StopValue<E>) -> Self {
-        Verdict::Stop(value.into_stop())
+    pub fn stop(value: impl StopValue) -> Self
+    where
+        E: Stoppable,
+    {
+        Verdict::Stop(value.into_message())
     }
 
     /// RETRY, telling the model why its message was rejected.

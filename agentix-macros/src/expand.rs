@@ -1,0 +1,243 @@
+//! Expansion: a unit struct named after the function, which keeps the function as its `call`,
+//! and the event's trait of `agentix::on` implemented for it. Generated code names the runtime
+//! only through `<crate>::__private`; its locals have mixed-site hygiene; the user's types keep
+//! their spans, so a type error points at the user's token.
+
+use proc_macro2::{Span, TokenStream};
+use quote::{format_ident, quote, quote_spanned};
+use syn::spanned::Spanned;
+use syn::{Attribute, Ident, ItemFn};
+
+use crate::parse::Args;
+use crate::validate::{Event, Hook, Role, validate};
+
+pub fn hook(attr: TokenStream, item: TokenStream) -> TokenStream {
+    let function: ItemFn = match syn::parse2(item.clone()) {
+        Ok(function) => function,
+        Err(error) => return with_error(item, error),
+    };
+    let args: Args = match syn::parse2(attr) {
+        Ok(args) => args,
+        Err(error) => return with_error(item, error),
+    };
+    match validate(args, &function) {
+        Ok(hook) => expand(&hook, function),
+        Err(error) => with_error(item, error),
+    }
+}
+
+/// The user's item unchanged, beside the errors: the rest of the crate keeps type-checking.
+fn with_error(item: TokenStream, error: syn::Error) -> TokenStream {
+    let error = error.into_compile_error();
+    quote! { #item #error }
+}
+
+fn expand(hook: &Hook, mut function: ItemFn) -> TokenStream {
+    let krate = &hook.krate;
+    let private = quote! { #krate::__private };
+    let ident = function.sig.ident.clone();
+    let vis = function.vis.clone();
+    let (docs, attrs): (Vec<Attribute>, Vec<Attribute>) =
+        function.attrs.drain(..).partition(|attr| attr.path().is_ident("doc"));
+    function.sig.ident = Ident::new("call", ident.span());
+    let sig = &function.sig;
+    let block = &function.block;
+    let name = &hook.name;
+    let implementation = implementation(hook, &ident, &private);
+    let durable = hook.durable.then(|| quote! { const DURABLE: #private::bool = true; });
+    let trait_ident = if hook.parallel {
+        format_ident!("ParallelPre")
+    } else {
+        format_ident!("{}", hook.event.type_name())
+    };
+
+    // A braced struct lives in the type namespace only, and the function of the same name in the
+    // value namespace: a local binding or parameter spelled like the hook shadows the function
+    // instead of turning into a pattern.
+    quote! {
+        #(#docs)*
+        #[allow(non_camel_case_types)]
+        #[derive(Clone, Copy, Debug, Default)]
+        #vis struct #ident {}
+
+        #[doc(hidden)]
+        #vis fn #ident() -> #ident {
+            #ident {}
+        }
+
+        impl #ident {
+            #(#docs)*
+            #(#attrs)*
+            #vis #sig #block
+        }
+
+        impl #private::on::#trait_ident for #ident {
+            #durable
+
+            fn name(&self) -> &'static #private::str {
+                #name
+            }
+
+            #implementation
+        }
+    }
+}
+
+/// The trait method: it lends the event's value and turn to `call`, and turns its return into
+/// the event's output. Each lending and conversion is a trait bound spanned at the user's type.
+fn implementation(hook: &Hook, ident: &Ident, private: &TokenStream) -> TokenStream {
+    let value = Ident::new("value", Span::mixed_site());
+    let turn = Ident::new("turn", Span::mixed_site());
+    let next = Ident::new("next", Span::mixed_site());
+    let returned = Ident::new("returned", Span::mixed_site());
+    let event = hook.event;
+    let event_type = format_ident!("{}", event.type_name());
+    let shared_turn = hook.parallel || event.is_wrap();
+
+    let args = hook.params.iter().map(|param| {
+        let ty = &param.ty;
+        let span = ty.span();
+        match param.role {
+            Role::Value => {
+                let lend = format_ident!("{}Value", event.type_name());
+                let lent = if matches!(event, Event::WrapModel | Event::WrapTool | Event::Post) {
+                    quote! { #value }
+                } else {
+                    quote! { &mut *#value }
+                };
+                quote_spanned! {span=> <#ty as #private::#lend<'_>>::lend(#lent) }
+            }
+            Role::Turn if hook.parallel => {
+                quote_spanned! {span=> <#ty as #private::ParallelTurnParam<'_>>::lend(#turn) }
+            }
+            Role::Turn if event.is_wrap() => {
+                quote_spanned! {span=> <#ty as #private::WrapTurnParam<'_>>::lend(#turn) }
+            }
+            Role::Turn => {
+                quote_spanned! {span=> <#ty as #private::TurnParam<'_>>::lend(&mut *#turn) }
+            }
+            Role::Next => quote! { #next },
+        }
+    });
+    let call = quote! { let #returned = #ident::call(#(#args),*).await; };
+    let output = &hook.output;
+    let output_span = output.span();
+    let turn_type = if shared_turn {
+        quote! { &#private::Turn }
+    } else {
+        quote! { &mut #private::Turn }
+    };
+
+    // Each event: the method, its parameters, what its future yields, and the future's body.
+    let (method, params, yields, body) = match event {
+        Event::Pre if hook.parallel => {
+            let when = hook.when.as_ref().map(|when| {
+                quote! {
+                    if !#private::TurnCondition::holds(&#when, #turn) {
+                        return #private::Vec::new();
+                    }
+                }
+            });
+            let parts =
+                quote_spanned! {output_span=> <#output as #private::IntoParts>::into_parts };
+            (
+                quote! { pre },
+                quote! { #turn: #turn_type },
+                quote! { #private::Vec<#private::Part> },
+                quote! { #when #call #parts(#returned) },
+            )
+        }
+        Event::Pre => {
+            let when = hook.when.as_ref().map(|when| {
+                quote! {
+                    if !#private::TurnCondition::holds(&#when, &*#turn) {
+                        return #private::Verdict::Continue;
+                    }
+                }
+            });
+            let returned_as = quote_spanned! {output_span=> <#output as #private::IntoVerdict<#private::Pre>>::returned };
+            (
+                quote! { pre },
+                quote! { #turn: #turn_type },
+                quote! { #private::Verdict<#private::Pre> },
+                quote! { #when #call #private::verdict(#returned_as(#returned)) },
+            )
+        }
+        Event::WrapModel | Event::WrapTool => {
+            let (method, value_type, next_trait, result_type, into_result) =
+                if event == Event::WrapModel {
+                    (
+                        quote! { wrap_model },
+                        quote! { #private::ModelRequest },
+                        quote! { #private::NextModel },
+                        quote! { #private::Result<#private::ModelResponse, #private::ModelError> },
+                        quote! { IntoModelResult },
+                    )
+                } else {
+                    (
+                        quote! { wrap_tool },
+                        quote! { #private::ToolCall },
+                        quote! { #private::NextTool },
+                        quote! { #private::ToolResult },
+                        quote! { IntoToolResult },
+                    )
+                };
+            let when = hook.when.as_ref().map(|when| {
+                quote! {
+                    if !#private::Condition::holds(&#when, #value, #turn) {
+                        return #next_trait::call(#next, #value).await;
+                    }
+                }
+            });
+            let into =
+                quote_spanned! {output_span=> <#output as #private::#into_result>::into_result };
+            (
+                method,
+                quote! { #value: &#value_type, #turn: #turn_type, #next: &impl #next_trait },
+                result_type,
+                quote! { #when #call #into(#returned) },
+            )
+        }
+        _ => {
+            let value_type = match event {
+                Event::BeforeModel => quote! { &mut #private::ModelRequest },
+                Event::AfterModel | Event::BeforeFinal => {
+                    quote! { &mut #private::AssistantMessage }
+                }
+                Event::BeforeTool => quote! { &mut #private::ToolCall },
+                Event::AfterTool | Event::ToolError => quote! { &mut #private::ToolResult },
+                _ => quote! { &#private::Outcome },
+            };
+            let when = hook.when.as_ref().map(|when| {
+                quote! {
+                    if !#private::Condition::holds(&#when, &*#value, &*#turn) {
+                        return #private::Verdict::Continue;
+                    }
+                }
+            });
+            let returned_as = quote_spanned! {output_span=> <#output as #private::IntoVerdict<#private::#event_type>>::returned };
+            let finish = if event == Event::Post {
+                quote! { #private::verdict(#returned_as(#returned)) }
+            } else {
+                quote! { #private::apply(#returned_as(#returned), #value) }
+            };
+            let method = format_ident!("{}", event.word());
+            (
+                quote! { #method },
+                quote! { #value: #value_type, #turn: #turn_type },
+                quote! { #private::Verdict<#private::#event_type> },
+                quote! { #when #call #finish },
+            )
+        }
+    };
+
+    // The future and its `Send` bound carry the user's `async`: an error about them points there.
+    let future_span = hook.future_span;
+    let future = quote_spanned! {future_span=> async move { #body } };
+    let returns = quote_spanned! {future_span=> impl #private::CoreFuture<Output = #yields> + #private::CoreSend };
+    quote! {
+        fn #method(&self, #params) -> #returns {
+            #future
+        }
+    }
+}

@@ -1,0 +1,49 @@
+//! Parsing: the attribute's words, as written. Meaning and checks come in `validate`.
+
+use syn::ext::IdentExt;
+use syn::parse::{Parse, ParseStream};
+use syn::punctuated::Punctuated;
+use syn::{Ident, LitStr, Path, Token};
+
+/// The attribute's arguments: `EVENT [, parallel] [, durable] [, name = "..."] [, when = path]
+/// [, crate = "..."]`, in any order.
+pub struct Args {
+    pub words: Vec<Word>,
+}
+
+/// One argument: a bare word, or `word = value`.
+pub struct Word {
+    pub key: Ident,
+    pub value: Option<Value>,
+}
+
+/// The value after `=`.
+pub enum Value {
+    Str(LitStr),
+    Path(Path),
+}
+
+impl Parse for Args {
+    fn parse(input: ParseStream<'_>) -> syn::Result<Self> {
+        let words = Punctuated::<Word, Token![,]>::parse_terminated(input)?;
+        Ok(Args { words: words.into_iter().collect() })
+    }
+}
+
+impl Parse for Word {
+    fn parse(input: ParseStream<'_>) -> syn::Result<Self> {
+        // `parse_any` accepts keywords, so `crate = "..."` parses like any other word.
+        let key = Ident::parse_any(input)?;
+        let value = if input.peek(Token![=]) {
+            input.parse::<Token![=]>()?;
+            if input.peek(LitStr) {
+                Some(Value::Str(input.parse()?))
+            } else {
+                Some(Value::Path(input.parse()?))
+            }
+        } else {
+            None
+        };
+        Ok(Word { key, value })
+    }
+}

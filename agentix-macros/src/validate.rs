@@ -1,0 +1,437 @@
+//! Validation: the attribute and the function against the rules the syntax can show. Every
+//! violation becomes a `syn::Error` spanned at the user's offending token; all of them are
+//! reported together. Rules that need types are trait bounds in `agentix::__private`.
+
+use proc_macro2::Span;
+use syn::spanned::Spanned;
+use syn::{FnArg, Ident, ItemFn, LitStr, Path, ReturnType, Type};
+
+use crate::parse::{Args, Value, Word};
+
+/// The ten events, by attribute word.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Event {
+    Pre,
+    BeforeModel,
+    WrapModel,
+    AfterModel,
+    BeforeTool,
+    WrapTool,
+    AfterTool,
+    ToolError,
+    BeforeFinal,
+    Post,
+}
+
+impl Event {
+    const ALL: [Event; 10] = [
+        Event::Pre,
+        Event::BeforeModel,
+        Event::WrapModel,
+        Event::AfterModel,
+        Event::BeforeTool,
+        Event::WrapTool,
+        Event::AfterTool,
+        Event::ToolError,
+        Event::BeforeFinal,
+        Event::Post,
+    ];
+
+    /// The attribute word.
+    pub fn word(self) -> &'static str {
+        match self {
+            Event::Pre => "pre",
+            Event::BeforeModel => "before_model",
+            Event::WrapModel => "wrap_model",
+            Event::AfterModel => "after_model",
+            Event::BeforeTool => "before_tool",
+            Event::WrapTool => "wrap_tool",
+            Event::AfterTool => "after_tool",
+            Event::ToolError => "tool_error",
+            Event::BeforeFinal => "before_final",
+            Event::Post => "post",
+        }
+    }
+
+    /// The event's type, and its trait in `agentix::on`.
+    pub fn type_name(self) -> &'static str {
+        match self {
+            Event::Pre => "Pre",
+            Event::BeforeModel => "BeforeModel",
+            Event::WrapModel => "WrapModel",
+            Event::AfterModel => "AfterModel",
+            Event::BeforeTool => "BeforeTool",
+            Event::WrapTool => "WrapTool",
+            Event::AfterTool => "AfterTool",
+            Event::ToolError => "ToolError",
+            Event::BeforeFinal => "BeforeFinal",
+            Event::Post => "Post",
+        }
+    }
+
+    /// What the event's value parameter is, for messages.
+    fn value(self) -> &'static str {
+        match self {
+            Event::Pre => "",
+            Event::BeforeModel => "the request (`&ModelRequest` or `&mut ModelRequest`)",
+            Event::WrapModel => "the request (`&ModelRequest`)",
+            Event::AfterModel | Event::BeforeFinal => {
+                "the assistant message (`&AssistantMessage` or `&mut AssistantMessage`)"
+            }
+            Event::BeforeTool => "the tool call (`&ToolCall` or `&mut ToolCall`)",
+            Event::WrapTool => "the tool call (`&ToolCall`)",
+            Event::AfterTool | Event::ToolError => {
+                "the tool result (`&ToolResult` or `&mut ToolResult`)"
+            }
+            Event::Post => "the outcome (`&Outcome`)",
+        }
+    }
+
+    pub fn is_wrap(self) -> bool {
+        matches!(self, Event::WrapModel | Event::WrapTool)
+    }
+
+    fn from_word(word: &str) -> Option<Event> {
+        Event::ALL.into_iter().find(|event| event.word() == word)
+    }
+}
+
+/// What a parameter receives, by position.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    Value,
+    Turn,
+    Next,
+}
+
+/// A parameter's role and the type the user wrote.
+pub struct Param {
+    pub role: Role,
+    pub ty: Type,
+}
+
+/// A hook that passed every check the syntax allows.
+pub struct Hook {
+    pub event: Event,
+    pub parallel: bool,
+    pub durable: bool,
+    pub name: LitStr,
+    pub when: Option<Path>,
+    pub krate: Path,
+    pub params: Vec<Param>,
+    pub output: Type,
+    /// Where errors about the hook's future (it must be `Send`) point: the user's `async`.
+    pub future_span: Span,
+}
+
+const WORDS: &str = "pre, before_model, wrap_model, after_model, before_tool, wrap_tool, after_tool, \
+                     tool_error, before_final, post, parallel, durable, name, when, crate";
+
+/// Names the seeds and peers use, and the agentix event they mean.
+const ALIASES: [(&str, &str); 16] = [
+    ("before_llm_call", "before_model"),
+    ("after_llm_call", "after_model"),
+    ("before_tool_execution", "before_tool"),
+    ("after_tool_execution", "after_tool"),
+    ("on_tool_error", "tool_error"),
+    ("before_final_response", "before_final"),
+    ("query_end", "post"),
+    ("before_agent", "pre"),
+    ("after_agent", "post"),
+    ("wrap_model_call", "wrap_model"),
+    ("wrap_tool_call", "wrap_tool"),
+    ("on_turn_prepare", "before_model"),
+    ("on_tool_call", "before_tool"),
+    ("on_tool_result", "after_tool"),
+    ("sequential", "pre"),
+    ("transient", "durable` (leave it out for transient output"),
+];
+
+/// Collects errors so that every violation is reported at once.
+#[derive(Default)]
+struct Errors(Option<syn::Error>);
+
+impl Errors {
+    fn push(&mut self, span: Span, message: impl std::fmt::Display) {
+        let error = syn::Error::new(span, message);
+        match &mut self.0 {
+            Some(errors) => errors.combine(error),
+            None => self.0 = Some(error),
+        }
+    }
+
+    fn push_spanned(&mut self, tokens: impl quote::ToTokens, message: impl std::fmt::Display) {
+        let error = syn::Error::new_spanned(tokens, message);
+        match &mut self.0 {
+            Some(errors) => errors.combine(error),
+            None => self.0 = Some(error),
+        }
+    }
+}
+
+pub fn validate(args: Args, function: &ItemFn) -> Result<Hook, syn::Error> {
+    let mut errors = Errors::default();
+    let attribute = read_words(args, &mut errors);
+    check_signature(function, &mut errors);
+
+    let Some((event, _)) = attribute.event else {
+        if errors.0.is_none() {
+            errors.push(
+                Span::call_site(),
+                format!(
+                    "a hook needs an event, as in `#[hook(after_model)]`; expected one of: {WORDS}"
+                ),
+            );
+        }
+        return Err(errors.0.expect("an error was pushed"));
+    };
+    if let Some(span) = attribute.parallel
+        && event != Event::Pre
+    {
+        errors.push(
+            span,
+            format!(
+                "`parallel` is legal only on `pre`: `{}` hooks run one at a time, in declaration order",
+                event.word()
+            ),
+        );
+    }
+    if let Some(span) = attribute.durable
+        && !matches!(event, Event::Pre | Event::Post)
+    {
+        errors.push(
+            span,
+            format!(
+                "`durable` is legal only on `pre` and `post`: `{}` hooks produce no output for the log",
+                event.word()
+            ),
+        );
+    }
+    let parallel = attribute.parallel.is_some() && event == Event::Pre;
+    let params = check_params(function, event, parallel, &mut errors);
+
+    if let Some(errors) = errors.0 {
+        return Err(errors);
+    }
+    let output = match &function.sig.output {
+        // No return type: `()`, placed where one would be written.
+        ReturnType::Default => {
+            syn::parse_quote_spanned!(function.sig.paren_token.span.close()=> ())
+        }
+        ReturnType::Type(_, ty) => (**ty).clone(),
+    };
+    let ident = &function.sig.ident;
+    Ok(Hook {
+        event,
+        parallel,
+        durable: attribute.durable.is_some(),
+        name: attribute.name.unwrap_or_else(|| LitStr::new(&ident.to_string(), ident.span())),
+        when: attribute.when,
+        krate: attribute.krate.unwrap_or_else(|| syn::parse_quote!(::agentix)),
+        params,
+        output,
+        future_span: function.sig.asyncness.map_or(ident.span(), |asyncness| asyncness.span),
+    })
+}
+
+/// The attribute's words, read into their slots; each problem is one error at its word.
+#[derive(Default)]
+struct Attribute {
+    event: Option<(Event, Ident)>,
+    parallel: Option<Span>,
+    durable: Option<Span>,
+    name: Option<LitStr>,
+    when: Option<Path>,
+    krate: Option<Path>,
+}
+
+fn read_words(args: Args, errors: &mut Errors) -> Attribute {
+    let mut attribute = Attribute::default();
+    let mut seen: Vec<String> = Vec::new();
+    for Word { key, value } in args.words {
+        let word = key.to_string();
+        if seen.contains(&word) {
+            errors.push(key.span(), format!("duplicate `{word}` in `#[hook(...)]`"));
+            continue;
+        }
+        seen.push(word.clone());
+        match (word.as_str(), value) {
+            (_, value) if Event::from_word(&word).is_some() => {
+                let event = Event::from_word(&word).expect("checked");
+                if let Some(value) = value {
+                    errors.push(value_span(&value), format!("`{word}` takes no value"));
+                } else if let Some((first, first_key)) = &attribute.event {
+                    errors.push(
+                        key.span(),
+                        format!(
+                            "a hook attaches to one event, but this one names `{}` and `{word}`; \
+                             write one hook per event (`{first_key}` stays)",
+                            first.word()
+                        ),
+                    );
+                } else {
+                    attribute.event = Some((event, key));
+                }
+            }
+            ("parallel", None) => attribute.parallel = Some(key.span()),
+            ("durable", None) => attribute.durable = Some(key.span()),
+            ("name", Some(Value::Str(name))) => attribute.name = Some(name),
+            ("when", Some(Value::Path(path))) => attribute.when = Some(path),
+            ("crate", Some(Value::Str(krate))) => match krate.parse::<Path>() {
+                Ok(path) if path.leading_colon.is_some() => attribute.krate = Some(path),
+                Ok(path) => {
+                    attribute.krate = Some(syn::parse_quote_spanned!(krate.span()=> ::#path))
+                }
+                Err(_) => errors.push(
+                    krate.span(),
+                    "`crate` takes the name the agentix crate goes by, as in `crate = \"agentix\"`",
+                ),
+            },
+            ("parallel" | "durable", Some(value)) => {
+                errors.push(value_span(&value), format!("`{word}` takes no value"));
+            }
+            ("name", value) => {
+                let span = value.as_ref().map_or(key.span(), value_span);
+                errors.push(span, "`name` takes a string, as in `name = \"require_plan\"`");
+            }
+            ("when", value) => {
+                let span = value.as_ref().map_or(key.span(), value_span);
+                errors.push(
+                    span,
+                    "`when` takes the path of a condition function, as in `when = has_plan`",
+                );
+            }
+            ("crate", value) => {
+                let span = value.as_ref().map_or(key.span(), value_span);
+                errors.push(span, "`crate` takes a string, as in `crate = \"agentix\"`");
+            }
+            (other, _) => {
+                let hint = ALIASES
+                    .iter()
+                    .find(|(alias, _)| *alias == other)
+                    .map(|(_, ours)| format!(" (agentix calls it `{ours}`)"))
+                    .unwrap_or_default();
+                errors.push(
+                    key.span(),
+                    format!("unknown hook attribute `{other}`{hint}; expected one of: {WORDS}"),
+                );
+            }
+        }
+    }
+    attribute
+}
+
+fn value_span(value: &Value) -> Span {
+    match value {
+        Value::Str(literal) => literal.span(),
+        Value::Path(path) => path.span(),
+    }
+}
+
+fn check_signature(function: &ItemFn, errors: &mut Errors) {
+    let sig = &function.sig;
+    if sig.asyncness.is_none() {
+        errors.push(sig.fn_token.span, "a hook must be an `async fn`: write `async fn`");
+    }
+    if let Some(constness) = &sig.constness {
+        errors.push(constness.span, "a hook cannot be a `const fn`");
+    }
+    if let Some(unsafety) = &sig.unsafety {
+        errors.push(unsafety.span, "a hook cannot be `unsafe`");
+    }
+    if let Some(abi) = &sig.abi {
+        errors.push_spanned(abi, "a hook cannot have an `extern` ABI");
+    }
+    if !sig.generics.params.is_empty() {
+        errors.push_spanned(
+            &sig.generics,
+            "a hook cannot be generic: each hook is one concrete type in the agent's pipeline",
+        );
+    } else if let Some(where_clause) = &sig.generics.where_clause {
+        errors.push_spanned(
+            where_clause,
+            "a hook cannot have a `where` clause: it cannot be generic",
+        );
+    }
+    if let Some(variadic) = &sig.variadic {
+        errors.push_spanned(variadic, "a hook cannot be variadic");
+    }
+    if let Some(FnArg::Receiver(receiver)) = sig.inputs.first() {
+        errors.push_spanned(
+            receiver,
+            "a hook is a free function and cannot take `self`; to hook events from a type, implement `agentix::Hook` for it",
+        );
+    }
+}
+
+/// Assigns each parameter its role by position, and rejects what no event provides.
+fn check_params(
+    function: &ItemFn,
+    event: Event,
+    parallel: bool,
+    errors: &mut Errors,
+) -> Vec<Param> {
+    let inputs: Vec<&syn::PatType> = function
+        .sig
+        .inputs
+        .iter()
+        .filter_map(|input| match input {
+            FnArg::Typed(typed) => Some(typed),
+            FnArg::Receiver(_) => None,
+        })
+        .collect();
+    let roles: &[Role] = match (event, inputs.len()) {
+        (Event::Pre, _) => &[Role::Turn],
+        (Event::WrapModel | Event::WrapTool, 0 | 1) => &[Role::Value],
+        (Event::WrapModel | Event::WrapTool, 2) => &[Role::Value, Role::Next],
+        (Event::WrapModel | Event::WrapTool, _) => &[Role::Value, Role::Turn, Role::Next],
+        _ => &[Role::Value, Role::Turn],
+    };
+    if inputs.len() > roles.len() {
+        let expected = match event {
+            Event::Pre if parallel => {
+                "a parallel hook on `pre` takes at most 1 parameter: the turn (`&Turn`)".to_owned()
+            }
+            Event::Pre => {
+                "a hook on `pre` takes at most 1 parameter: the turn (`&mut Turn` or `&Turn`)"
+                    .to_owned()
+            }
+            Event::WrapModel | Event::WrapTool => format!(
+                "a hook on `{}` takes at most 3 parameters: {}, the turn (`&Turn`), then `next`",
+                event.word(),
+                event.value()
+            ),
+            _ => format!(
+                "a hook on `{}` takes at most 2 parameters: {}, then the turn (`&mut Turn` or `&Turn`)",
+                event.word(),
+                event.value()
+            ),
+        };
+        errors.push_spanned(inputs[roles.len()], expected);
+    }
+    let mut params = Vec::new();
+    for (input, role) in inputs.iter().zip(roles) {
+        let ty = (*input.ty).clone();
+        if *role != Role::Next
+            && let Type::ImplTrait(_) = ty
+        {
+            errors.push_spanned(
+                &ty,
+                "a hook cannot be generic: only a wrap hook's `next` may be `impl Trait`",
+            );
+        }
+        if parallel
+            && *role == Role::Turn
+            && let Type::Reference(reference) = &ty
+            && let Some(mutability) = &reference.mutability
+        {
+            errors.push(
+                mutability.span,
+                "a parallel hook reads the turn through a shared borrow: take `&Turn`, not `&mut Turn`; \
+                 a hook that changes the turn is a sequential `pre` hook (drop `parallel`)",
+            );
+        }
+        params.push(Param { role: *role, ty });
+    }
+    params
+}

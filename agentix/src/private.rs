@@ -1,0 +1,487 @@
+//! What `#[hook]` expands to, and nothing else: the code it generates names only this module,
+//! so it works whatever the user calls the crate. Not a public API.
+//!
+//! Each contract rule the macro cannot see in the syntax is a trait bound here, with a
+//! `#[diagnostic::on_unimplemented]` message that names the rule.
+
+use std::fmt::Display;
+
+pub use crate::Outcome;
+pub use crate::event::{
+    AfterModel, AfterTool, BeforeFinal, BeforeModel, BeforeTool, Event, Post, Pre, ToolError,
+    WrapModel, WrapTool,
+};
+pub use crate::hook::{NextModel, NextTool};
+pub use crate::message::{AssistantMessage, Part, ToolCall, ToolResult};
+pub use crate::model::{ModelError, ModelRequest, ModelResponse};
+pub use crate::on;
+pub use crate::turn::Turn;
+pub use crate::verdict::{Halt, Verdict};
+pub use core::future::Future as CoreFuture;
+pub use core::marker::{Send as CoreSend, Sync as CoreSync};
+pub use core::primitive::{bool, str};
+pub use core::result::Result;
+pub use std::vec::Vec;
+
+// ---- parameters ----
+
+// One trait per event, written out: a diagnostic then shows the one impl that would fit.
+
+/// A parameter that can receive the value of `before_model`.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not the value a hook on `before_model` receives",
+    label = "expected `&ModelRequest` or `&mut ModelRequest`",
+    note = "a hook on `before_model` takes its value first: `&ModelRequest` or `&mut ModelRequest`"
+)]
+pub trait BeforeModelValue<'a> {
+    /// Lends the value to the hook.
+    fn lend(value: &'a mut ModelRequest) -> Self;
+}
+
+#[diagnostic::do_not_recommend]
+impl<'a> BeforeModelValue<'a> for &'a ModelRequest {
+    fn lend(value: &'a mut ModelRequest) -> Self {
+        value
+    }
+}
+
+#[diagnostic::do_not_recommend]
+impl<'a> BeforeModelValue<'a> for &'a mut ModelRequest {
+    fn lend(value: &'a mut ModelRequest) -> Self {
+        value
+    }
+}
+
+/// A parameter that can receive the value of `wrap_model`.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not the value a hook on `wrap_model` receives",
+    label = "expected `&ModelRequest`",
+    note = "a hook on `wrap_model` takes its value first: `&ModelRequest` (to change it, pass an edited copy to `next`)"
+)]
+pub trait WrapModelValue<'a> {
+    /// Lends the value to the hook.
+    fn lend(value: &'a ModelRequest) -> Self;
+}
+
+#[diagnostic::do_not_recommend]
+impl<'a> WrapModelValue<'a> for &'a ModelRequest {
+    fn lend(value: &'a ModelRequest) -> Self {
+        value
+    }
+}
+
+/// A parameter that can receive the value of `after_model`.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not the value a hook on `after_model` receives",
+    label = "expected `&AssistantMessage` or `&mut AssistantMessage`",
+    note = "a hook on `after_model` takes its value first: `&AssistantMessage` or `&mut AssistantMessage`"
+)]
+pub trait AfterModelValue<'a> {
+    /// Lends the value to the hook.
+    fn lend(value: &'a mut AssistantMessage) -> Self;
+}
+
+#[diagnostic::do_not_recommend]
+impl<'a> AfterModelValue<'a> for &'a AssistantMessage {
+    fn lend(value: &'a mut AssistantMessage) -> Self {
+        value
+    }
+}
+
+#[diagnostic::do_not_recommend]
+impl<'a> AfterModelValue<'a> for &'a mut AssistantMessage {
+    fn lend(value: &'a mut AssistantMessage) -> Self {
+        value
+    }
+}
+
+/// A parameter that can receive the value of `before_tool`.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not the value a hook on `before_tool` receives",
+    label = "expected `&ToolCall` or `&mut ToolCall`",
+    note = "a hook on `before_tool` takes its value first: `&ToolCall` or `&mut ToolCall`"
+)]
+pub trait BeforeToolValue<'a> {
+    /// Lends the value to the hook.
+    fn lend(value: &'a mut ToolCall) -> Self;
+}
+
+#[diagnostic::do_not_recommend]
+impl<'a> BeforeToolValue<'a> for &'a ToolCall {
+    fn lend(value: &'a mut ToolCall) -> Self {
+        value
+    }
+}
+
+#[diagnostic::do_not_recommend]
+impl<'a> BeforeToolValue<'a> for &'a mut ToolCall {
+    fn lend(value: &'a mut ToolCall) -> Self {
+        value
+    }
+}
+
+/// A parameter that can receive the value of `wrap_tool`.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not the value a hook on `wrap_tool` receives",
+    label = "expected `&ToolCall`",
+    note = "a hook on `wrap_tool` takes its value first: `&ToolCall` (to change it, pass an edited copy to `next`)"
+)]
+pub trait WrapToolValue<'a> {
+    /// Lends the value to the hook.
+    fn lend(value: &'a ToolCall) -> Self;
+}
+
+#[diagnostic::do_not_recommend]
+impl<'a> WrapToolValue<'a> for &'a ToolCall {
+    fn lend(value: &'a ToolCall) -> Self {
+        value
+    }
+}
+
+/// A parameter that can receive the value of `after_tool`.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not the value a hook on `after_tool` receives",
+    label = "expected `&ToolResult` or `&mut ToolResult`",
+    note = "a hook on `after_tool` takes its value first: `&ToolResult` or `&mut ToolResult`"
+)]
+pub trait AfterToolValue<'a> {
+    /// Lends the value to the hook.
+    fn lend(value: &'a mut ToolResult) -> Self;
+}
+
+#[diagnostic::do_not_recommend]
+impl<'a> AfterToolValue<'a> for &'a ToolResult {
+    fn lend(value: &'a mut ToolResult) -> Self {
+        value
+    }
+}
+
+#[diagnostic::do_not_recommend]
+impl<'a> AfterToolValue<'a> for &'a mut ToolResult {
+    fn lend(value: &'a mut ToolResult) -> Self {
+        value
+    }
+}
+
+/// A parameter that can receive the value of `tool_error`.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not the value a hook on `tool_error` receives",
+    label = "expected `&ToolResult` or `&mut ToolResult`",
+    note = "a hook on `tool_error` takes its value first: `&ToolResult` or `&mut ToolResult`"
+)]
+pub trait ToolErrorValue<'a> {
+    /// Lends the value to the hook.
+    fn lend(value: &'a mut ToolResult) -> Self;
+}
+
+#[diagnostic::do_not_recommend]
+impl<'a> ToolErrorValue<'a> for &'a ToolResult {
+    fn lend(value: &'a mut ToolResult) -> Self {
+        value
+    }
+}
+
+#[diagnostic::do_not_recommend]
+impl<'a> ToolErrorValue<'a> for &'a mut ToolResult {
+    fn lend(value: &'a mut ToolResult) -> Self {
+        value
+    }
+}
+
+/// A parameter that can receive the value of `before_final`.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not the value a hook on `before_final` receives",
+    label = "expected `&AssistantMessage` or `&mut AssistantMessage`",
+    note = "a hook on `before_final` takes its value first: `&AssistantMessage` or `&mut AssistantMessage`"
+)]
+pub trait BeforeFinalValue<'a> {
+    /// Lends the value to the hook.
+    fn lend(value: &'a mut AssistantMessage) -> Self;
+}
+
+#[diagnostic::do_not_recommend]
+impl<'a> BeforeFinalValue<'a> for &'a AssistantMessage {
+    fn lend(value: &'a mut AssistantMessage) -> Self {
+        value
+    }
+}
+
+#[diagnostic::do_not_recommend]
+impl<'a> BeforeFinalValue<'a> for &'a mut AssistantMessage {
+    fn lend(value: &'a mut AssistantMessage) -> Self {
+        value
+    }
+}
+
+/// A parameter that can receive the value of `post`.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not the value a hook on `post` receives",
+    label = "expected `&Outcome`",
+    note = "a hook on `post` takes its value first: `&Outcome` (the turn has ended: its outcome can be read, not changed)"
+)]
+pub trait PostValue<'a> {
+    /// Lends the value to the hook.
+    fn lend(value: &'a Outcome) -> Self;
+}
+
+#[diagnostic::do_not_recommend]
+impl<'a> PostValue<'a> for &'a Outcome {
+    fn lend(value: &'a Outcome) -> Self {
+        value
+    }
+}
+
+/// A parameter that can receive the turn of a sequential hook.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not how a hook takes the turn",
+    label = "expected `&mut Turn` or `&Turn`",
+    note = "a sequential hook's last parameter is the turn: `&mut Turn` (to change its scope or inject) or `&Turn`"
+)]
+pub trait TurnParam<'a> {
+    /// Lends the turn to the hook.
+    fn lend(turn: &'a mut Turn) -> Self;
+}
+
+#[diagnostic::do_not_recommend]
+impl<'a> TurnParam<'a> for &'a Turn {
+    fn lend(turn: &'a mut Turn) -> Self {
+        turn
+    }
+}
+
+#[diagnostic::do_not_recommend]
+impl<'a> TurnParam<'a> for &'a mut Turn {
+    fn lend(turn: &'a mut Turn) -> Self {
+        turn
+    }
+}
+
+/// A parameter that can receive the turn of a parallel `pre` hook: a shared borrow only.
+#[diagnostic::on_unimplemented(
+    message = "a parallel hook cannot take `{Self}`",
+    label = "expected `&Turn`",
+    note = "parallel hooks run at the same time and read the turn through a shared borrow: take `&Turn`; a hook that changes the turn is a sequential `pre` hook"
+)]
+pub trait ParallelTurnParam<'a> {
+    /// Lends the turn to the hook.
+    fn lend(turn: &'a Turn) -> Self;
+}
+
+#[diagnostic::do_not_recommend]
+impl<'a> ParallelTurnParam<'a> for &'a Turn {
+    fn lend(turn: &'a Turn) -> Self {
+        turn
+    }
+}
+
+/// A parameter that can receive the turn of a wrap hook: a shared borrow only.
+#[diagnostic::on_unimplemented(
+    message = "a wrap hook cannot take `{Self}`",
+    label = "expected `&Turn`",
+    note = "a wrap hook holds the turn while `next` runs, so it reads it through a shared borrow: take `&Turn`"
+)]
+pub trait WrapTurnParam<'a> {
+    /// Lends the turn to the hook.
+    fn lend(turn: &'a Turn) -> Self;
+}
+
+#[diagnostic::do_not_recommend]
+impl<'a> WrapTurnParam<'a> for &'a Turn {
+    fn lend(turn: &'a Turn) -> Self {
+        turn
+    }
+}
+
+// ---- returns ----
+
+/// What a sequential hook's return means: a verdict, or a new value for the event.
+pub enum Returned<E: Event> {
+    /// A verdict.
+    Verdict(Verdict<E>),
+    /// Replace the event's value and continue.
+    Replace(E::Value),
+}
+
+/// A type a sequential hook at event `E` may return.
+#[diagnostic::on_unimplemented(
+    message = "a hook at `{E}` cannot return `{Self}`",
+    label = "not a verdict of `{E}`",
+    note = "a hook returns `Verdict<{E}>`, `()` (continue), a new value for the event, or a `Result` of one of these (an `Err` halts the turn as a failure)"
+)]
+pub trait IntoVerdict<E: Event> {
+    /// What the return means.
+    fn returned(self) -> Returned<E>;
+}
+
+#[diagnostic::do_not_recommend]
+impl<E: Event> IntoVerdict<E> for () {
+    fn returned(self) -> Returned<E> {
+        Returned::Verdict(Verdict::Continue)
+    }
+}
+
+#[diagnostic::do_not_recommend]
+impl<E: Event> IntoVerdict<E> for Verdict<E> {
+    fn returned(self) -> Returned<E> {
+        Returned::Verdict(self)
+    }
+}
+
+impl<E: Event, T: IntoVerdict<E>, Error: Display> IntoVerdict<E> for Result<T, Error> {
+    fn returned(self) -> Returned<E> {
+        match self {
+            Ok(value) => value.returned(),
+            Err(error) => Returned::Verdict(Verdict::Halt(Halt::failure(error))),
+        }
+    }
+}
+
+macro_rules! replacements {
+    ($($event:ident: $value:ty;)*) => {$(
+        #[diagnostic::do_not_recommend]
+        impl IntoVerdict<$event> for $value {
+            fn returned(self) -> Returned<$event> {
+                Returned::Replace(self)
+            }
+        }
+    )*};
+}
+
+replacements! {
+    BeforeModel: ModelRequest;
+    AfterModel: AssistantMessage;
+    BeforeTool: ToolCall;
+    AfterTool: ToolResult;
+    ToolError: ToolResult;
+    BeforeFinal: AssistantMessage;
+}
+
+/// Applies a hook's return to the event's value.
+pub fn apply<E: Event>(returned: Returned<E>, value: &mut E::Value) -> Verdict<E> {
+    match returned {
+        Returned::Verdict(verdict) => verdict,
+        Returned::Replace(replacement) => {
+            *value = replacement;
+            Verdict::Continue
+        }
+    }
+}
+
+/// Applies the return of a hook whose event has no value to replace (`pre`, `post`).
+pub fn verdict<E: Event>(returned: Returned<E>) -> Verdict<E> {
+    match returned {
+        Returned::Verdict(verdict) => verdict,
+        Returned::Replace(_) => Verdict::Continue,
+    }
+}
+
+/// Content a parallel `pre` hook may return.
+#[diagnostic::on_unimplemented(
+    message = "a parallel hook cannot return `{Self}`",
+    label = "a parallel hook returns content; it cannot halt",
+    note = "parallel `pre` hooks are append-only: return `Vec<Part>`, `Part`, `Option<Part>` or `String`; a hook that may halt is a sequential `pre` hook (drop `parallel`)"
+)]
+pub trait IntoParts {
+    /// The parts to inject.
+    fn into_parts(self) -> Vec<Part>;
+}
+
+#[diagnostic::do_not_recommend]
+impl IntoParts for Vec<Part> {
+    fn into_parts(self) -> Vec<Part> {
+        self
+    }
+}
+
+#[diagnostic::do_not_recommend]
+impl IntoParts for Part {
+    fn into_parts(self) -> Vec<Part> {
+        vec![self]
+    }
+}
+
+#[diagnostic::do_not_recommend]
+impl IntoParts for Option<Part> {
+    fn into_parts(self) -> Vec<Part> {
+        self.into_iter().collect()
+    }
+}
+
+#[diagnostic::do_not_recommend]
+impl IntoParts for String {
+    fn into_parts(self) -> Vec<Part> {
+        vec![Part::Text(self)]
+    }
+}
+
+/// What a `wrap_model` hook returns.
+#[diagnostic::on_unimplemented(
+    message = "a `wrap_model` hook cannot return `{Self}`",
+    label = "expected `Result<ModelResponse, ModelError>`",
+    note = "a `wrap_model` hook owns the model call and returns its result: `Result<ModelResponse, ModelError>`"
+)]
+pub trait IntoModelResult {
+    /// The call's result.
+    fn into_result(self) -> Result<ModelResponse, ModelError>;
+}
+
+#[diagnostic::do_not_recommend]
+impl IntoModelResult for Result<ModelResponse, ModelError> {
+    fn into_result(self) -> Result<ModelResponse, ModelError> {
+        self
+    }
+}
+
+/// What a `wrap_tool` hook returns.
+#[diagnostic::on_unimplemented(
+    message = "a `wrap_tool` hook cannot return `{Self}`",
+    label = "expected `ToolResult`",
+    note = "a `wrap_tool` hook owns the tool call and returns its result: a `ToolResult`"
+)]
+pub trait IntoToolResult {
+    /// The call's result.
+    fn into_result(self) -> ToolResult;
+}
+
+#[diagnostic::do_not_recommend]
+impl IntoToolResult for ToolResult {
+    fn into_result(self) -> ToolResult {
+        self
+    }
+}
+
+// ---- conditions ----
+
+/// A `when` condition over a hook's value and turn.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a `when` condition for this hook",
+    label = "expected a `fn(&value, &Turn) -> bool`",
+    note = "a `when` condition takes the hook's value and the turn by shared reference and returns `bool` (a `pre` hook's condition takes only `&Turn`)"
+)]
+pub trait Condition<V: ?Sized> {
+    /// Whether the hook runs.
+    fn holds(&self, value: &V, turn: &Turn) -> bool;
+}
+
+impl<V: ?Sized, F: Fn(&V, &Turn) -> bool> Condition<V> for F {
+    fn holds(&self, value: &V, turn: &Turn) -> bool {
+        self(value, turn)
+    }
+}
+
+/// A `when` condition over the turn alone (for `pre` hooks).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a `when` condition for a `pre` hook",
+    label = "expected a `fn(&Turn) -> bool`",
+    note = "a `pre` hook's `when` condition takes `&Turn` and returns `bool`"
+)]
+pub trait TurnCondition {
+    /// Whether the hook runs.
+    fn holds(&self, turn: &Turn) -> bool;
+}
+
+impl<F: Fn(&Turn) -> bool> TurnCondition for F {
+    fn holds(&self, turn: &Turn) -> bool {
+        self(turn)
+    }
+}

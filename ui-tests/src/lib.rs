@@ -1,0 +1,1 @@
+//! Compile-pass and compile-fail cases of the `#[hook]` contract rules; see `tests/ui.rs`.

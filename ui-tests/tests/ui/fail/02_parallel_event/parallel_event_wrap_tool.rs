@@ -1,0 +1,8 @@
+use agentix::{NextTool, ToolCall, ToolResult, hook};
+
+#[hook(wrap_tool, parallel)]
+async fn time_it(call: &ToolCall, next: &impl NextTool) -> ToolResult {
+    next.call(call).await
+}
+
+fn main() {}

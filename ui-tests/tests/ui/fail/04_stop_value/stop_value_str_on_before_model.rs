@@ -1,0 +1,9 @@
+use agentix::event::BeforeModel;
+use agentix::{ModelRequest, Verdict, hook};
+
+#[hook(before_model)]
+async fn cache(_request: &ModelRequest) -> Verdict<BeforeModel> {
+    Verdict::stop("cached answer")
+}
+
+fn main() {}

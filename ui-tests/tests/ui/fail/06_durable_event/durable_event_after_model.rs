@@ -1,0 +1,6 @@
+use agentix::{AssistantMessage, hook};
+
+#[hook(after_model, durable)]
+async fn remember(_message: &AssistantMessage) {}
+
+fn main() {}

@@ -1,0 +1,6 @@
+use agentix::{ToolCall, hook};
+
+#[hook(after_model)]
+async fn check(_call: &ToolCall) {}
+
+fn main() {}
