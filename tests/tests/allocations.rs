@@ -265,3 +265,72 @@ fn the_count_sees_a_hook_that_allocates() {
     let (hooked_count, ..) = measure(&hooked, &hooked_model);
     assert_eq!(hooked_count, bare_count + 2, "one box per model response, two responses");
 }
+
+/// `#[hook]` functions on every event, each continuing.
+mod hook_functions {
+    use agentix::{
+        AssistantMessage, ModelError, ModelRequest, ModelResponse, NextModel, NextTool, Outcome,
+        Part, ToolCall, ToolResult, Turn, hook,
+    };
+
+    #[hook(pre)]
+    pub async fn pre(_turn: &mut Turn) {}
+    #[hook(pre, parallel)]
+    pub async fn parallel(_turn: &Turn) -> Vec<Part> {
+        Vec::new()
+    }
+    #[hook(before_model)]
+    pub async fn before_model(_request: &mut ModelRequest) {}
+    #[hook(wrap_model)]
+    pub async fn wrap_model(
+        request: &ModelRequest,
+        next: &impl NextModel,
+    ) -> Result<ModelResponse, ModelError> {
+        next.call(request).await
+    }
+    #[hook(after_model)]
+    pub async fn after_model(_message: &AssistantMessage) {}
+    #[hook(before_tool)]
+    pub async fn before_tool(_call: &ToolCall) {}
+    #[hook(wrap_tool)]
+    pub async fn wrap_tool(call: &ToolCall, next: &impl NextTool) -> ToolResult {
+        next.call(call).await
+    }
+    #[hook(after_tool)]
+    pub async fn after_tool(_result: &ToolResult) {}
+    #[hook(tool_error)]
+    pub async fn tool_error(_result: &ToolResult) {}
+    #[hook(before_final)]
+    pub async fn before_final(_message: &AssistantMessage) {}
+    #[hook(post)]
+    pub async fn post(_outcome: &Outcome) {}
+}
+
+#[test]
+fn hook_functions_on_every_event_allocate_nothing() {
+    use hook_functions::*;
+    let bare_model = model();
+    let bare = Agent::builder(&bare_model).tool(Weather::default()).build();
+    let hooked_model = model();
+    let hooked = Agent::builder(&hooked_model)
+        .tool(Weather::default())
+        .hook(pre)
+        .hook(parallel)
+        .hook(before_model)
+        .hook(wrap_model)
+        .hook(after_model)
+        .hook(before_tool)
+        .hook(wrap_tool)
+        .hook(after_tool)
+        .hook(tool_error)
+        .hook(before_final)
+        .hook(post)
+        .build();
+    let _ = measure(&Agent::builder(model()).tool(Weather::default()).build(), &model());
+
+    let (bare_count, bare_log, bare_requests) = measure(&bare, &bare_model);
+    let (hooked_count, hooked_log, hooked_requests) = measure(&hooked, &hooked_model);
+    assert_eq!(hooked_count, bare_count);
+    assert_eq!(hooked_log.log(), bare_log.log());
+    assert_eq!(hooked_requests, bare_requests);
+}

@@ -1,0 +1,211 @@
+//! The quickstart: one turn with tool calls over the scripted model, with a hook on each of
+//! the ten events, reporting each event as it fires and what each hook decided.
+
+use agentix::event::{AfterModel, BeforeFinal, BeforeTool, Pre};
+use agentix::{
+    Agent, AssistantMessage, Conversation, Entry, ModelError, ModelRequest, ModelResponse,
+    NextModel, NextTool, Observation, Outcome, Scope, ScopeValue, ScriptedModel, Tool, ToolCall,
+    ToolFailure, ToolResult, Turn, Verdict, hook,
+};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+/// The signed-in user, ambient state in the conversation's scope.
+#[derive(Serialize, Deserialize)]
+struct User {
+    name: String,
+    units: String,
+}
+
+impl ScopeValue for User {
+    const KEY: &'static str = "user";
+}
+
+/// Turns served so far; `post` counts them in the scope.
+#[derive(Default, Serialize, Deserialize)]
+struct TurnsServed(u32);
+
+impl ScopeValue for TurnsServed {
+    const KEY: &'static str = "turns_served";
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct City {
+    /// The city to report on.
+    city: String,
+}
+
+/// The one tool: current weather for a city.
+struct GetWeather;
+
+impl Tool for GetWeather {
+    const NAME: &'static str = "get_weather";
+    type Args = City;
+    type Output = String;
+    type Error = std::convert::Infallible;
+
+    fn description(&self) -> &str {
+        "Current weather for a city."
+    }
+
+    async fn call(&self, args: City, _turn: &Turn) -> Result<String, Self::Error> {
+        Ok(format!("{}: clear sky, 21", args.city))
+    }
+}
+
+/// `pre`: tells the model who it is talking to, from the scope.
+#[hook(pre)]
+async fn user_profile(turn: &mut Turn) -> Verdict<Pre> {
+    let Some(user) = turn.scope().get::<User>() else {
+        return Verdict::halt("nobody is signed in");
+    };
+    let note = format!("The user is {}; report temperatures in {}.", user.name, user.units);
+    turn.inject(note);
+    Verdict::Continue
+}
+
+/// `before_model`: pins the sampling temperature.
+#[hook(before_model)]
+async fn pin_temperature(request: &mut ModelRequest) {
+    request.params.temperature = Some(0.2);
+}
+
+/// `wrap_model`: a dropped connection gets a second try.
+#[hook(wrap_model)]
+async fn retry_transport_errors(
+    request: &ModelRequest,
+    next: &impl NextModel,
+) -> Result<ModelResponse, ModelError> {
+    match next.call(request).await {
+        Err(ModelError::Transport(_)) => next.call(request).await,
+        result => result,
+    }
+}
+
+/// `after_model`: an empty answer goes back to the model.
+#[hook(after_model)]
+async fn no_empty_answers(message: &AssistantMessage) -> Verdict<AfterModel> {
+    if message.calls_tools() || !message.joined_text().trim().is_empty() {
+        Verdict::Continue
+    } else {
+        Verdict::retry("Your answer was empty.")
+    }
+}
+
+/// `before_tool`: only known tools run.
+#[hook(before_tool)]
+async fn known_tools_only(call: &ToolCall) -> Verdict<BeforeTool> {
+    if call.name == GetWeather::NAME {
+        Verdict::Continue
+    } else {
+        Verdict::reject(format!("`{}` is not allowed here", call.name))
+    }
+}
+
+/// `wrap_tool`: a tool that failed gets one more try.
+#[hook(wrap_tool)]
+async fn retry_tool_once(call: &ToolCall, next: &impl NextTool) -> ToolResult {
+    let result = next.call(call).await;
+    match &result.error {
+        Some(ToolFailure::Failed { .. }) => next.call(call).await,
+        _ => result,
+    }
+}
+
+/// `after_tool`: temperatures get the user's units.
+#[hook(after_tool)]
+async fn add_units(result: &mut ToolResult, turn: &Turn) {
+    let units = turn.scope().get::<User>().map_or("°C", |user| user.units.as_str());
+    result.output.push_str(units);
+}
+
+/// `tool_error`: arguments that do not fit get a reminder of the schema.
+#[hook(tool_error)]
+async fn explain_arguments(result: &mut ToolResult) {
+    if let Some(ToolFailure::InvalidArguments { .. }) = result.error {
+        result.output.push_str(r#". Call it as {"city": "<name>"}."#);
+    }
+}
+
+/// `before_final`: an answer about weather must name the city.
+#[hook(before_final)]
+async fn name_the_city(message: &AssistantMessage) -> Verdict<BeforeFinal> {
+    if message.joined_text().contains("Oslo") {
+        Verdict::Continue
+    } else {
+        Verdict::retry("Name the city in your answer.")
+    }
+}
+
+/// `post`: counts served turns in the scope, whatever the outcome.
+#[hook(post)]
+async fn count_turns(_outcome: &Outcome, turn: &mut Turn) {
+    if let Some(served) = turn.scope_mut().get_mut::<TurnsServed>() {
+        served.0 += 1;
+    }
+}
+
+/// Runs the quickstart's turn, writing each line of its trace and summary to `out` as it happens.
+pub async fn run(out: &(dyn Fn(&str) + Sync)) -> Outcome {
+    // The model asks for the weather twice — once with arguments that do not fit — then answers.
+    let model = ScriptedModel::new()
+        .tool_calls([
+            ("get_weather", json!({ "city": "Oslo" })),
+            ("get_weather", json!({ "town": "Oslo" })),
+        ])
+        .text("It is clear in Oslo, 21°C.");
+
+    let agent = Agent::builder(model)
+        .system("You are a concise weather assistant.")
+        .tool(GetWeather)
+        .hook(user_profile)
+        .hook(pin_temperature)
+        .hook(retry_transport_errors)
+        .hook(no_empty_answers)
+        .hook(known_tools_only)
+        .hook(retry_tool_once)
+        .hook(add_units)
+        .hook(explain_arguments)
+        .hook(name_the_city)
+        .hook(count_turns)
+        .build();
+
+    let scope = Scope::new()
+        .with(User { name: "Ada".into(), units: "°C".into() })
+        .with(TurnsServed::default());
+    let mut conversation = Conversation::new().with_scope(scope);
+
+    let trace = |observation: &Observation<'_>| out(&observation.to_string());
+    let reply = agent.run_observed(&mut conversation, "What's the weather in Oslo?", &trace).await;
+
+    out("");
+    match &reply {
+        Ok(message) => out(&format!("reply: {}", message.joined_text())),
+        Err(error) => out(&format!("error: {error}")),
+    }
+    let served = conversation.scope().get::<TurnsServed>().map_or(0, |served| served.0);
+    out(&format!("turns served: {served}"));
+    out("log:");
+    for entry in conversation.log() {
+        match entry {
+            Entry::User { message, .. } => out(&format!("  user:      {}", message.text())),
+            Entry::Assistant { message, .. } if message.calls_tools() => {
+                let names: Vec<&str> =
+                    message.tool_calls().map(|call| call.name.as_str()).collect();
+                out(&format!("  assistant: calls {}", names.join(", ")));
+            }
+            Entry::Assistant { message, .. } => {
+                out(&format!("  assistant: {}", message.joined_text()))
+            }
+            Entry::ToolResults { results, .. } => {
+                for result in results {
+                    out(&format!("  tool:      {}", result.output));
+                }
+            }
+            Entry::Halted { hook, reason, .. } => out(&format!("  halted by {hook}: {reason}")),
+            Entry::Failed { error, .. } => out(&format!("  failed: {error}")),
+        }
+    }
+    reply
+}
