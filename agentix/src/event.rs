@@ -131,20 +131,25 @@ pub trait Rejectable: Event<Reject = Rejection> {}
 )]
 pub trait Escalatable: Event<Escalate = Escalation> {}
 
-/// A value a STOP may carry: the assistant message that takes the place of the model's.
+/// What a STOP at this event may carry: an [`AssistantMessage`].
+///
+/// The bound is on the event, so the compiler knows the event before it judges the value, and
+/// its message can name both.
 #[diagnostic::on_unimplemented(
-    message = "a STOP carries an `AssistantMessage`, not `{Self}`",
+    message = "a STOP at `{Self}` carries an `AssistantMessage`, not `{V}`",
     label = "not an `AssistantMessage`",
-    note = "STOP ends an event's work early with the assistant message to use (on before_model, after_model and before_final)"
+    note = "STOP ends an event's work early with the assistant message to use in place of the model's"
 )]
-pub trait StopValue {
+pub trait StopsWith<V>: Event {
     /// The message the STOP carries.
-    fn into_message(self) -> AssistantMessage;
+    fn stop_with(value: V) -> AssistantMessage;
 }
 
-impl StopValue for AssistantMessage {
-    fn into_message(self) -> AssistantMessage {
-        self
+/// Every event takes an `AssistantMessage` here; whether the event has a STOP at all is
+/// [`Stoppable`]'s question, so each mistake gets its own message.
+impl<E: Event> StopsWith<AssistantMessage> for E {
+    fn stop_with(message: AssistantMessage) -> AssistantMessage {
+        message
     }
 }
 

@@ -4,7 +4,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use crate::event::{Escalatable, Event, Rejectable, Retryable, StopValue, Stoppable};
+use crate::event::{Escalatable, Event, Rejectable, Retryable, Stoppable, StopsWith};
 
 /// A hook's decision at event `E`. The payload types come from `E`'s contract, so a verdict the
 /// contract forbids cannot be built: `Verdict::<AfterTool>::retry(..)` does not compile.
@@ -28,11 +28,11 @@ pub enum Verdict<E: Event> {
 
 impl<E: Event> Verdict<E> {
     /// STOP with the contract's value (an [`AssistantMessage`](crate::AssistantMessage)).
-    pub fn stop(value: impl StopValue) -> Self
+    pub fn stop<V>(value: V) -> Self
     where
-        E: Stoppable,
+        E: Stoppable + StopsWith<V>,
     {
-        Verdict::Stop(value.into_message())
+        Verdict::Stop(E::stop_with(value))
     }
 
     /// RETRY, telling the model why its message was rejected.
