@@ -5,7 +5,8 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 
 use agentix::event::{
-    AfterModel, AfterTool, BeforeFinal, BeforeModel, BeforeTool, EventKind, Post, Pre, ToolError,
+    AfterModel, AfterTool, BeforeFinal, BeforeModel, BeforeTool, EventKind, Post, Pre, Retryable,
+    Stoppable, StopsWith, ToolError,
 };
 use agentix::{
     AssistantMessage, Hook, ModelRequest, Outcome, Part, ToolCall, ToolResult, Turn, Verdict,
@@ -113,6 +114,26 @@ impl Probe {
         script.get_mut(&event).and_then(VecDeque::pop_front).unwrap_or(Action::Continue)
     }
 
+    /// `after_model` and `before_final` share a contract: edit, stop, retry, halt.
+    fn judge_message<E>(&self, message: &mut AssistantMessage) -> Verdict<E>
+    where
+        E: Retryable + Stoppable + StopsWith<AssistantMessage>,
+    {
+        match self.next(E::KIND) {
+            Action::Continue => Verdict::Continue,
+            Action::Edit(text) => {
+                replace_text(message, text);
+                Verdict::Continue
+            }
+            Action::Stop(message) => Verdict::stop(message),
+            Action::Retry(Some(feedback)) => Verdict::retry(feedback),
+            Action::Retry(None) => Verdict::retry_silently(),
+            Action::Halt(reason) => Verdict::halt(reason),
+            Action::Panic(message) => panic!("{message}"),
+            other => self.misuse(E::KIND, other),
+        }
+    }
+
     fn misuse(&self, event: EventKind, action: Action) -> ! {
         panic!("test bug: probe `{}` scripted with {action:?} at {event}", self.name)
     }
@@ -162,19 +183,7 @@ impl Hook for Probe {
         message: &mut AssistantMessage,
         _: &mut Turn,
     ) -> Verdict<AfterModel> {
-        match self.next(EventKind::AfterModel) {
-            Action::Continue => Verdict::Continue,
-            Action::Edit(text) => {
-                replace_text(message, text);
-                Verdict::Continue
-            }
-            Action::Stop(message) => Verdict::stop(message),
-            Action::Retry(Some(feedback)) => Verdict::retry(feedback),
-            Action::Retry(None) => Verdict::retry_silently(),
-            Action::Halt(reason) => Verdict::halt(reason),
-            Action::Panic(message) => panic!("{message}"),
-            other => self.misuse(EventKind::AfterModel, other),
-        }
+        self.judge_message(message)
     }
 
     async fn before_tool(&self, call: &mut ToolCall, _: &mut Turn) -> Verdict<BeforeTool> {
@@ -228,19 +237,7 @@ impl Hook for Probe {
         message: &mut AssistantMessage,
         _: &mut Turn,
     ) -> Verdict<BeforeFinal> {
-        match self.next(EventKind::BeforeFinal) {
-            Action::Continue => Verdict::Continue,
-            Action::Edit(text) => {
-                replace_text(message, text);
-                Verdict::Continue
-            }
-            Action::Stop(message) => Verdict::stop(message),
-            Action::Retry(Some(feedback)) => Verdict::retry(feedback),
-            Action::Retry(None) => Verdict::retry_silently(),
-            Action::Halt(reason) => Verdict::halt(reason),
-            Action::Panic(message) => panic!("{message}"),
-            other => self.misuse(EventKind::BeforeFinal, other),
-        }
+        self.judge_message(message)
     }
 
     async fn post(&self, outcome: &Outcome, _: &mut Turn) -> Verdict<Post> {

@@ -179,10 +179,31 @@ where
     (counted, conversation, model.requests())
 }
 
-#[test]
-fn hook_dispatch_allocates_nothing_and_changes_nothing() {
+/// Runs the same turn on an agent without hooks and on `hooked` (built over `hooked_model`);
+/// returns how many more allocations the hooked turn made, after checking both turns left the
+/// same log and sent the same requests.
+fn extra_allocations<M, T, P, A>(hooked: &Agent<M, T, P, A>, hooked_model: &ScriptedModel) -> i64
+where
+    M: agentix::Model,
+    T: agentix::ToolSet,
+    P: agentix::pipeline::Pipeline,
+    A: agentix::Approver,
+{
     let bare_model = model();
     let bare = Agent::builder(&bare_model).tool(Weather::default()).build();
+    // Warm up lazily initialised state (thread-locals, schema caches) outside the measurement.
+    let _ = measure(&Agent::builder(model()).tool(Weather::default()).build(), &model());
+
+    let (bare_count, bare_log, bare_requests) = measure(&bare, &bare_model);
+    let (hooked_count, hooked_log, hooked_requests) = measure(hooked, hooked_model);
+    assert!(bare_count > 0, "the counter counts");
+    assert_eq!(hooked_log.log(), bare_log.log(), "hooks that continue changed the log");
+    assert_eq!(hooked_requests, bare_requests, "hooks that continue changed what the model saw");
+    hooked_count as i64 - bare_count as i64
+}
+
+#[test]
+fn hook_dispatch_allocates_nothing_and_changes_nothing() {
     let hooked_model = model();
     let hooked = Agent::builder(&hooked_model)
         .tool(Weather::default())
@@ -192,28 +213,15 @@ fn hook_dispatch_allocates_nothing_and_changes_nothing() {
         .hook(Defaults)
         .hook(Noop)
         .build();
-
-    // Warm up lazily initialised state (thread-locals, schema caches) outside the measurement.
-    let _ = measure(&Agent::builder(model()).tool(Weather::default()).build(), &model());
-
-    let (bare_count, bare_log, bare_requests) = measure(&bare, &bare_model);
-    let (hooked_count, hooked_log, hooked_requests) = measure(&hooked, &hooked_model);
-
-    assert!(bare_count > 0, "the counter counts");
     assert_eq!(
-        hooked_count,
-        bare_count,
-        "5 no-op hooks on every event allocated {} more",
-        hooked_count as i64 - bare_count as i64
+        extra_allocations(&hooked, &hooked_model),
+        0,
+        "5 no-op hooks on every event allocated"
     );
-    assert_eq!(hooked_log.log(), bare_log.log(), "no-op hooks change the log");
-    assert_eq!(hooked_requests, bare_requests, "no-op hooks change what the model sees");
 }
 
 #[test]
 fn single_event_hooks_on_every_event_allocate_nothing() {
-    let bare_model = model();
-    let bare = Agent::builder(&bare_model).tool(Weather::default()).build();
     let hooked_model = model();
     let hooked = Agent::builder(&hooked_model)
         .tool(Weather::default())
@@ -229,13 +237,7 @@ fn single_event_hooks_on_every_event_allocate_nothing() {
         .hook(OnBeforeFinal)
         .hook(OnPost)
         .build();
-    let _ = measure(&Agent::builder(model()).tool(Weather::default()).build(), &model());
-
-    let (bare_count, bare_log, bare_requests) = measure(&bare, &bare_model);
-    let (hooked_count, hooked_log, hooked_requests) = measure(&hooked, &hooked_model);
-    assert_eq!(hooked_count, bare_count);
-    assert_eq!(hooked_log.log(), bare_log.log());
-    assert_eq!(hooked_requests, bare_requests);
+    assert_eq!(extra_allocations(&hooked, &hooked_model), 0);
 }
 
 /// Allocates one box per `after_model` call: the control that shows the count sees hooks.
@@ -255,15 +257,13 @@ impl Hook for Allocating {
 
 #[test]
 fn the_count_sees_a_hook_that_allocates() {
-    let bare_model = model();
-    let bare = Agent::builder(&bare_model).tool(Weather::default()).build();
     let hooked_model = model();
     let hooked = Agent::builder(&hooked_model).tool(Weather::default()).hook(Allocating).build();
-    let _ = measure(&Agent::builder(model()).tool(Weather::default()).build(), &model());
-
-    let (bare_count, ..) = measure(&bare, &bare_model);
-    let (hooked_count, ..) = measure(&hooked, &hooked_model);
-    assert_eq!(hooked_count, bare_count + 2, "one box per model response, two responses");
+    assert_eq!(
+        extra_allocations(&hooked, &hooked_model),
+        2,
+        "one box per model response, two responses"
+    );
 }
 
 /// `#[hook]` functions on every event, each continuing.
@@ -309,8 +309,6 @@ mod hook_functions {
 #[test]
 fn hook_functions_on_every_event_allocate_nothing() {
     use hook_functions::*;
-    let bare_model = model();
-    let bare = Agent::builder(&bare_model).tool(Weather::default()).build();
     let hooked_model = model();
     let hooked = Agent::builder(&hooked_model)
         .tool(Weather::default())
@@ -326,11 +324,5 @@ fn hook_functions_on_every_event_allocate_nothing() {
         .hook(before_final)
         .hook(post)
         .build();
-    let _ = measure(&Agent::builder(model()).tool(Weather::default()).build(), &model());
-
-    let (bare_count, bare_log, bare_requests) = measure(&bare, &bare_model);
-    let (hooked_count, hooked_log, hooked_requests) = measure(&hooked, &hooked_model);
-    assert_eq!(hooked_count, bare_count);
-    assert_eq!(hooked_log.log(), bare_log.log());
-    assert_eq!(hooked_requests, bare_requests);
+    assert_eq!(extra_allocations(&hooked, &hooked_model), 0);
 }
