@@ -7,6 +7,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 use crate::approval::{Approval, Approver, NoApprover};
+use crate::context::{AuditSink, CharsPerToken, Summarizer, TokenCounter, Units};
 use crate::conversation::{Conversation, Entry};
 use crate::error::Error;
 use crate::event::EventKind;
@@ -41,11 +42,33 @@ pub struct Agent<M, T = NoTools, P = Hooks, A = NoApprover> {
     tools: T,
     hooks: P,
     approver: A,
+    settings: Settings,
+    tool_specs: Arc<[ToolSpec]>,
+    tool_names: Vec<String>,
+}
+
+/// What an agent is configured with beside its model, tools, hooks and approver.
+#[derive(Clone)]
+struct Settings {
     system: Option<Arc<str>>,
     model_name: Option<String>,
     params: ModelParams,
-    tool_specs: Arc<[ToolSpec]>,
-    tool_names: Vec<String>,
+    counter: Arc<dyn TokenCounter>,
+    summarizer: Option<Arc<dyn Summarizer>>,
+    audit: Option<Arc<dyn AuditSink>>,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            system: None,
+            model_name: None,
+            params: ModelParams::default(),
+            counter: Arc::new(CharsPerToken::default()),
+            summarizer: None,
+            audit: None,
+        }
+    }
 }
 
 /// Builds an [`Agent`], growing its type with each tool and hook.
@@ -55,9 +78,7 @@ pub struct AgentBuilder<M, T = NoTools, P = Hooks, A = NoApprover> {
     tools: T,
     hooks: P,
     approver: A,
-    system: Option<Arc<str>>,
-    model_name: Option<String>,
-    params: ModelParams,
+    settings: Settings,
 }
 
 impl<M: Model> Agent<M> {
@@ -68,9 +89,7 @@ impl<M: Model> Agent<M> {
             tools: NoTools,
             hooks: Hooks::default(),
             approver: NoApprover,
-            system: None,
-            model_name: None,
-            params: ModelParams::default(),
+            settings: Settings::default(),
         }
     }
 }
@@ -78,19 +97,38 @@ impl<M: Model> Agent<M> {
 impl<M, T, P, A> AgentBuilder<M, T, P, A> {
     /// Sets the system prompt.
     pub fn system(mut self, prompt: impl Into<Arc<str>>) -> Self {
-        self.system = Some(prompt.into());
+        self.settings.system = Some(prompt.into());
         self
     }
 
     /// Names the model to request, for adapters that serve several.
     pub fn model_name(mut self, name: impl Into<String>) -> Self {
-        self.model_name = Some(name.into());
+        self.settings.model_name = Some(name.into());
         self
     }
 
     /// Sets the sampling parameters.
     pub fn params(mut self, params: ModelParams) -> Self {
-        self.params = params;
+        self.settings.params = params;
+        self
+    }
+
+    /// Counts tokens with `counter` (for the context budget and the injection reserve) instead
+    /// of the [`CharsPerToken`] estimate.
+    pub fn token_counter(mut self, counter: impl TokenCounter + 'static) -> Self {
+        self.settings.counter = Arc::new(counter);
+        self
+    }
+
+    /// Summarizes the turns compaction drops, instead of dropping them silently.
+    pub fn summarizer(mut self, summarizer: impl Summarizer + 'static) -> Self {
+        self.settings.summarizer = Some(Arc::new(summarizer));
+        self
+    }
+
+    /// Records every model request, exactly as sent, in `audit`.
+    pub fn audit(mut self, audit: Arc<dyn AuditSink>) -> Self {
+        self.settings.audit = Some(audit);
         self
     }
 
@@ -101,9 +139,7 @@ impl<M, T, P, A> AgentBuilder<M, T, P, A> {
             model: self.model,
             hooks: self.hooks,
             approver: self.approver,
-            system: self.system,
-            model_name: self.model_name,
-            params: self.params,
+            settings: self.settings,
         }
     }
 
@@ -115,9 +151,7 @@ impl<M, T, P, A> AgentBuilder<M, T, P, A> {
             model: self.model,
             hooks: self.hooks,
             approver: self.approver,
-            system: self.system,
-            model_name: self.model_name,
-            params: self.params,
+            settings: self.settings,
         }
     }
 
@@ -133,9 +167,7 @@ impl<M, T, P, A> AgentBuilder<M, T, P, A> {
             model: self.model,
             tools: self.tools,
             approver: self.approver,
-            system: self.system,
-            model_name: self.model_name,
-            params: self.params,
+            settings: self.settings,
         }
     }
 
@@ -146,9 +178,7 @@ impl<M, T, P, A> AgentBuilder<M, T, P, A> {
             model: self.model,
             tools: self.tools,
             hooks: self.hooks,
-            system: self.system,
-            model_name: self.model_name,
-            params: self.params,
+            settings: self.settings,
         }
     }
 
@@ -165,9 +195,7 @@ impl<M, T, P, A> AgentBuilder<M, T, P, A> {
             tools: self.tools,
             hooks: self.hooks,
             approver: self.approver,
-            system: self.system,
-            model_name: self.model_name,
-            params: self.params,
+            settings: self.settings,
             tool_specs: specs.into(),
             tool_names,
         }
@@ -215,7 +243,10 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver> Agent<M, T, P, A> {
     async fn drive<O: Observer>(&self, turn: &mut Turn, observer: &O) -> Outcome {
         fire(observer, turn, EventKind::Pre);
         match self.hooks.chain().pre(turn, observer).await {
-            Flow::Continue => {}
+            Flow::Continue => {
+                check_injections(turn, &*self.settings.counter, turn.config().injection_reserve)?;
+                turn.commit_durable(EventKind::Pre);
+            }
             Flow::Halt { hook, halt } => return Err(halted(EventKind::Pre, hook, halt)),
             Flow::Panicked { hook, message } => {
                 return Err(panicked(EventKind::Pre, hook, message));
@@ -226,7 +257,7 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver> Agent<M, T, P, A> {
             if turn.step >= turn.config().max_steps {
                 return Err(Error::StepLimit { limit: turn.config().max_steps });
             }
-            let mut request = self.render(turn, retry.as_ref());
+            let mut request = self.render(turn, retry.as_ref()).await?;
             fire(observer, turn, EventKind::BeforeModel);
             let mut message =
                 match self.hooks.chain().before_model(&mut request, turn, observer).await {
@@ -288,19 +319,18 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver> Agent<M, T, P, A> {
         }
     }
 
-    /// `[system, history…, user message, injections, this turn's steps…, retry feedback]`: the
-    /// prefix before the user message does not depend on anything hooks do this turn.
-    fn render(&self, turn: &Turn, retry: Option<&Retry>) -> ModelRequest {
-        let log = turn.log();
-        let opened = turn.user_entry() + 1;
-        let mut messages = Vec::with_capacity(log.len() + 3);
-        messages.extend(log[..opened].iter().filter_map(Entry::to_message));
-        if !turn.injections().is_empty() {
-            let content =
-                turn.injections().iter().map(|injection| injection.part.clone()).collect();
-            messages.push(Message { role: Role::User, content });
-        }
-        messages.extend(log[opened..].iter().filter_map(Entry::to_message));
+    /// Renders the request for this step: `[system, history…, user message, durable output,
+    /// injections, this turn's steps…, retry feedback]`. The prefix before the injections
+    /// depends only on the log, never on what hooks inject this turn, so the provider's prompt
+    /// cache holds across turns. Compaction drops the oldest earlier turns, then the oldest
+    /// steps, whole, until the request fits `context_budget - injection_reserve`; with a
+    /// summarizer, what it drops is replaced by a summary.
+    async fn render(&self, turn: &mut Turn, retry: Option<&Retry>) -> Result<ModelRequest, Error> {
+        let counter = &*self.settings.counter;
+        let config = turn.config().clone();
+        check_injections(turn, counter, config.injection_reserve)?;
+
+        let mut feedback = Vec::new();
         if let Some(Retry { rejected, feedback: Feedback { text: Some(text) } }) = retry {
             // Its tool calls never ran: replaying them unanswered would be an invalid request.
             let said: Vec<Part> = rejected
@@ -310,17 +340,58 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver> Agent<M, T, P, A> {
                 .cloned()
                 .collect();
             if !said.is_empty() {
-                messages.push(Message { role: Role::Assistant, content: said });
+                feedback.push(Message { role: Role::Assistant, content: said });
             }
-            messages.push(Message::user(text.clone()));
+            feedback.push(Message::user(text.clone()));
         }
-        ModelRequest {
-            system: self.system.clone(),
+        let system = self.settings.system.as_deref().map_or(0, |system| counter.count(system));
+        let fixed =
+            system + feedback.iter().map(|message| counter.count_message(message)).sum::<usize>();
+        let target = config.context_budget.saturating_sub(config.injection_reserve);
+
+        let units = Units::of(turn.log(), turn.user_entry());
+        let (mut plan, mut total) = units.plan(turn.log(), counter, fixed, target);
+        let mut summary = None;
+        if let Some(summarizer) = &self.settings.summarizer {
+            // A summary takes room too: re-plan with it until what it summarizes stops growing.
+            while !plan.dropped_history.is_empty() {
+                let message = summarize(turn, summarizer.as_ref(), plan.dropped_history.end).await;
+                let with_summary = fixed + counter.count_message(&message);
+                let (next, next_total) = units.plan(turn.log(), counter, with_summary, target);
+                let settled = next.dropped_history == plan.dropped_history;
+                (plan, total, summary) = (next, next_total, Some(message));
+                if settled {
+                    break;
+                }
+            }
+        }
+        if total > target {
+            return Err(Error::ContextOverflow { budget: target, size: total });
+        }
+
+        let log = turn.log();
+        let mut messages = Vec::with_capacity(log.len() + feedback.len() + 2);
+        messages.extend(summary);
+        let kept_history = plan.dropped_history.end..units.opening.end;
+        messages.extend(log[kept_history].iter().filter_map(Entry::to_message));
+        let injected: Vec<Part> = turn
+            .injections()
+            .iter()
+            .filter(|injection| !injection.durable)
+            .map(|injection| injection.part.clone())
+            .collect();
+        if !injected.is_empty() {
+            messages.push(Message { role: Role::User, content: injected });
+        }
+        messages.extend(log[plan.dropped_steps.end..].iter().filter_map(Entry::to_message));
+        messages.extend(feedback);
+        Ok(ModelRequest {
+            system: self.settings.system.clone(),
             messages,
             tools: self.tool_specs.clone(),
-            model: self.model_name.clone(),
-            params: self.params.clone(),
-        }
+            model: self.settings.model_name.clone(),
+            params: self.settings.params.clone(),
+        })
     }
 
     async fn call_model<O: Observer>(
@@ -330,7 +401,8 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver> Agent<M, T, P, A> {
         observer: &O,
     ) -> Result<AssistantMessage, Error> {
         fire(observer, turn, EventKind::WrapModel);
-        let model = CallModel { model: &self.model, turn };
+        let audit = self.settings.audit.as_deref();
+        let model = CallModel { model: &self.model, turn, audit };
         let result = self.hooks.wrap_model(request, turn, observer, model).await;
         if let Some(aborted) = turn.aborted.get() {
             return Err(panicked(aborted.event, aborted.hook, aborted.message.clone()));
@@ -466,7 +538,9 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver> Agent<M, T, P, A> {
             record(turn, error);
         }
         fire(observer, turn, EventKind::Post);
-        let post_error = match self.hooks.chain().post(&mut outcome, turn, observer).await {
+        let post_flow = self.hooks.chain().post(&mut outcome, turn, observer).await;
+        turn.commit_durable(EventKind::Post);
+        let post_error = match post_flow {
             Flow::Continue => None,
             Flow::Halt { hook, halt } => Some(halted(EventKind::Post, hook, halt)),
             Flow::Panicked { hook, message } => Some(panicked(EventKind::Post, hook, message)),
@@ -482,6 +556,38 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver> Agent<M, T, P, A> {
         observer.observe(&Observation::TurnEnded { turn: turn.turn_ref(), outcome: &outcome });
         outcome
     }
+}
+
+/// Fails the turn when what hooks injected is over the reserve, naming the hook whose content
+/// crossed it: nothing is truncated.
+fn check_injections(turn: &Turn, counter: &dyn TokenCounter, reserve: usize) -> Result<(), Error> {
+    let mut size = 0;
+    let mut offender = None;
+    for injection in turn.injections() {
+        size += counter.count_part(&injection.part);
+        if size > reserve && offender.is_none() {
+            offender = Some(injection.hook.clone().into_owned());
+        }
+    }
+    match offender {
+        None => Ok(()),
+        Some(hook) => Err(Error::InjectionOverflow { hook, reserve, size }),
+    }
+}
+
+/// The summary of the earlier turns up to log index `end`, from the turn's cache when the same
+/// turns were summarized for an earlier step.
+async fn summarize(turn: &mut Turn, summarizer: &dyn Summarizer, end: usize) -> Message {
+    if let Some((cached, message)) = &turn.summary
+        && *cached == end
+    {
+        return message.clone();
+    }
+    let dropped: Vec<Message> = turn.log()[..end].iter().filter_map(Entry::to_message).collect();
+    let text = summarizer.summarize(&dropped).await;
+    let message = Message::user(format!("Summary of the earlier conversation: {text}"));
+    turn.summary = Some((end, message.clone()));
+    message
 }
 
 /// The result answers the call the model made, whatever a hook or the approver edited: the log
@@ -599,12 +705,16 @@ into_end!(AfterTool, ToolError);
 struct CallModel<'a, M> {
     model: &'a M,
     turn: &'a Turn,
+    audit: Option<&'a dyn AuditSink>,
 }
 
 impl<M: Model> NextModel for CallModel<'_, M> {
     async fn call(&self, request: &ModelRequest) -> Result<ModelResponse, ModelError> {
         if self.turn.aborted.get().is_some() {
             return Err(ModelError::Aborted);
+        }
+        if let Some(audit) = self.audit {
+            audit.record(self.turn.turn_ref(), request);
         }
         let result = match caught(|| self.model.complete(request)).await {
             Ok(result) => result,
@@ -709,8 +819,8 @@ impl BoxedAgent {
 impl<M, T, P, A> std::fmt::Debug for Agent<M, T, P, A> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Agent")
-            .field("system", &self.system)
-            .field("model_name", &self.model_name)
+            .field("system", &self.settings.system)
+            .field("model_name", &self.settings.model_name)
             .field("tools", &self.tool_names)
             .finish_non_exhaustive()
     }
@@ -718,7 +828,9 @@ impl<M, T, P, A> std::fmt::Debug for Agent<M, T, P, A> {
 
 impl<M, T, P, A> std::fmt::Debug for AgentBuilder<M, T, P, A> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("AgentBuilder").field("system", &self.system).finish_non_exhaustive()
+        f.debug_struct("AgentBuilder")
+            .field("system", &self.settings.system)
+            .finish_non_exhaustive()
     }
 }
 

@@ -16,11 +16,18 @@ pub struct Config {
     pub max_steps: u32,
     /// RETRY verdicts a turn may act on, across `after_model` and `before_final`.
     pub max_retries: u32,
+    /// Tokens a model request may hold in all: the model's context window, less room for its
+    /// answer.
+    pub context_budget: usize,
+    /// Tokens set aside for what hooks inject into a turn. The rest of the request (system
+    /// prompt, history, the turn itself) is compacted to `context_budget - injection_reserve`;
+    /// injections over the reserve fail the turn, naming the hook.
+    pub injection_reserve: usize,
 }
 
 impl Default for Config {
     fn default() -> Self {
-        Config { max_steps: 16, max_retries: 3 }
+        Config { max_steps: 16, max_retries: 3, context_budget: 100_000, injection_reserve: 8_000 }
     }
 }
 
@@ -73,6 +80,17 @@ pub enum Entry {
         /// Why.
         reason: String,
     },
+    /// What a `durable` hook produced: it joins the conversation and every later turn sees it.
+    HookOutput {
+        /// The turn.
+        turn: TurnRef,
+        /// Where the hook ran (`pre` or `post`).
+        event: EventKind,
+        /// The hook.
+        hook: String,
+        /// What it produced; it reaches the model with the user's role.
+        parts: Vec<Part>,
+    },
     /// The turn ended with an error.
     Failed {
         /// The turn.
@@ -90,6 +108,7 @@ impl Entry {
             | Entry::Assistant { turn, .. }
             | Entry::ToolResults { turn, .. }
             | Entry::Halted { turn, .. }
+            | Entry::HookOutput { turn, .. }
             | Entry::Failed { turn, .. } => *turn,
         }
     }
@@ -104,6 +123,9 @@ impl Entry {
                 role: Role::Tool,
                 content: results.iter().cloned().map(Part::ToolResult).collect(),
             }),
+            Entry::HookOutput { parts, .. } => {
+                Some(Message { role: Role::User, content: parts.clone() })
+            }
             Entry::Halted { .. } | Entry::Failed { .. } => None,
         }
     }

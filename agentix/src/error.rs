@@ -62,6 +62,28 @@ pub enum Error {
         /// Which hook.
         hook: &'static str,
     },
+    /// What hooks injected into the turn is over the conversation's `injection_reserve`.
+    /// Nothing is truncated, and the model is not called.
+    #[error(
+        "hook `{hook}` injected content past the injection reserve: {size} tokens injected, {reserve} reserved"
+    )]
+    InjectionOverflow {
+        /// The hook whose content went over the reserve.
+        hook: String,
+        /// The conversation's `injection_reserve`, in tokens.
+        reserve: usize,
+        /// What the turn had injected by then, in tokens.
+        size: usize,
+    },
+    /// The request does not fit the context budget even with every earlier turn and every step
+    /// but the latest compacted away.
+    #[error("the request needs {size} tokens, over the {budget} the context budget leaves it")]
+    ContextOverflow {
+        /// `context_budget - injection_reserve`, in tokens.
+        budget: usize,
+        /// What the smallest request would need.
+        size: usize,
+    },
     /// The model call failed.
     #[error("model call failed: {0}")]
     Model(#[from] ModelError),

@@ -60,6 +60,10 @@ pub trait Hook: Send + Sync {
     /// decision is reported wherever it happens, and every method runs whatever this says.
     const EVENTS: EventSet = EventSet::ALL;
 
+    /// Whether what the hook injects at `pre` and `post` is durable: appended to the
+    /// conversation's log, where later turns see it, rather than transient.
+    const DURABLE: bool = false;
+
     /// The hook's name in errors, the log and traces. Defaults to the type's name.
     fn name(&self) -> &'static str {
         short_type_name::<Self>()

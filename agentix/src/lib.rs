@@ -63,6 +63,7 @@
 pub mod __private;
 mod agent;
 mod approval;
+mod context;
 mod conversation;
 mod error;
 pub mod event;
@@ -127,6 +128,7 @@ pub use agent::{Agent, AgentBuilder, BoxedAgent};
 /// that breaks its event's contract does not compile, and the error names the rule.
 pub use agentix_macros::hook;
 pub use approval::{Approval, Approver, NoApprover};
+pub use context::{AuditLog, AuditSink, CharsPerToken, Summarizer, TokenCounter, fence};
 pub use conversation::{Config, Conversation, Entry, TurnRef};
 pub use error::Error;
 pub use hook::{Hook, NextModel, NextTool};

@@ -305,7 +305,7 @@ macro_rules! lifecycle_chain {
         impl<H: Hook> Chain for Lifecycle<H> {
             async fn pre<O: Observer>(&self, turn: &mut Turn, observer: &O) -> Flow<Pre> {
                 let name = self.0.name();
-                turn.enter_hook(name);
+                turn.enter_hook(name, H::DURABLE);
                 let flow = run_hook(name, || self.0.pre(turn)).await;
                 report(observer, name, H::EVENTS.contains(EventKind::Pre), &flow);
                 flow
@@ -314,7 +314,7 @@ macro_rules! lifecycle_chain {
             $(
                 async fn $method<O: Observer>(&self, $arg: $ty, turn: &mut Turn, observer: &O) -> Flow<$event> {
                     let name = self.0.name();
-                    turn.enter_hook(name);
+                    turn.enter_hook(name, H::DURABLE && $event::KIND == EventKind::Post);
                     let value = &mut *$arg;
                     let flow = run_hook(name, || self.0.$method(value, turn)).await;
                     let flow = checked(flow, name, &*$arg);
@@ -340,11 +340,22 @@ impl<H: std::fmt::Debug, E> std::fmt::Debug for Single<H, E> {
 impl<H: on::Pre> Chain for Single<H, Pre> {
     async fn pre<O: Observer>(&self, turn: &mut Turn, observer: &O) -> Flow<Pre> {
         let name = self.0.name();
-        turn.enter_hook(name);
+        turn.enter_hook(name, H::DURABLE);
         let flow = run_hook(name, || self.0.pre(turn)).await;
         report(observer, name, true, &flow);
         flow
     }
+}
+
+/// Whether a single-event hook's output joins the log: only `post` hooks (here) and `pre` hooks
+/// can be durable.
+macro_rules! durable_output {
+    (Post, $hook:ident) => {
+        <$hook as on::Post>::DURABLE
+    };
+    ($event:ident, $hook:ident) => {
+        false
+    };
 }
 
 macro_rules! single_chain {
@@ -352,7 +363,7 @@ macro_rules! single_chain {
         impl<H: on::$event> Chain for Single<H, $event> {
             async fn $method<O: Observer>(&self, $arg: $ty, turn: &mut Turn, observer: &O) -> Flow<$event> {
                 let name = self.0.name();
-                turn.enter_hook(name);
+                turn.enter_hook(name, durable_output!($event, H));
                 let value = &mut *$arg;
                 let flow = run_hook(name, || self.0.$method(value, turn)).await;
                 let flow = checked(flow, name, &*$arg);
@@ -437,7 +448,7 @@ impl<G: ParallelGroup, P: on::ParallelPre> ParallelGroup for (G, P) {
         match parts {
             Ok(parts) => {
                 report(Decision::Parts { count: parts.len() });
-                turn.inject_as(hook, parts);
+                turn.inject_as(hook, P::DURABLE, parts);
                 Ok(())
             }
             Err(payload) => {

@@ -28,12 +28,19 @@ pub struct Turn {
     pub(crate) step: u32,
     pub(crate) retries: u32,
     injections: Vec<Injection>,
+    /// How many durable injections are already in the log.
+    committed: usize,
     #[serde(skip)]
     running_hook: &'static str,
+    #[serde(skip)]
+    running_durable: bool,
     #[serde(skip)]
     pub(crate) aborted: OnceLock<Aborted>,
     #[serde(skip)]
     blame: Mutex<Blame>,
+    /// The summary of the earlier turns compaction dropped, and where the dropped turns end.
+    #[serde(skip)]
+    pub(crate) summary: Option<(usize, Message)>,
 }
 
 /// Who made the `wrap_model` onion's latest error: the model, or a hook that made its own
@@ -53,6 +60,9 @@ pub struct Injection {
     pub hook: Cow<'static, str>,
     /// The content; it reaches the model with the user's role.
     pub part: Part,
+    /// Whether the hook is durable: its content joins the log as the hook's output.
+    #[serde(default)]
+    pub durable: bool,
 }
 
 /// A hook inside a wrap chain panicked; the chain unwinds to the loop, which ends the turn.
@@ -73,9 +83,12 @@ impl Turn {
             step: 0,
             retries: 0,
             injections: Vec::new(),
+            committed: 0,
             running_hook: "",
+            running_durable: false,
             aborted: OnceLock::new(),
             blame: Mutex::default(),
+            summary: None,
         }
     }
 
@@ -142,11 +155,16 @@ impl Turn {
     /// a `tool_error` hook) reaches the calls after it. Injections only accumulate: to change
     /// one request, edit it in `before_model` instead.
     ///
+    /// A `durable` hook's content also joins the log as the hook's output, so later turns see
+    /// it; a transient hook's content never reaches the log. What a turn injects, durable or
+    /// not, counts against the conversation's `injection_reserve`.
+    ///
     /// Injected content reaches the model at the same trust level as the user's own words:
-    /// content from elsewhere (retrieved documents) is a prompt-injection surface.
+    /// content from elsewhere (retrieved documents) is a prompt-injection surface — wrap it with
+    /// [`fence`](crate::fence).
     pub fn inject(&mut self, part: impl Into<Part>) {
-        self.injections
-            .push(Injection { hook: Cow::Borrowed(self.running_hook), part: part.into() });
+        let (hook, durable) = (Cow::Borrowed(self.running_hook), self.running_durable);
+        self.injections.push(Injection { hook, part: part.into(), durable });
     }
 
     /// What hooks have injected so far, in the order they injected it.
@@ -154,13 +172,54 @@ impl Turn {
         &self.injections
     }
 
-    pub(crate) fn inject_as(&mut self, hook: &'static str, parts: impl IntoIterator<Item = Part>) {
-        self.injections
-            .extend(parts.into_iter().map(|part| Injection { hook: Cow::Borrowed(hook), part }));
+    pub(crate) fn inject_as(
+        &mut self,
+        hook: &'static str,
+        durable: bool,
+        parts: impl IntoIterator<Item = Part>,
+    ) {
+        let hook = Cow::Borrowed(hook);
+        self.injections.extend(parts.into_iter().map(|part| Injection {
+            hook: hook.clone(),
+            part,
+            durable,
+        }));
     }
 
-    pub(crate) fn enter_hook(&mut self, hook: &'static str) {
+    /// Marks `hook` as the one running, so what it injects is attributed to it; `durable` says
+    /// whether its output joins the log.
+    pub(crate) fn enter_hook(&mut self, hook: &'static str, durable: bool) {
         self.running_hook = hook;
+        self.running_durable = durable;
+    }
+
+    /// Appends what durable hooks produced since the last commit to the log, one entry per hook
+    /// and run, in the order they produced it.
+    pub(crate) fn commit_durable(&mut self, event: EventKind) {
+        let turn = self.turn_ref;
+        let fresh: Vec<Injection> = self.injections[self.committed..]
+            .iter()
+            .filter(|injection| injection.durable)
+            .cloned()
+            .collect();
+        self.committed = self.injections.len();
+        let mut outputs: Vec<Entry> = Vec::new();
+        for injection in fresh {
+            match outputs.last_mut() {
+                Some(Entry::HookOutput { hook, parts, .. }) if *hook == injection.hook => {
+                    parts.push(injection.part)
+                }
+                _ => outputs.push(Entry::HookOutput {
+                    turn,
+                    event,
+                    hook: injection.hook.into_owned(),
+                    parts: vec![injection.part],
+                }),
+            }
+        }
+        for output in outputs {
+            self.conversation.append(output);
+        }
     }
 
     pub(crate) fn user_entry(&self) -> usize {

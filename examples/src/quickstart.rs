@@ -203,6 +203,9 @@ pub async fn run(out: &(dyn Fn(&str) + Sync)) -> Outcome {
                     out(&format!("  tool:      {}", result.output));
                 }
             }
+            Entry::HookOutput { hook, parts, .. } => {
+                out(&format!("  {hook} (durable): {} part(s)", parts.len()))
+            }
             Entry::Halted { hook, reason, .. } => out(&format!("  halted by {hook}: {reason}")),
             Entry::Failed { error, .. } => out(&format!("  failed: {error}")),
         }

@@ -236,9 +236,12 @@ async fn a_revived_conversation_keeps_its_log_config_and_scope() {
         .tool_call("whoami", json!({}))
         .text("second");
     let agent = Agent::builder(&model).tool(WhoAmI).hook(CountCalls).build();
-    let mut conversation =
-        Conversation::with_config(agentix::Config { max_steps: 5, max_retries: 1 })
-            .with_scope(Scope::new().with(User { name: "ada".into(), calls: 0 }));
+    let mut conversation = Conversation::with_config(agentix::Config {
+        max_steps: 5,
+        max_retries: 1,
+        ..Default::default()
+    })
+    .with_scope(Scope::new().with(User { name: "ada".into(), calls: 0 }));
     agent.run(&mut conversation, "who?").await.unwrap();
 
     let saved = serde_json::to_string(&conversation).unwrap();
