@@ -2,3 +2,4 @@
 //! does; `examples/` holds the thin `main`s that `cargo run -p examples --example NAME` runs.
 
 pub mod quickstart;
+pub mod retrieval_and_summary;
