@@ -7,7 +7,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 use crate::approval::{Approval, Approver, NoApprover};
-use crate::context::{AuditSink, CharsPerToken, Summarizer, TokenCounter, Units};
+use crate::context::{AuditSink, CharsPerToken, MESSAGE_OVERHEAD, Summarizer, TokenCounter, Units};
 use crate::conversation::{Conversation, Entry};
 use crate::error::Error;
 use crate::event::EventKind;
@@ -345,24 +345,40 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver> Agent<M, T, P, A> {
             feedback.push(Message::user(text.clone()));
         }
         let system = self.settings.system.as_deref().map_or(0, |system| counter.count(system));
-        let fixed =
-            system + feedback.iter().map(|message| counter.count_message(message)).sum::<usize>();
+        let tools: usize = self
+            .tool_specs
+            .iter()
+            .map(|spec| {
+                counter.count(&spec.name)
+                    + counter.count(&spec.description)
+                    + counter.count(&spec.parameters.to_string())
+            })
+            .sum();
+        let fixed = system
+            + tools
+            + feedback.iter().map(|message| counter.count_message(message)).sum::<usize>();
         let target = config.context_budget.saturating_sub(config.injection_reserve);
 
         let units = Units::of(turn.log(), turn.user_entry());
         let (mut plan, mut total) = units.plan(turn.log(), counter, fixed, target);
         let mut summary = None;
         if let Some(summarizer) = &self.settings.summarizer {
-            // A summary takes room too: re-plan with it until what it summarizes stops growing.
+            // A summary takes room too: while it makes more turns go, summarize those as well.
+            // The dropped range only grows, so this ends.
             while !plan.dropped_history.is_empty() {
                 let message = summarize(turn, summarizer.as_ref(), plan.dropped_history.end).await;
                 let with_summary = fixed + counter.count_message(&message);
                 let (next, next_total) = units.plan(turn.log(), counter, with_summary, target);
-                let settled = next.dropped_history == plan.dropped_history;
-                (plan, total, summary) = (next, next_total, Some(message));
-                if settled {
+                if next.dropped_history.end <= plan.dropped_history.end {
+                    total = with_summary + (total - fixed);
+                    summary = Some(message);
                     break;
                 }
+                (plan, total) = (next, next_total);
+            }
+            if total > target && summary.take().is_some() {
+                // Better the history without its summary than no request at all.
+                (plan, total) = units.plan(turn.log(), counter, fixed, target);
             }
         }
         if total > target {
@@ -372,14 +388,13 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver> Agent<M, T, P, A> {
         let log = turn.log();
         let mut messages = Vec::with_capacity(log.len() + feedback.len() + 2);
         messages.extend(summary);
-        let kept_history = plan.dropped_history.end..units.opening.end;
-        messages.extend(log[kept_history].iter().filter_map(Entry::to_message));
-        let injected: Vec<Part> = turn
-            .injections()
-            .iter()
-            .filter(|injection| !injection.durable)
-            .map(|injection| injection.part.clone())
-            .collect();
+        messages.extend(
+            log[plan.dropped_history.end..units.opening.end].iter().filter_map(Entry::to_message),
+        );
+        // Everything the turn injected, durable or not, in the order it was injected; the durable
+        // part is also in the log (just after the user message), for later turns.
+        let injected: Vec<Part> =
+            turn.injections().iter().map(|injection| injection.part.clone()).collect();
         if !injected.is_empty() {
             messages.push(Message { role: Role::User, content: injected });
         }
@@ -534,6 +549,8 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver> Agent<M, T, P, A> {
         turn: &mut Turn,
         observer: &O,
     ) -> Outcome {
+        // What durable `pre` hooks produced joins the log only when `pre` went through.
+        turn.discard_uncommitted();
         if let Err(error) = &outcome {
             record(turn, error);
         }
@@ -561,7 +578,7 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver> Agent<M, T, P, A> {
 /// Fails the turn when what hooks injected is over the reserve, naming the hook whose content
 /// crossed it: nothing is truncated.
 fn check_injections(turn: &Turn, counter: &dyn TokenCounter, reserve: usize) -> Result<(), Error> {
-    let mut size = 0;
+    let mut size = if turn.injections().is_empty() { 0 } else { MESSAGE_OVERHEAD };
     let mut offender = None;
     for injection in turn.injections() {
         size += counter.count_part(&injection.part);

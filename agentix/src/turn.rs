@@ -193,6 +193,12 @@ impl Turn {
         self.running_durable = durable;
     }
 
+    /// Leaves what durable hooks produced since the last commit out of the log: a `pre` chain
+    /// that halted or failed commits nothing.
+    pub(crate) fn discard_uncommitted(&mut self) {
+        self.committed = self.injections.len();
+    }
+
     /// Appends what durable hooks produced since the last commit to the log, one entry per hook
     /// and run, in the order they produced it.
     pub(crate) fn commit_durable(&mut self, event: EventKind) {

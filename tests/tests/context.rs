@@ -5,6 +5,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use agentix::TokenCounter as _;
 use agentix::{
     Agent, AssistantMessage, AuditLog, Config, Conversation, Entry, Error, Message, ModelRequest,
     Part, Role, ScriptedModel, Summarizer, ToolCall, ToolResult, Turn, TurnRef, fence, hook,
@@ -24,41 +25,51 @@ fn prefix(request: &ModelRequest, user_message: &str) -> String {
     serde_json::to_string(&(&request.system, &request.messages[..=end])).unwrap()
 }
 
-/// Injects one set of notes.
-#[hook(pre)]
+/// Injects one set of notes, and durably remembers a short fact.
+#[hook(pre, durable)]
 async fn notes_on_dogs(turn: &mut Turn) {
     turn.inject("notes on dogs, retrieved today");
 }
 
-/// Injects other notes.
-#[hook(pre)]
+/// Injects other notes, much longer, and durably remembers them.
+#[hook(pre, durable)]
 async fn notes_on_ships(turn: &mut Turn) {
-    turn.inject("notes on ships, retrieved 1887");
+    turn.inject("notes on ships, retrieved 1887; ".repeat(12));
 }
 
 #[tokio::test]
 async fn the_prefix_is_byte_identical_whatever_a_turn_injects() {
-    let (dogs_model, ships_model) =
-        (ScriptedModel::new().text("first").text("second"), ScriptedModel::new().text("second"));
+    let answer = "a long answer; ".repeat(30);
+    let dogs_model = ScriptedModel::new().text(answer.clone()).text(answer.clone()).text("second");
+    let ships_model = ScriptedModel::new().text("second");
     let dogs = Agent::builder(&dogs_model).system("Be brief.").hook(notes_on_dogs).build();
     let ships = Agent::builder(&ships_model).system("Be brief.").hook(notes_on_ships).build();
-    let mut conversation = Conversation::new();
+    // A budget that makes compaction drop the oldest turn: what it drops must not depend on
+    // what this turn injects.
+    let config = Config { context_budget: 420, injection_reserve: 200, ..Config::default() };
+    let mut conversation = Conversation::with_config(config);
     dogs.run(&mut conversation, "rust").await.unwrap();
+    dogs.run(&mut conversation, "go").await.unwrap();
     let saved = serde_json::to_string(&conversation).unwrap();
 
     // The same conversation, two different next turns injecting different content.
     dogs.run(&mut conversation, "cats").await.unwrap();
     let mut other: Conversation = serde_json::from_str(&saved).unwrap();
     ships.run(&mut other, "cats").await.unwrap();
-    let (with_dogs, with_ships) = (&dogs_model.requests()[1], &ships_model.requests()[0]);
+    let (with_dogs, with_ships) = (&dogs_model.requests()[2], &ships_model.requests()[0]);
     assert_ne!(with_dogs.messages.last(), with_ships.messages.last(), "the injections differ");
     assert_eq!(prefix(with_dogs, "cats"), prefix(with_ships, "cats"));
+    assert!(
+        !with_dogs.messages.iter().any(|m| m.text() == "rust"),
+        "compaction dropped the oldest turn, so the test exercises it: {:?}",
+        with_dogs.messages
+    );
 
     // Across turns: the first turn's request, without its injection, starts the second's.
-    let first = &dogs_model.requests()[0];
+    let (first, second) = (&dogs_model.requests()[0], &dogs_model.requests()[1]);
     let first_without_injection = &first.messages[..first.messages.len() - 1];
-    assert_eq!(&with_dogs.messages[..first_without_injection.len()], first_without_injection);
-    assert_eq!(first.system, with_dogs.system);
+    assert_eq!(&second.messages[..first_without_injection.len()], first_without_injection);
+    assert_eq!(first.system, second.system);
 }
 
 /// Injects a long document.
@@ -73,6 +84,52 @@ async fn small_note(turn: &mut Turn) {
     turn.inject("a small note");
 }
 
+/// Durably remembers far too much.
+#[hook(pre, durable)]
+async fn hoard(turn: &mut Turn) {
+    turn.inject("memory ".repeat(200));
+}
+
+/// Injects a whole manual when a tool fails.
+#[hook(tool_error)]
+async fn manual(_result: &ToolResult, turn: &mut Turn) {
+    turn.inject("manual page ".repeat(100));
+}
+
+#[tokio::test]
+async fn an_overflowing_durable_hook_leaves_nothing_in_the_log() {
+    let model = ScriptedModel::new().text("unreachable");
+    let agent = Agent::builder(&model).hook(hoard).build();
+    let mut conversation =
+        Conversation::with_config(Config { injection_reserve: 100, ..Config::default() });
+    let error = agent.run(&mut conversation, "hi").await.unwrap_err();
+    assert!(
+        matches!(error, Error::InjectionOverflow { ref hook, reserve: 100, .. } if hook == "hoard"),
+        "{error}"
+    );
+    assert_eq!(model.calls(), 0);
+    assert!(
+        !conversation.log().iter().any(|entry| matches!(entry, Entry::HookOutput { .. })),
+        "a failed pre commits no durable output: {:?}",
+        conversation.log()
+    );
+}
+
+#[tokio::test]
+async fn an_injection_after_pre_is_held_to_the_reserve_before_the_next_call() {
+    let model = ScriptedModel::new().tool_call("no_such_tool", json!({})).text("unreachable");
+    let agent = Agent::builder(&model).hook(manual).build();
+    let mut conversation =
+        Conversation::with_config(Config { injection_reserve: 100, ..Config::default() });
+    let error = agent.run(&mut conversation, "hi").await.unwrap_err();
+    assert!(
+        matches!(error, Error::InjectionOverflow { ref hook, .. } if hook == "manual"),
+        "{error}"
+    );
+    assert_eq!(model.calls(), 1, "the call after the overflowing injection never happens");
+    tests::assert_log_consistent(conversation.log());
+}
+
 #[tokio::test]
 async fn injections_over_the_reserve_fail_naming_the_hook_and_reach_no_model() {
     let model = ScriptedModel::new().text("unreachable");
@@ -80,10 +137,11 @@ async fn injections_over_the_reserve_fail_naming_the_hook_and_reach_no_model() {
     let config = Config { injection_reserve: 100, ..Config::default() };
     let mut conversation = Conversation::with_config(config);
     let error = agent.run(&mut conversation, "hi").await.unwrap_err();
-    // "a small note" is 12 characters, 3 tokens; 1000 more characters are 250.
+    // The injection message's framing is 4 tokens, "a small note" 3 (12 characters), then
+    // 1000 characters are 250.
     assert_eq!(
         error,
-        Error::InjectionOverflow { hook: "huge_document".into(), reserve: 100, size: 253 }
+        Error::InjectionOverflow { hook: "huge_document".into(), reserve: 100, size: 257 }
     );
     assert_eq!(model.calls(), 0, "nothing reached the model");
     assert!(
@@ -264,10 +322,19 @@ async fn compaction_drops_the_oldest_turns_whole_and_a_summarizer_replaces_them(
     let texts: Vec<String> = last.messages.iter().map(|m| m.text().into_owned()).collect();
     assert!(texts[0].starts_with("Summary of the earlier conversation: "), "{texts:?}");
     assert_eq!(texts.last().unwrap(), "question 5", "the current user message is never dropped");
-    // Whole turns: every kept answer follows its question.
-    for pair in texts[1..texts.len() - 1].chunks(2) {
-        assert!(pair[0].starts_with("question ") && pair[1].starts_with("answer "), "{texts:?}");
+    // Whole turns, the newest ones, in order: every kept answer follows its question.
+    let kept = &texts[1..texts.len() - 1];
+    let first_kept = 5 - kept.len() / 2;
+    for (offset, pair) in kept.chunks(2).enumerate() {
+        let n = first_kept + offset;
+        assert_eq!(pair[0], format!("question {n}"), "{texts:?}");
+        assert!(pair[1].starts_with(&format!("answer {n} ")), "{texts:?}");
     }
+    // The summary covers exactly the dropped turns: two messages each.
+    assert_eq!(
+        texts[0],
+        format!("Summary of the earlier conversation: {} earlier messages", first_kept * 2)
+    );
     let counter = agentix::CharsPerToken::default();
     let size: usize =
         last.messages.iter().map(|m| agentix::TokenCounter::count_message(&counter, m)).sum();
@@ -391,8 +458,18 @@ proptest! {
             Ok(_) | Err(Error::ContextOverflow { .. }) => {}
             Err(other) => panic!("unexpected error: {other}"),
         }
+        let counter = agentix::CharsPerToken::default();
+        let target = budget - reserve;
         for request in model.requests() {
             assert_no_orphans(&request);
+            let tools: usize = request
+                .tools
+                .iter()
+                .map(|spec| counter.count(&spec.name) + counter.count(&spec.description) + counter.count(&spec.parameters.to_string()))
+                .sum();
+            let size = counter.count("Be brief.") + tools
+                + request.messages.iter().map(|m| counter.count_message(m)).sum::<usize>();
+            prop_assert!(size <= target, "{} tokens sent, over the target of {}", size, target);
             prop_assert_eq!(request.system.as_deref(), Some("Be brief."));
             prop_assert!(request.messages.iter().any(|m| m.role == Role::User && m.text() == "now?"));
         }
