@@ -75,6 +75,7 @@ pub mod on;
 pub mod pipeline;
 mod scope;
 mod tool;
+mod transform;
 mod turn;
 mod verdict;
 
@@ -139,6 +140,7 @@ pub use model::{
 pub use observe::{Decision, Observation, Observer};
 pub use scope::{Scope, ScopeError, ScopeValue};
 pub use tool::{NoTools, Tool, ToolSet, ToolSpec, Toolbox};
+pub use transform::{Redactor, StreamTransformer};
 pub use turn::{Injection, Turn};
 pub use verdict::{Escalation, Feedback, Halt, Rejection, Verdict};
 

@@ -1,0 +1,176 @@
+//! The stream-transformer seam: text on its way from the model, chunk by chunk.
+
+use regex::Regex;
+
+/// Transforms the model's text as it streams: redaction, PII scrubbing, citation parsing.
+///
+/// Each chunk in gives a chunk out — a `String`, never "nothing" or something the stream cannot
+/// carry — so a transformer cannot drop a chunk by returning the wrong thing. It may keep
+/// [`State`](StreamTransformer::State) across the chunks of one message and hold text back (a
+/// window, so that a secret split across two chunks is still caught); whatever it holds back it
+/// must give up in [`flush`](StreamTransformer::flush), at the end of the message.
+///
+/// The same transformer runs on non-streamed responses (one chunk, then a flush), so what the
+/// log keeps is the transformed text either way.
+pub trait StreamTransformer: Send + Sync {
+    /// What the transformer remembers within one message.
+    type State: Default + Send;
+
+    /// The text to emit now for `chunk`: possibly less (held back), possibly more (released).
+    fn transform(&self, state: &mut Self::State, chunk: String) -> String;
+
+    /// The text still held back, at the end of the message.
+    fn flush(&self, state: &mut Self::State) -> String;
+}
+
+/// No transformation: the default, and free.
+impl StreamTransformer for () {
+    type State = ();
+
+    #[inline(always)]
+    fn transform(&self, (): &mut (), chunk: String) -> String {
+        chunk
+    }
+
+    #[inline(always)]
+    fn flush(&self, (): &mut ()) -> String {
+        String::new()
+    }
+}
+
+/// Two transformers in order: `A` first, then `B` on what `A` emits.
+impl<A: StreamTransformer, B: StreamTransformer> StreamTransformer for (A, B) {
+    type State = (A::State, B::State);
+
+    fn transform(&self, (a, b): &mut Self::State, chunk: String) -> String {
+        self.1.transform(b, self.0.transform(a, chunk))
+    }
+
+    fn flush(&self, (a, b): &mut Self::State) -> String {
+        let mut rest = self.1.transform(b, self.0.flush(a));
+        rest.push_str(&self.1.flush(b));
+        rest
+    }
+}
+
+/// Transforms a whole message as one chunk.
+pub(crate) fn transform_whole<T: StreamTransformer>(transformer: &T, text: String) -> String {
+    let mut state = T::State::default();
+    let mut out = transformer.transform(&mut state, text);
+    out.push_str(&transformer.flush(&mut state));
+    out
+}
+
+/// Redacts secrets and personal data from the model's text — API keys, e-mail addresses, and
+/// any pattern added — even when one is split across chunks.
+///
+/// It holds back the last [`window`](Redactor::window) characters of the stream until more
+/// text arrives (or the message ends), so every pattern must have a bounded length no longer
+/// than the window: then the redacted stream is exactly the redaction of the whole text,
+/// however it was split. Cuts fall on character boundaries, never inside a UTF-8 character.
+#[derive(Clone, Debug)]
+pub struct Redactor {
+    patterns: Vec<(Regex, String)>,
+    window: usize,
+}
+
+/// Default patterns: (regex, what it is, its longest match in characters).
+const DEFAULT_PATTERNS: [(&str, &str, usize); 4] = [
+    (r"sk-[A-Za-z0-9_-]{20,64}", "API key", 67),
+    (r"AKIA[0-9A-Z]{16}", "AWS key", 20),
+    (r"gh[pousr]_[A-Za-z0-9]{36,76}", "GitHub token", 80),
+    (r"[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63}){0,3}\.[A-Za-z]{2,24}", "e-mail", 345),
+];
+
+impl Default for Redactor {
+    fn default() -> Self {
+        let mut redactor = Redactor { patterns: Vec::new(), window: 0 };
+        for (pattern, what, longest) in DEFAULT_PATTERNS {
+            redactor = redactor.with_pattern(pattern, what, longest).expect("the default patterns compile");
+        }
+        redactor
+    }
+}
+
+impl Redactor {
+    /// A redactor for API keys, AWS and GitHub tokens, and e-mail addresses.
+    pub fn new() -> Self {
+        Redactor::default()
+    }
+
+    /// A redactor with no patterns; add them with [`with_pattern`](Redactor::with_pattern).
+    pub fn empty() -> Self {
+        Redactor { patterns: Vec::new(), window: 0 }
+    }
+
+    /// Adds a pattern: matches become `[redacted WHAT]`. `longest` is the most characters a
+    /// match can span; the window grows to it. Use bounded repetitions (`{1,64}`, not `+`) and no
+    /// look-behind or `\b`, which would see different text at a chunk boundary.
+    pub fn with_pattern(mut self, pattern: &str, what: &str, longest: usize) -> Result<Self, regex::Error> {
+        self.patterns.push((Regex::new(pattern)?, format!("[redacted {what}]")));
+        self.window = self.window.max(longest);
+        Ok(self)
+    }
+
+    /// The characters held back while streaming.
+    pub fn window(&self) -> usize {
+        self.window
+    }
+
+    /// Redacts a whole text.
+    pub fn redact(&self, text: &str) -> String {
+        let mut out = String::with_capacity(text.len());
+        let rest = self.redact_before(text, text.len(), &mut out);
+        out.push_str(&text[rest..]);
+        out
+    }
+
+    /// Redacts `text` up to byte `cut`, appending to `out`, and returns where it stopped: `cut`,
+    /// or earlier when a match crosses `cut` (that text waits for the rest of the match).
+    fn redact_before(&self, text: &str, cut: usize, out: &mut String) -> usize {
+        let mut at = 0;
+        while let Some((start, end, label)) = self.first_match(text, at) {
+            if end > cut {
+                out.push_str(&text[at..start.min(cut)]);
+                return start.min(cut);
+            }
+            out.push_str(&text[at..start]);
+            out.push_str(label);
+            at = end;
+        }
+        out.push_str(&text[at..cut.max(at)]);
+        cut.max(at)
+    }
+
+    /// The leftmost match of any pattern at or after byte `from` (the longest, on a tie).
+    fn first_match(&self, text: &str, from: usize) -> Option<(usize, usize, &str)> {
+        self.patterns
+            .iter()
+            .filter_map(|(regex, label)| regex.find_at(text, from).map(|m| (m.start(), m.end(), label.as_str())))
+            .min_by_key(|&(start, end, _)| (start, std::cmp::Reverse(end)))
+    }
+}
+
+impl StreamTransformer for Redactor {
+    /// Text received but not yet emitted.
+    type State = String;
+
+    fn transform(&self, pending: &mut String, chunk: String) -> String {
+        pending.push_str(&chunk);
+        // Emit what no match can still reach: all but the last `window` characters.
+        let keep = pending.char_indices().rev().nth(self.window.saturating_sub(1)).map_or(0, |(at, _)| at);
+        if keep == 0 {
+            return String::new();
+        }
+        let mut out = String::with_capacity(keep);
+        let emitted = self.redact_before(pending, keep, &mut out);
+        pending.drain(..emitted);
+        out
+    }
+
+    fn flush(&self, pending: &mut String) -> String {
+        let out = self.redact(pending);
+        pending.clear();
+        out
+    }
+}
