@@ -6,6 +6,12 @@ use std::ops::{Deref, DerefMut};
 use std::pin::Pin;
 use std::sync::Arc;
 
+use std::task::Poll;
+
+use futures::{Stream, StreamExt};
+
+use crate::stream::{Queue, StreamEvent};
+
 use crate::approval::{Approval, Approver, NoApprover};
 use crate::context::{AuditSink, CharsPerToken, MESSAGE_OVERHEAD, Summarizer, TokenCounter, Units};
 use crate::conversation::{Conversation, Entry};
@@ -13,10 +19,11 @@ use crate::error::Error;
 use crate::event::EventKind;
 use crate::hook::{NextModel, NextTool};
 use crate::message::{AssistantMessage, Message, Part, Role, ToolCall, ToolFailure, ToolResult};
-use crate::model::{Model, ModelError, ModelParams, ModelRequest, ModelResponse};
+use crate::model::{Chunk, Model, ModelError, ModelParams, ModelRequest, ModelResponse, Usage};
 use crate::observe::{Observation, Observer};
 use crate::pipeline::{Chain, Flow, Hooks, Pipeline, Register, not_run};
 use crate::tool::{NoTools, Tool, ToolSet, ToolSpec, Toolbox};
+use crate::transform::{StreamTransformer, transform_whole};
 use crate::turn::{Blame, Turn};
 use crate::verdict::{Feedback, Halt};
 use crate::{Outcome, caught, panic_message};
@@ -37,11 +44,12 @@ use crate::{Outcome, caught, panic_message};
 /// # Ok::<_, agentix::Error>(())
 /// # }).unwrap();
 /// ```
-pub struct Agent<M, T = NoTools, P = Hooks, A = NoApprover> {
+pub struct Agent<M, T = NoTools, P = Hooks, A = NoApprover, X = ()> {
     model: M,
     tools: T,
     hooks: P,
     approver: A,
+    transformer: X,
     settings: Settings,
     tool_specs: Arc<[ToolSpec]>,
     tool_names: Vec<String>,
@@ -73,11 +81,12 @@ impl Default for Settings {
 
 /// Builds an [`Agent`], growing its type with each tool and hook.
 #[must_use = "an agent builder does nothing until `build` is called"]
-pub struct AgentBuilder<M, T = NoTools, P = Hooks, A = NoApprover> {
+pub struct AgentBuilder<M, T = NoTools, P = Hooks, A = NoApprover, X = ()> {
     model: M,
     tools: T,
     hooks: P,
     approver: A,
+    transformer: X,
     settings: Settings,
 }
 
@@ -89,12 +98,13 @@ impl<M: Model> Agent<M> {
             tools: NoTools,
             hooks: Hooks::default(),
             approver: NoApprover,
+            transformer: (),
             settings: Settings::default(),
         }
     }
 }
 
-impl<M, T, P, A> AgentBuilder<M, T, P, A> {
+impl<M, T, P, A, X> AgentBuilder<M, T, P, A, X> {
     /// Sets the system prompt.
     pub fn system(mut self, prompt: impl Into<Arc<str>>) -> Self {
         self.settings.system = Some(prompt.into());
@@ -133,32 +143,34 @@ impl<M, T, P, A> AgentBuilder<M, T, P, A> {
     }
 
     /// Adds a tool.
-    pub fn tool<U: Tool>(self, tool: U) -> AgentBuilder<M, Toolbox<T, U>, P, A> {
+    pub fn tool<U: Tool>(self, tool: U) -> AgentBuilder<M, Toolbox<T, U>, P, A, X> {
         AgentBuilder {
             tools: Toolbox::new(self.tools, tool),
             model: self.model,
             hooks: self.hooks,
             approver: self.approver,
             settings: self.settings,
+            transformer: self.transformer,
         }
     }
 
     /// Replaces the tool set with a hand-written [`ToolSet`] (for tools known only at run time);
     /// [`tool`](AgentBuilder::tool) adds typed tools to the set instead.
-    pub fn tools<U: ToolSet>(self, tools: U) -> AgentBuilder<M, U, P, A> {
+    pub fn tools<U: ToolSet>(self, tools: U) -> AgentBuilder<M, U, P, A, X> {
         AgentBuilder {
             tools,
             model: self.model,
             hooks: self.hooks,
             approver: self.approver,
             settings: self.settings,
+            transformer: self.transformer,
         }
     }
 
     /// Adds a hook after those already added: a `#[hook]` function, a [`Hook`](crate::Hook), or
     /// a hook of [`on`](crate::on). Hooks of one event run in the order they are added; wrap
     /// hooks nest with the first added outermost; consecutive parallel `pre` hooks run together.
-    pub fn hook<H, Kind>(self, hook: H) -> AgentBuilder<M, T, H::Output, A>
+    pub fn hook<H, Kind>(self, hook: H) -> AgentBuilder<M, T, H::Output, A, X>
     where
         H: Register<Kind, P>,
     {
@@ -168,22 +180,40 @@ impl<M, T, P, A> AgentBuilder<M, T, P, A> {
             tools: self.tools,
             approver: self.approver,
             settings: self.settings,
+            transformer: self.transformer,
+        }
+    }
+
+    /// Adds a stream transformer after those already added: the model's text passes through
+    /// each, in order, as it streams (and whole, when it does not), before any hook sees it.
+    pub fn transformer<Y: StreamTransformer>(
+        self,
+        transformer: Y,
+    ) -> AgentBuilder<M, T, P, A, (X, Y)> {
+        AgentBuilder {
+            transformer: (self.transformer, transformer),
+            model: self.model,
+            tools: self.tools,
+            hooks: self.hooks,
+            approver: self.approver,
+            settings: self.settings,
         }
     }
 
     /// Sets who decides escalated tool calls. Without one, every escalation is rejected.
-    pub fn approver<B: Approver>(self, approver: B) -> AgentBuilder<M, T, P, B> {
+    pub fn approver<B: Approver>(self, approver: B) -> AgentBuilder<M, T, P, B, X> {
         AgentBuilder {
             approver,
             model: self.model,
             tools: self.tools,
             hooks: self.hooks,
             settings: self.settings,
+            transformer: self.transformer,
         }
     }
 
     /// Finishes the agent.
-    pub fn build(self) -> Agent<M, T, P, A>
+    pub fn build(self) -> Agent<M, T, P, A, X>
     where
         T: ToolSet,
     {
@@ -196,13 +226,14 @@ impl<M, T, P, A> AgentBuilder<M, T, P, A> {
             hooks: self.hooks,
             approver: self.approver,
             settings: self.settings,
+            transformer: self.transformer,
             tool_specs: specs.into(),
             tool_names,
         }
     }
 }
 
-impl<M: Model, T: ToolSet, P: Pipeline, A: Approver> Agent<M, T, P, A> {
+impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent<M, T, P, A, X> {
     /// Runs one turn: `message` opens it, and the reply is its final answer.
     ///
     /// The events fire in this order: `pre` → per step (`before_model` → `wrap_model` →
@@ -229,6 +260,36 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver> Agent<M, T, P, A> {
         let outcome = self.end(outcome, &mut turn, observer).await;
         turn.finish();
         outcome
+    }
+
+    /// [`run`](Agent::run), streamed: the model's text arrives as it is generated (through the
+    /// stream transformers), with every event and hook decision, ending with
+    /// [`StreamEvent::Finished`]. It is the same loop as `run`: every hook fires the same way on
+    /// both. Dropping the stream midway cancels the turn and leaves the log consistent.
+    pub fn run_stream<'a>(
+        &'a self,
+        conversation: &'a mut Conversation,
+        message: impl Into<Message>,
+    ) -> impl Stream<Item = StreamEvent> + Send + 'a {
+        let message = message.into();
+        async_stream::stream! {
+            let queue = Queue::default();
+            let mut turn = std::pin::pin!(self.run_observed(conversation, message, &queue));
+            loop {
+                let finished = std::future::poll_fn(|cx| match turn.as_mut().poll(cx) {
+                    Poll::Ready(_) => Poll::Ready(true),
+                    Poll::Pending if !queue.is_empty() => Poll::Ready(false),
+                    Poll::Pending => Poll::Pending,
+                })
+                .await;
+                while let Some(event) = queue.pop() {
+                    yield event;
+                }
+                if finished {
+                    break;
+                }
+            }
+        }
     }
 
     /// Erases the agent's type, for storage beside agents of other types. Each turn then costs
@@ -283,6 +344,9 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver> Agent<M, T, P, A> {
                     Flow::Continue => message,
                     Flow::Stop { hook, value } => final_answer(EventKind::AfterModel, hook, value)?,
                     Flow::Retry { hook, feedback } => {
+                        let withdrawn =
+                            Observation::Withdrawn { event: EventKind::AfterModel, hook };
+                        observer.observe(&withdrawn);
                         retry =
                             Some(Retry::new(turn, EventKind::AfterModel, hook, message, feedback)?);
                         continue;
@@ -302,6 +366,8 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver> Agent<M, T, P, A> {
                     answer = final_answer(EventKind::BeforeFinal, hook, value)?
                 }
                 Flow::Retry { hook, feedback } => {
+                    observer
+                        .observe(&Observation::Withdrawn { event: EventKind::BeforeFinal, hook });
                     retry = Some(Retry::new(turn, EventKind::BeforeFinal, hook, answer, feedback)?);
                     continue;
                 }
@@ -417,7 +483,8 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver> Agent<M, T, P, A> {
     ) -> Result<AssistantMessage, Error> {
         fire(observer, turn, EventKind::WrapModel);
         let audit = self.settings.audit.as_deref();
-        let model = CallModel { model: &self.model, turn, audit };
+        let model =
+            CallModel { model: &self.model, turn, audit, observer, transformer: &self.transformer };
         let result = self.hooks.wrap_model(request, turn, observer, model).await;
         if let Some(aborted) = turn.aborted.get() {
             return Err(panicked(aborted.event, aborted.hook, aborted.message.clone()));
@@ -719,13 +786,15 @@ macro_rules! into_end {
 into_end!(AfterTool, ToolError);
 
 /// The innermost `next` of the `wrap_model` chain: the model itself.
-struct CallModel<'a, M> {
+struct CallModel<'a, M, O, X> {
     model: &'a M,
     turn: &'a Turn,
     audit: Option<&'a dyn AuditSink>,
+    observer: &'a O,
+    transformer: &'a X,
 }
 
-impl<M: Model> NextModel for CallModel<'_, M> {
+impl<M: Model, O: Observer, X: StreamTransformer> NextModel for CallModel<'_, M, O, X> {
     async fn call(&self, request: &ModelRequest) -> Result<ModelResponse, ModelError> {
         if self.turn.aborted.get().is_some() {
             return Err(ModelError::Aborted);
@@ -733,7 +802,7 @@ impl<M: Model> NextModel for CallModel<'_, M> {
         if let Some(audit) = self.audit {
             audit.record(self.turn.turn_ref(), request);
         }
-        let result = match caught(|| self.model.complete(request)).await {
+        let result = match caught(|| self.answer(request)).await {
             Ok(result) => result,
             Err(payload) => Err(ModelError::Other(format!(
                 "the model panicked: {}",
@@ -742,6 +811,57 @@ impl<M: Model> NextModel for CallModel<'_, M> {
         };
         self.turn.settle_model_call(None, result.is_ok());
         result
+    }
+}
+
+impl<M: Model, O: Observer, X: StreamTransformer> CallModel<'_, M, O, X> {
+    /// The model's answer, its text through the stream transformers: streamed when the observer
+    /// wants the pieces, whole otherwise.
+    async fn answer(&self, request: &ModelRequest) -> Result<ModelResponse, ModelError> {
+        if O::STREAMS {
+            return self.streamed(request).await;
+        }
+        let mut response = self.model.complete(request).await?;
+        for part in &mut response.message.content {
+            if let Part::Text(text) = part {
+                *text = transform_whole(self.transformer, std::mem::take(text));
+            }
+        }
+        Ok(response)
+    }
+
+    /// Streams the answer, reporting each transformed piece; the text is assembled into one part,
+    /// before the tool calls.
+    async fn streamed(&self, request: &ModelRequest) -> Result<ModelResponse, ModelError> {
+        let mut chunks = std::pin::pin!(self.model.stream(request));
+        let mut state = X::State::default();
+        let (mut text, mut calls, mut usage) = (String::new(), Vec::new(), Usage::default());
+        while let Some(chunk) = chunks.next().await {
+            match chunk? {
+                Chunk::Text(piece) => {
+                    self.emit(self.transformer.transform(&mut state, piece), &mut text)
+                }
+                Chunk::ToolCall(call) => {
+                    self.observer.observe(&Observation::ToolCallStreamed { call: &call });
+                    calls.push(call);
+                }
+                Chunk::Usage(reported) => usage = reported,
+            }
+        }
+        self.emit(self.transformer.flush(&mut state), &mut text);
+        let mut message = AssistantMessage::default();
+        if !text.is_empty() {
+            message.content.push(Part::Text(text));
+        }
+        message.content.extend(calls.into_iter().map(Part::ToolCall));
+        Ok(ModelResponse { message, usage })
+    }
+
+    fn emit(&self, piece: String, text: &mut String) {
+        if !piece.is_empty() {
+            self.observer.observe(&Observation::TextDelta { text: &piece });
+            text.push_str(&piece);
+        }
     }
 }
 
@@ -833,7 +953,7 @@ impl BoxedAgent {
     }
 }
 
-impl<M, T, P, A> std::fmt::Debug for Agent<M, T, P, A> {
+impl<M, T, P, A, X> std::fmt::Debug for Agent<M, T, P, A, X> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Agent")
             .field("system", &self.settings.system)
@@ -843,7 +963,7 @@ impl<M, T, P, A> std::fmt::Debug for Agent<M, T, P, A> {
     }
 }
 
-impl<M, T, P, A> std::fmt::Debug for AgentBuilder<M, T, P, A> {
+impl<M, T, P, A, X> std::fmt::Debug for AgentBuilder<M, T, P, A, X> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("AgentBuilder")
             .field("system", &self.settings.system)
@@ -867,7 +987,9 @@ trait DynAgent: Send + Sync {
     ) -> BoxFuture<'a, Outcome>;
 }
 
-impl<M: Model, T: ToolSet, P: Pipeline, A: Approver> DynAgent for Agent<M, T, P, A> {
+impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> DynAgent
+    for Agent<M, T, P, A, X>
+{
     fn run<'a>(
         &'a self,
         conversation: &'a mut Conversation,

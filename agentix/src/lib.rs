@@ -74,6 +74,7 @@ mod observe;
 pub mod on;
 pub mod pipeline;
 mod scope;
+mod stream;
 mod tool;
 mod transform;
 mod turn;
@@ -135,10 +136,11 @@ pub use error::Error;
 pub use hook::{Hook, NextModel, NextTool};
 pub use message::{AssistantMessage, Message, Part, Role, ToolCall, ToolFailure, ToolResult};
 pub use model::{
-    Model, ModelError, ModelParams, ModelRequest, ModelResponse, ScriptedModel, Usage,
+    Chunk, Model, ModelError, ModelParams, ModelRequest, ModelResponse, ScriptedModel, Usage,
 };
 pub use observe::{Decision, Observation, Observer};
 pub use scope::{Scope, ScopeError, ScopeValue};
+pub use stream::StreamEvent;
 pub use tool::{NoTools, Tool, ToolSet, ToolSpec, Toolbox};
 pub use transform::{Redactor, StreamTransformer};
 pub use turn::{Injection, Turn};

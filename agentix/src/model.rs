@@ -9,7 +9,9 @@ use crate::lock;
 
 use serde::{Deserialize, Serialize};
 
-use crate::message::{AssistantMessage, Message, ToolCall};
+use futures::Stream;
+
+use crate::message::{AssistantMessage, Message, Part, ToolCall};
 use crate::tool::ToolSpec;
 
 /// A language model. The loop calls it once per step (and again on each retry), always through
@@ -20,6 +22,24 @@ pub trait Model: Send + Sync {
         &self,
         request: &ModelRequest,
     ) -> impl Future<Output = Result<ModelResponse, ModelError>> + Send;
+
+    /// Answers one request as it is generated. The default completes the request and yields the
+    /// whole answer; a provider that streams overrides it.
+    fn stream(
+        &self,
+        request: &ModelRequest,
+    ) -> impl Stream<Item = Result<Chunk, ModelError>> + Send {
+        async_stream::stream! {
+            match self.complete(request).await {
+                Ok(response) => {
+                    for chunk in Chunk::of(response) {
+                        yield Ok(chunk);
+                    }
+                }
+                Err(error) => yield Err(error),
+            }
+        }
+    }
 }
 
 impl<M: Model + ?Sized> Model for &M {
@@ -29,6 +49,13 @@ impl<M: Model + ?Sized> Model for &M {
     ) -> impl Future<Output = Result<ModelResponse, ModelError>> + Send {
         (**self).complete(request)
     }
+
+    fn stream(
+        &self,
+        request: &ModelRequest,
+    ) -> impl Stream<Item = Result<Chunk, ModelError>> + Send {
+        (**self).stream(request)
+    }
 }
 
 impl<M: Model + ?Sized> Model for Arc<M> {
@@ -37,6 +64,43 @@ impl<M: Model + ?Sized> Model for Arc<M> {
         request: &ModelRequest,
     ) -> impl Future<Output = Result<ModelResponse, ModelError>> + Send {
         (**self).complete(request)
+    }
+
+    fn stream(
+        &self,
+        request: &ModelRequest,
+    ) -> impl Stream<Item = Result<Chunk, ModelError>> + Send {
+        (**self).stream(request)
+    }
+}
+
+/// A piece of a streamed answer.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Chunk {
+    /// More text.
+    Text(String),
+    /// A whole tool call.
+    ToolCall(ToolCall),
+    /// What the call cost, once known.
+    Usage(Usage),
+}
+
+impl Chunk {
+    /// A whole response as chunks: its parts in order, then its usage.
+    pub fn of(response: ModelResponse) -> Vec<Chunk> {
+        let mut chunks: Vec<Chunk> = response
+            .message
+            .content
+            .into_iter()
+            .filter_map(|part| match part {
+                Part::Text(text) => Some(Chunk::Text(text)),
+                Part::ToolCall(call) => Some(Chunk::ToolCall(call)),
+                Part::ToolResult(_) => None,
+            })
+            .collect();
+        chunks.push(Chunk::Usage(response.usage));
+        chunks
     }
 }
 
@@ -135,6 +199,7 @@ pub struct ScriptedModel {
     script: Mutex<VecDeque<Result<AssistantMessage, ModelError>>>,
     requests: Mutex<Vec<ModelRequest>>,
     call_ids: AtomicU64,
+    chunk_chars: Option<usize>,
 }
 
 impl ScriptedModel {
@@ -178,6 +243,13 @@ impl ScriptedModel {
         self
     }
 
+    /// Streams text in chunks of `chars` characters (by default, each text part is one chunk),
+    /// pausing between chunks as a provider's stream does.
+    pub fn chunked(mut self, chars: usize) -> Self {
+        self.chunk_chars = Some(chars.max(1));
+        self
+    }
+
     /// Every request received so far, in order.
     pub fn requests(&self) -> Vec<ModelRequest> {
         lock(&self.requests).clone()
@@ -203,5 +275,52 @@ impl Model for ScriptedModel {
         };
         let next = lock(&self.script).pop_front();
         next.unwrap_or(Err(ModelError::ScriptExhausted { call })).map(ModelResponse::from)
+    }
+
+    fn stream(
+        &self,
+        request: &ModelRequest,
+    ) -> impl Stream<Item = Result<Chunk, ModelError>> + Send {
+        let chunk_chars = self.chunk_chars;
+        let answer = self.complete(request);
+        async_stream::stream! {
+            match answer.await {
+                Ok(response) => {
+                    for chunk in Chunk::of(response) {
+                        match (chunk, chunk_chars) {
+                            (Chunk::Text(text), Some(size)) => {
+                                let chars: Vec<char> = text.chars().collect();
+                                for piece in chars.chunks(size) {
+                                    // Like a provider's stream, let the consumer run between chunks.
+                                    YieldNow(false).await;
+                                    yield Ok(Chunk::Text(piece.iter().collect()));
+                                }
+                            }
+                            (chunk, _) => yield Ok(chunk),
+                        }
+                    }
+                }
+                Err(error) => yield Err(error),
+            }
+        }
+    }
+}
+
+/// Pending once, then ready: a point where the task lets others run, on any executor.
+struct YieldNow(bool);
+
+impl Future for YieldNow {
+    type Output = ();
+
+    fn poll(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<()> {
+        if self.0 {
+            return std::task::Poll::Ready(());
+        }
+        self.0 = true;
+        cx.waker().wake_by_ref();
+        std::task::Poll::Pending
     }
 }

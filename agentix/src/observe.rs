@@ -12,6 +12,11 @@ use crate::message::ToolCall;
 ///
 /// `()` observes nothing and costs nothing; a closure `Fn(&Observation)` observes everything.
 pub trait Observer: Sync {
+    /// Whether the observer wants the model's answer as it streams: then the loop calls
+    /// [`Model::stream`](crate::Model::stream) and reports each piece. Either way every hook
+    /// runs the same.
+    const STREAMS: bool = false;
+
     /// Called for each thing that happens, in order.
     fn observe(&self, observation: &Observation<'_>);
 }
@@ -57,6 +62,23 @@ pub enum Observation<'a> {
         call: &'a ToolCall,
         /// The answer.
         approval: &'a Approval,
+    },
+    /// Text the model streamed (after the stream transformers).
+    TextDelta {
+        /// The text.
+        text: &'a str,
+    },
+    /// A tool call the model streamed.
+    ToolCallStreamed {
+        /// The call.
+        call: &'a ToolCall,
+    },
+    /// A hook sent the message back (RETRY): the text streamed for it so far is withdrawn.
+    Withdrawn {
+        /// The event whose hook sent it back.
+        event: EventKind,
+        /// The hook.
+        hook: &'a str,
     },
     /// The turn ended; `post` hooks have run.
     TurnEnded {
@@ -121,6 +143,16 @@ impl fmt::Display for Observation<'_> {
             }
             Observation::Approval { hook, call, approval } => {
                 write!(f, "    approver on `{}` (escalated by `{hook}`): {approval:?}", call.name)
+            }
+            Observation::TextDelta { text } => write!(f, "      text: {text:?}"),
+            Observation::ToolCallStreamed { call } => {
+                write!(f, "      tool call: {}({})", call.name, call.arguments)
+            }
+            Observation::Withdrawn { event, hook } => {
+                write!(
+                    f,
+                    "      withdrawn: the text so far ({event} hook `{hook}` asked for a retry)"
+                )
             }
             Observation::TurnEnded { turn, outcome: Ok(message) } => {
                 write!(f, "[{turn}] completed: {:?}", message.joined_text())

@@ -79,14 +79,20 @@ const DEFAULT_PATTERNS: [(&str, &str, usize); 4] = [
     (r"sk-[A-Za-z0-9_-]{20,64}", "API key", 67),
     (r"AKIA[0-9A-Z]{16}", "AWS key", 20),
     (r"gh[pousr]_[A-Za-z0-9]{36,76}", "GitHub token", 80),
-    (r"[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63}){0,3}\.[A-Za-z]{2,24}", "e-mail", 345),
+    (
+        r"[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63}){0,3}\.[A-Za-z]{2,24}",
+        "e-mail",
+        345,
+    ),
 ];
 
 impl Default for Redactor {
     fn default() -> Self {
         let mut redactor = Redactor { patterns: Vec::new(), window: 0 };
         for (pattern, what, longest) in DEFAULT_PATTERNS {
-            redactor = redactor.with_pattern(pattern, what, longest).expect("the default patterns compile");
+            redactor = redactor
+                .with_pattern(pattern, what, longest)
+                .expect("the default patterns compile");
         }
         redactor
     }
@@ -106,7 +112,12 @@ impl Redactor {
     /// Adds a pattern: matches become `[redacted WHAT]`. `longest` is the most characters a
     /// match can span; the window grows to it. Use bounded repetitions (`{1,64}`, not `+`) and no
     /// look-behind or `\b`, which would see different text at a chunk boundary.
-    pub fn with_pattern(mut self, pattern: &str, what: &str, longest: usize) -> Result<Self, regex::Error> {
+    pub fn with_pattern(
+        mut self,
+        pattern: &str,
+        what: &str,
+        longest: usize,
+    ) -> Result<Self, regex::Error> {
         self.patterns.push((Regex::new(pattern)?, format!("[redacted {what}]")));
         self.window = self.window.max(longest);
         Ok(self)
@@ -146,7 +157,9 @@ impl Redactor {
     fn first_match(&self, text: &str, from: usize) -> Option<(usize, usize, &str)> {
         self.patterns
             .iter()
-            .filter_map(|(regex, label)| regex.find_at(text, from).map(|m| (m.start(), m.end(), label.as_str())))
+            .filter_map(|(regex, label)| {
+                regex.find_at(text, from).map(|m| (m.start(), m.end(), label.as_str()))
+            })
             .min_by_key(|&(start, end, _)| (start, std::cmp::Reverse(end)))
     }
 }
@@ -158,7 +171,8 @@ impl StreamTransformer for Redactor {
     fn transform(&self, pending: &mut String, chunk: String) -> String {
         pending.push_str(&chunk);
         // Emit what no match can still reach: all but the last `window` characters.
-        let keep = pending.char_indices().rev().nth(self.window.saturating_sub(1)).map_or(0, |(at, _)| at);
+        let keep =
+            pending.char_indices().rev().nth(self.window.saturating_sub(1)).map_or(0, |(at, _)| at);
         if keep == 0 {
             return String::new();
         }

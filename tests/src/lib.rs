@@ -371,3 +371,69 @@ pub fn assert_log_consistent(log: &[agentix::Entry]) {
         }
     }
 }
+
+/// Which way a turn runs: the plain future, or the stream of events. Both run the same loop.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Path {
+    Direct,
+    Streamed,
+}
+
+/// What a turn did, as both paths can report it.
+#[derive(Debug, PartialEq)]
+pub struct Ran {
+    pub outcome: Outcome,
+    /// Every hook decision, as `event hook: decision`.
+    pub hooks: Vec<String>,
+    /// The text that was streamed (empty on the direct path).
+    pub streamed: String,
+}
+
+/// Runs one turn on `path`.
+pub async fn run_on<M, T, P, A, X>(
+    path: Path,
+    agent: &agentix::Agent<M, T, P, A, X>,
+    conversation: &mut agentix::Conversation,
+    message: &str,
+) -> Ran
+where
+    M: agentix::Model,
+    T: agentix::ToolSet,
+    P: agentix::pipeline::Pipeline,
+    A: agentix::Approver,
+    X: agentix::StreamTransformer,
+{
+    use agentix::{Observation, StreamEvent};
+    use futures::StreamExt;
+    match path {
+        Path::Direct => {
+            let hooks = Mutex::new(Vec::new());
+            let observer = |observation: &Observation<'_>| {
+                if let Observation::Hook { event, hook, decision } = observation {
+                    hooks.lock().unwrap().push(format!("{event} {hook}: {decision}"));
+                }
+            };
+            let outcome = agent.run_observed(conversation, message, &observer).await;
+            Ran { outcome, hooks: hooks.into_inner().unwrap(), streamed: String::new() }
+        }
+        Path::Streamed => {
+            let events: Vec<StreamEvent> = agent.run_stream(conversation, message).collect().await;
+            let mut ran = Ran {
+                outcome: Err(agentix::Error::StepLimit { limit: 0 }),
+                hooks: Vec::new(),
+                streamed: String::new(),
+            };
+            for event in events {
+                match event {
+                    StreamEvent::Hook { event, hook, decision, .. } => {
+                        ran.hooks.push(format!("{event} {hook}: {decision}"))
+                    }
+                    StreamEvent::Text(text) => ran.streamed.push_str(&text),
+                    StreamEvent::Finished(outcome) => ran.outcome = outcome,
+                    _ => {}
+                }
+            }
+            ran
+        }
+    }
+}

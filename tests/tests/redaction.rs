@@ -7,15 +7,18 @@ use proptest::prelude::*;
 /// Streams `text` through `transformer` in the given chunks.
 fn stream<T: StreamTransformer>(transformer: &T, chunks: &[&str]) -> String {
     let mut state = T::State::default();
-    let mut out: String = chunks.iter().map(|chunk| transformer.transform(&mut state, (*chunk).to_owned())).collect();
+    let mut out: String =
+        chunks.iter().map(|chunk| transformer.transform(&mut state, (*chunk).to_owned())).collect();
     out.push_str(&transformer.flush(&mut state));
     out
 }
 
 /// Splits `text` at the given character positions.
 fn split_at_chars<'a>(text: &'a str, cuts: &[usize]) -> Vec<&'a str> {
-    let boundaries: Vec<usize> = text.char_indices().map(|(at, _)| at).chain([text.len()]).collect();
-    let mut points: Vec<usize> = cuts.iter().map(|cut| boundaries[cut % boundaries.len()]).collect();
+    let boundaries: Vec<usize> =
+        text.char_indices().map(|(at, _)| at).chain([text.len()]).collect();
+    let mut points: Vec<usize> =
+        cuts.iter().map(|cut| boundaries[cut % boundaries.len()]).collect();
     points.extend([0, text.len()]);
     points.sort_unstable();
     points.dedup();
@@ -25,7 +28,8 @@ fn split_at_chars<'a>(text: &'a str, cuts: &[usize]) -> Vec<&'a str> {
 #[test]
 fn a_secret_split_across_chunks_is_caught() {
     let redactor = Redactor::new();
-    let chunks = ["Your key is sk-abc12345", "67890defghijklmn, and mail ada@", "example.org for help."];
+    let chunks =
+        ["Your key is sk-abc12345", "67890defghijklmn, and mail ada@", "example.org for help."];
     let out = stream(&redactor, &chunks);
     assert_eq!(out, "Your key is [redacted API key], and mail [redacted e-mail] for help.");
     assert_eq!(out, redactor.redact(&chunks.concat()));
@@ -46,8 +50,25 @@ fn text_is_held_back_only_as_long_as_a_match_could_reach() {
 /// Text made of the pieces secrets are made of, multi-byte characters included.
 fn text() -> impl Strategy<Value = String> {
     let pieces = prop::sample::select(vec![
-        "sk-", "AKIA", "ghp_", "@", ".", "-", "_", "com", "org", "ada", "é", "🦀", " ", "\n", "0123456789",
-        "ABCDEFGHIJKLMNOP", "abcdefghijklmnopqrstuvwxyz", "sk-abcdefghij0123456789XYZ", "x@y.io",
+        "sk-",
+        "AKIA",
+        "ghp_",
+        "@",
+        ".",
+        "-",
+        "_",
+        "com",
+        "org",
+        "ada",
+        "é",
+        "🦀",
+        " ",
+        "\n",
+        "0123456789",
+        "ABCDEFGHIJKLMNOP",
+        "abcdefghijklmnopqrstuvwxyz",
+        "sk-abcdefghij0123456789XYZ",
+        "x@y.io",
     ]);
     prop::collection::vec(pieces, 0..60).prop_map(|pieces| pieces.concat())
 }

@@ -1,0 +1,94 @@
+//! The streaming run: the same loop, its observations delivered as a stream of typed events.
+
+use std::collections::VecDeque;
+use std::sync::Mutex;
+
+use crate::Outcome;
+use crate::conversation::TurnRef;
+use crate::event::EventKind;
+use crate::lock;
+use crate::message::ToolCall;
+use crate::observe::{Decision, Observation, Observer};
+
+/// What a streaming run yields, in order. The turn's hooks run exactly as in a non-streaming
+/// run; these events report them and the model's text as it arrives.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum StreamEvent {
+    /// An event fires (a step starts at its `before_model`).
+    Event {
+        /// The turn.
+        turn: TurnRef,
+        /// The step, from 0.
+        step: u32,
+        /// The event.
+        event: EventKind,
+    },
+    /// A hook decided: `decision` is its verdict as text (`continue`, `retry (…)`, `halt (…)`…).
+    Hook {
+        /// The event.
+        event: EventKind,
+        /// The hook.
+        hook: String,
+        /// What it decided.
+        decision: String,
+        /// Whether it ended its event's chain (anything but continue, parts, or a wrap's return).
+        decisive: bool,
+    },
+    /// More of the model's text, after the stream transformers.
+    Text(String),
+    /// The model asked for a tool call.
+    ToolCall(ToolCall),
+    /// A hook sent the message back: discard the text streamed for it since the last step began.
+    Withdrawn {
+        /// The event whose hook asked for the retry.
+        event: EventKind,
+        /// The hook.
+        hook: String,
+    },
+    /// The turn ended; `post` hooks have run. Always the last event.
+    Finished(Outcome),
+}
+
+/// Collects a turn's observations for the stream to hand out.
+#[derive(Default)]
+pub(crate) struct Queue(Mutex<VecDeque<StreamEvent>>);
+
+impl Observer for Queue {
+    const STREAMS: bool = true;
+
+    fn observe(&self, observation: &Observation<'_>) {
+        let event = match observation {
+            Observation::Event { turn, step, event } => {
+                StreamEvent::Event { turn: *turn, step: *step, event: *event }
+            }
+            Observation::Hook { event, hook, decision } => StreamEvent::Hook {
+                event: *event,
+                hook: (*hook).to_owned(),
+                decision: decision.to_string(),
+                decisive: !matches!(
+                    decision,
+                    Decision::Continue | Decision::Parts { .. } | Decision::Returned { .. }
+                ),
+            },
+            Observation::TextDelta { text } => StreamEvent::Text((*text).to_owned()),
+            Observation::ToolCallStreamed { call } => StreamEvent::ToolCall((*call).clone()),
+            Observation::Withdrawn { event, hook } => {
+                StreamEvent::Withdrawn { event: *event, hook: (*hook).to_owned() }
+            }
+            Observation::TurnEnded { outcome, .. } => StreamEvent::Finished((*outcome).clone()),
+            Observation::Approval { .. } => return,
+        };
+        lock(&self.0).push_back(event);
+    }
+}
+
+impl Queue {
+    pub(crate) fn pop(&self) -> Option<StreamEvent> {
+        lock(&self.0).pop_front()
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        lock(&self.0).is_empty()
+    }
+}

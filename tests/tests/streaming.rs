@@ -1,0 +1,122 @@
+//! Streaming: the model's text as it arrives, through the redactor; RETRY withdraws what was
+//! streamed; dropping the stream at any point leaves the conversation consistent and usable.
+
+use agentix::event::{AfterModel, EventKind};
+use agentix::{
+    Agent, AssistantMessage, Conversation, Entry, Redactor, ScriptedModel, StreamEvent, Verdict,
+    hook,
+};
+use futures::StreamExt;
+use serde_json::json;
+use tests::{Path, Weather, assert_log_consistent, run_on};
+
+fn leaky() -> ScriptedModel {
+    ScriptedModel::new()
+        .text("Use the key sk-abcdefghij0123456789KLMN or write to ada@example.org.")
+        .chunked(7)
+}
+
+#[tokio::test]
+async fn a_secret_split_across_chunks_never_reaches_the_consumer_or_the_log() {
+    let redacted = "Use the key [redacted API key] or write to [redacted e-mail].";
+    let mut logs = Vec::new();
+    for path in [Path::Streamed, Path::Direct] {
+        let model = leaky();
+        let agent = Agent::builder(&model).transformer(Redactor::new()).build();
+        let mut conversation = Conversation::new();
+        let ran = run_on(path, &agent, &mut conversation, "credentials?").await;
+        assert_eq!(ran.outcome.unwrap().joined_text(), redacted);
+        if path == Path::Streamed {
+            assert_eq!(ran.streamed, redacted, "the consumer sees only redacted text");
+        }
+        logs.push(conversation.log().to_vec());
+    }
+    assert_eq!(logs[0], logs[1], "both paths log the same, redacted, text");
+    assert!(!format!("{:?}", logs[0]).contains("sk-abcdef"));
+}
+
+/// Sends back any answer that is not polite.
+#[hook(after_model)]
+async fn polite(message: &AssistantMessage) -> Verdict<AfterModel> {
+    if message.joined_text().starts_with("Please") {
+        Verdict::Continue
+    } else {
+        Verdict::retry("Be polite.")
+    }
+}
+
+#[tokio::test]
+async fn a_retry_withdraws_the_text_already_streamed() {
+    let model = ScriptedModel::new().text("No.").text("Please wait.").chunked(3);
+    let agent = Agent::builder(&model).hook(polite).build();
+    let mut conversation = Conversation::new();
+    let events: Vec<StreamEvent> = agent.run_stream(&mut conversation, "help").collect().await;
+    let texts: Vec<String> = events
+        .iter()
+        .filter_map(|event| match event {
+            StreamEvent::Text(text) => Some(text.clone()),
+            StreamEvent::Withdrawn { event, hook } => {
+                Some(format!("<withdrawn by {event} {hook}>"))
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(texts, ["No.", "<withdrawn by after_model polite>", "Ple", "ase", " wa", "it."]);
+    assert!(
+        matches!(events.last(), Some(StreamEvent::Finished(Ok(answer))) if answer.joined_text() == "Please wait.")
+    );
+    let answers: Vec<&Entry> = conversation
+        .log()
+        .iter()
+        .filter(|entry| matches!(entry, Entry::Assistant { .. }))
+        .collect();
+    assert_eq!(answers.len(), 1, "only the accepted message is in the log");
+}
+
+fn turn_with_tools() -> ScriptedModel {
+    let model = ScriptedModel::new()
+        .tool_calls([("get_weather", json!({ "city": "Oslo" })), ("no_such_tool", json!({}))])
+        .text("Sunny in Oslo.");
+    (0..4).fold(model, |model, _| model.text("Next turn.")).chunked(5)
+}
+
+#[tokio::test]
+async fn dropping_the_stream_after_any_event_leaves_the_conversation_consistent() {
+    let all = {
+        let model = turn_with_tools();
+        let agent = Agent::builder(&model).tool(Weather::default()).build();
+        let mut conversation = Conversation::new();
+        agent.run_stream(&mut conversation, "weather?").collect::<Vec<_>>().await
+    };
+    assert!(all.len() > 20, "a turn with tools streams many events: {}", all.len());
+    assert!(
+        all.iter()
+            .any(|event| matches!(event, StreamEvent::Event { event: EventKind::WrapTool, .. }))
+    );
+
+    let mut cancelled = 0;
+    for taken in 0..=all.len() {
+        let model = turn_with_tools();
+        let agent = Agent::builder(&model).tool(Weather::default()).build();
+        let mut conversation = Conversation::new();
+        {
+            let mut stream = std::pin::pin!(agent.run_stream(&mut conversation, "weather?"));
+            for _ in 0..taken {
+                stream.next().await.expect("the turn has this many events");
+            }
+        } // dropped here, mid-turn
+        assert_log_consistent(conversation.log());
+        match conversation.log().last() {
+            None => assert_eq!(taken, 0, "only a stream never polled leaves no trace"),
+            Some(Entry::Failed { error, .. }) if error.contains("cancelled") => cancelled += 1,
+            Some(Entry::Assistant { message, .. }) => {
+                assert_eq!(message.joined_text(), "Sunny in Oslo.", "after {taken} events");
+            }
+            Some(other) => panic!("after {taken} events the log ends with {other:?}"),
+        }
+        let next = agent.run(&mut conversation, "and tomorrow?").await;
+        assert!(next.is_ok(), "after {taken} events the next turn failed: {next:?}");
+        assert_log_consistent(conversation.log());
+    }
+    assert!(cancelled > all.len() / 2, "most drops land mid-turn: {cancelled} of {}", all.len());
+}
