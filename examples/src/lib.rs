@@ -2,4 +2,5 @@
 //! does; `examples/` holds the thin `main`s that `cargo run -p examples --example NAME` runs.
 
 pub mod quickstart;
+pub mod redaction;
 pub mod retrieval_and_summary;
