@@ -6,6 +6,7 @@ use std::ops::{Deref, DerefMut};
 use std::pin::Pin;
 use std::sync::Arc;
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::task::Poll;
 
 use futures::{Stream, StreamExt};
@@ -23,7 +24,7 @@ use crate::model::{Chunk, Model, ModelError, ModelParams, ModelRequest, ModelRes
 use crate::observe::{Observation, Observer};
 use crate::pipeline::{Chain, Flow, Hooks, Pipeline, Register, not_run};
 use crate::tool::{NoTools, Tool, ToolSet, ToolSpec, Toolbox};
-use crate::transform::{StreamTransformer, transform_whole};
+use crate::transform::StreamTransformer;
 use crate::turn::{Blame, Turn};
 use crate::verdict::{Feedback, Halt};
 use crate::{Outcome, caught, panic_message};
@@ -344,8 +345,10 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
                     Flow::Continue => message,
                     Flow::Stop { hook, value } => final_answer(EventKind::AfterModel, hook, value)?,
                     Flow::Retry { hook, feedback } => {
-                        let withdrawn =
-                            Observation::Withdrawn { event: EventKind::AfterModel, hook };
+                        let withdrawn = Observation::Withdrawn {
+                            event: EventKind::AfterModel,
+                            hook: Some(hook),
+                        };
                         observer.observe(&withdrawn);
                         retry =
                             Some(Retry::new(turn, EventKind::AfterModel, hook, message, feedback)?);
@@ -366,8 +369,10 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
                     answer = final_answer(EventKind::BeforeFinal, hook, value)?
                 }
                 Flow::Retry { hook, feedback } => {
-                    observer
-                        .observe(&Observation::Withdrawn { event: EventKind::BeforeFinal, hook });
+                    observer.observe(&Observation::Withdrawn {
+                        event: EventKind::BeforeFinal,
+                        hook: Some(hook),
+                    });
                     retry = Some(Retry::new(turn, EventKind::BeforeFinal, hook, answer, feedback)?);
                     continue;
                 }
@@ -483,8 +488,14 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
     ) -> Result<AssistantMessage, Error> {
         fire(observer, turn, EventKind::WrapModel);
         let audit = self.settings.audit.as_deref();
-        let model =
-            CallModel { model: &self.model, turn, audit, observer, transformer: &self.transformer };
+        let model = CallModel {
+            model: &self.model,
+            turn,
+            audit,
+            observer,
+            transformer: &self.transformer,
+            streamed: AtomicBool::new(false),
+        };
         let result = self.hooks.wrap_model(request, turn, observer, model).await;
         if let Some(aborted) = turn.aborted.get() {
             return Err(panicked(aborted.event, aborted.hook, aborted.message.clone()));
@@ -598,6 +609,7 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
             (EventKind::AfterTool, chain.after_tool(&mut result, turn, observer).await.into_end())
         };
         let result = answering(requested, result);
+        observer.observe(&Observation::ToolFinished { result: &result });
         match end {
             None => Ok(result),
             Some(End::Halt { hook, halt }) => {
@@ -792,6 +804,8 @@ struct CallModel<'a, M, O, X> {
     audit: Option<&'a dyn AuditSink>,
     observer: &'a O,
     transformer: &'a X,
+    /// Whether a call of this step has streamed already.
+    streamed: AtomicBool,
 }
 
 impl<M: Model, O: Observer, X: StreamTransformer> NextModel for CallModel<'_, M, O, X> {
@@ -815,53 +829,80 @@ impl<M: Model, O: Observer, X: StreamTransformer> NextModel for CallModel<'_, M,
 }
 
 impl<M: Model, O: Observer, X: StreamTransformer> CallModel<'_, M, O, X> {
-    /// The model's answer, its text through the stream transformers: streamed when the observer
-    /// wants the pieces, whole otherwise.
+    /// The model's answer, its text through the stream transformers: streamed piece by piece
+    /// when the observer wants the pieces, whole otherwise — assembled the same way either way.
     async fn answer(&self, request: &ModelRequest) -> Result<ModelResponse, ModelError> {
+        let mut answer = Assembly::new(self.transformer);
         if O::STREAMS {
-            return self.streamed(request).await;
-        }
-        let mut response = self.model.complete(request).await?;
-        for part in &mut response.message.content {
-            if let Part::Text(text) = part {
-                *text = transform_whole(self.transformer, std::mem::take(text));
+            // A wrap hook that calls the model again discards what the earlier call streamed.
+            if self.streamed.swap(true, Ordering::Relaxed) {
+                self.observer
+                    .observe(&Observation::Withdrawn { event: EventKind::WrapModel, hook: None });
+            }
+            let mut chunks = std::pin::pin!(self.model.stream(request));
+            while let Some(chunk) = chunks.next().await {
+                answer.add(chunk?, self.observer);
+            }
+        } else {
+            for chunk in Chunk::of(self.model.complete(request).await?) {
+                answer.add(chunk, &());
             }
         }
-        Ok(response)
+        Ok(answer.finish(self.observer))
+    }
+}
+
+/// A model's answer, built from its chunks: the text (through the transformers) in one part,
+/// then the tool calls in the order they came.
+struct Assembly<'a, X: StreamTransformer> {
+    transformer: &'a X,
+    state: X::State,
+    text: String,
+    calls: Vec<ToolCall>,
+    usage: Usage,
+}
+
+impl<'a, X: StreamTransformer> Assembly<'a, X> {
+    fn new(transformer: &'a X) -> Self {
+        Assembly {
+            transformer,
+            state: X::State::default(),
+            text: String::new(),
+            calls: Vec::new(),
+            usage: Usage::default(),
+        }
     }
 
-    /// Streams the answer, reporting each transformed piece; the text is assembled into one part,
-    /// before the tool calls.
-    async fn streamed(&self, request: &ModelRequest) -> Result<ModelResponse, ModelError> {
-        let mut chunks = std::pin::pin!(self.model.stream(request));
-        let mut state = X::State::default();
-        let (mut text, mut calls, mut usage) = (String::new(), Vec::new(), Usage::default());
-        while let Some(chunk) = chunks.next().await {
-            match chunk? {
-                Chunk::Text(piece) => {
-                    self.emit(self.transformer.transform(&mut state, piece), &mut text)
-                }
-                Chunk::ToolCall(call) => {
-                    self.observer.observe(&Observation::ToolCallStreamed { call: &call });
-                    calls.push(call);
-                }
-                Chunk::Usage(reported) => usage = reported,
+    fn add(&mut self, chunk: Chunk, observer: &impl Observer) {
+        match chunk {
+            Chunk::Text(piece) => {
+                let piece = self.transformer.transform(&mut self.state, piece);
+                self.emit(piece, observer);
             }
+            Chunk::ToolCall(call) => {
+                observer.observe(&Observation::ToolCallStreamed { call: &call });
+                self.calls.push(call);
+            }
+            Chunk::Usage(usage) => self.usage = usage,
         }
-        self.emit(self.transformer.flush(&mut state), &mut text);
-        let mut message = AssistantMessage::default();
-        if !text.is_empty() {
-            message.content.push(Part::Text(text));
-        }
-        message.content.extend(calls.into_iter().map(Part::ToolCall));
-        Ok(ModelResponse { message, usage })
     }
 
-    fn emit(&self, piece: String, text: &mut String) {
+    fn emit(&mut self, piece: String, observer: &impl Observer) {
         if !piece.is_empty() {
-            self.observer.observe(&Observation::TextDelta { text: &piece });
-            text.push_str(&piece);
+            observer.observe(&Observation::TextDelta { text: &piece });
+            self.text.push_str(&piece);
         }
+    }
+
+    fn finish(mut self, observer: &impl Observer) -> ModelResponse {
+        let rest = self.transformer.flush(&mut self.state);
+        self.emit(rest, observer);
+        let mut message = AssistantMessage::default();
+        if !self.text.is_empty() {
+            message.content.push(Part::Text(self.text));
+        }
+        message.content.extend(self.calls.into_iter().map(Part::ToolCall));
+        ModelResponse { message, usage: self.usage }
     }
 }
 

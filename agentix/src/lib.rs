@@ -142,7 +142,7 @@ pub use observe::{Decision, Observation, Observer};
 pub use scope::{Scope, ScopeError, ScopeValue};
 pub use stream::StreamEvent;
 pub use tool::{NoTools, Tool, ToolSet, ToolSpec, Toolbox};
-pub use transform::{Redactor, StreamTransformer};
+pub use transform::{PatternError, Redactor, StreamTransformer};
 pub use turn::{Injection, Turn};
 pub use verdict::{Escalation, Feedback, Halt, Rejection, Verdict};
 

@@ -6,7 +6,7 @@ use crate::Outcome;
 use crate::approval::Approval;
 use crate::conversation::TurnRef;
 use crate::event::EventKind;
-use crate::message::ToolCall;
+use crate::message::{ToolCall, ToolResult};
 
 /// Watches a turn: every event as it fires and every hook's decision. It cannot change anything.
 ///
@@ -73,12 +73,18 @@ pub enum Observation<'a> {
         /// The call.
         call: &'a ToolCall,
     },
-    /// A hook sent the message back (RETRY): the text streamed for it so far is withdrawn.
+    /// The text streamed for the current model call is withdrawn: a hook sent the message back
+    /// (RETRY), or a `wrap_model` hook called the model again.
     Withdrawn {
-        /// The event whose hook sent it back.
+        /// Where: `after_model`, `before_final`, or `wrap_model`.
         event: EventKind,
-        /// The hook.
-        hook: &'a str,
+        /// The hook that sent the message back; `None` for a `wrap_model` hook calling again.
+        hook: Option<&'a str>,
+    },
+    /// A tool call finished (after its `after_tool` or `tool_error` hooks).
+    ToolFinished {
+        /// Its result.
+        result: &'a ToolResult,
     },
     /// The turn ended; `post` hooks have run.
     TurnEnded {
@@ -148,11 +154,17 @@ impl fmt::Display for Observation<'_> {
             Observation::ToolCallStreamed { call } => {
                 write!(f, "      tool call: {}({})", call.name, call.arguments)
             }
-            Observation::Withdrawn { event, hook } => {
+            Observation::Withdrawn { event, hook: Some(hook) } => {
                 write!(
                     f,
                     "      withdrawn: the text so far ({event} hook `{hook}` asked for a retry)"
                 )
+            }
+            Observation::Withdrawn { event, hook: None } => {
+                write!(f, "      withdrawn: the text so far ({event}: the model is called again)")
+            }
+            Observation::ToolFinished { result } => {
+                write!(f, "      tool result: {}", result.output)
             }
             Observation::TurnEnded { turn, outcome: Ok(message) } => {
                 write!(f, "[{turn}] completed: {:?}", message.joined_text())

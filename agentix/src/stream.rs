@@ -7,7 +7,7 @@ use crate::Outcome;
 use crate::conversation::TurnRef;
 use crate::event::EventKind;
 use crate::lock;
-use crate::message::ToolCall;
+use crate::message::{ToolCall, ToolResult};
 use crate::observe::{Decision, Observation, Observer};
 
 /// What a streaming run yields, in order. The turn's hooks run exactly as in a non-streaming
@@ -39,13 +39,16 @@ pub enum StreamEvent {
     Text(String),
     /// The model asked for a tool call.
     ToolCall(ToolCall),
-    /// A hook sent the message back: discard the text streamed for it since the last step began.
+    /// Discard the text streamed for the current model call: a hook sent the message back
+    /// (RETRY), or a `wrap_model` hook called the model again.
     Withdrawn {
-        /// The event whose hook asked for the retry.
+        /// Where: `after_model`, `before_final`, or `wrap_model`.
         event: EventKind,
-        /// The hook.
-        hook: String,
+        /// The hook that sent the message back; `None` for a `wrap_model` hook calling again.
+        hook: Option<String>,
     },
+    /// A tool call finished, with the result the model will read.
+    ToolResult(ToolResult),
     /// The turn ended; `post` hooks have run. Always the last event.
     Finished(Outcome),
 }
@@ -74,8 +77,9 @@ impl Observer for Queue {
             Observation::TextDelta { text } => StreamEvent::Text((*text).to_owned()),
             Observation::ToolCallStreamed { call } => StreamEvent::ToolCall((*call).clone()),
             Observation::Withdrawn { event, hook } => {
-                StreamEvent::Withdrawn { event: *event, hook: (*hook).to_owned() }
+                StreamEvent::Withdrawn { event: *event, hook: hook.map(str::to_owned) }
             }
+            Observation::ToolFinished { result } => StreamEvent::ToolResult((*result).clone()),
             Observation::TurnEnded { outcome, .. } => StreamEvent::Finished((*outcome).clone()),
             Observation::Approval { .. } => return,
         };

@@ -53,53 +53,64 @@ impl<A: StreamTransformer, B: StreamTransformer> StreamTransformer for (A, B) {
     }
 }
 
-/// Transforms a whole message as one chunk.
-pub(crate) fn transform_whole<T: StreamTransformer>(transformer: &T, text: String) -> String {
-    let mut state = T::State::default();
-    let mut out = transformer.transform(&mut state, text);
-    out.push_str(&transformer.flush(&mut state));
-    out
-}
-
 /// Redacts secrets and personal data from the model's text — API keys, e-mail addresses, and
 /// any pattern added — even when one is split across chunks.
 ///
 /// It holds back the last [`window`](Redactor::window) characters of the stream until more
-/// text arrives (or the message ends), so every pattern must have a bounded length no longer
-/// than the window: then the redacted stream is exactly the redaction of the whole text,
-/// however it was split. Cuts fall on character boundaries, never inside a UTF-8 character.
+/// text arrives (or the message ends). The window is the longest match any pattern can make,
+/// so every pattern must be bounded (`{1,64}`, not `+`): then the redacted stream is exactly
+/// the redaction of the whole text, however it was split. Cuts fall on character boundaries,
+/// never inside a UTF-8 character.
 #[derive(Clone, Debug)]
 pub struct Redactor {
     patterns: Vec<(Regex, String)>,
     window: usize,
 }
 
-/// Default patterns: (regex, what it is, its longest match in characters).
-const DEFAULT_PATTERNS: [(&str, &str, usize); 4] = [
-    (r"sk-[A-Za-z0-9_-]{20,64}", "API key", 67),
-    (r"AKIA[0-9A-Z]{16}", "AWS key", 20),
-    (r"gh[pousr]_[A-Za-z0-9]{36,76}", "GitHub token", 80),
+/// Default patterns: (regex, what it is).
+const DEFAULT_PATTERNS: [(&str, &str); 4] = [
+    (r"sk-[A-Za-z0-9_-]{20,64}", "API key"),
+    (r"AKIA[0-9A-Z]{16}", "AWS key"),
+    (r"gh[pousr]_[A-Za-z0-9]{36,76}", "GitHub token"),
     (
         r"[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63}){0,3}\.[A-Za-z]{2,24}",
         "e-mail",
-        345,
     ),
 ];
 
+/// Why a pattern cannot be added to a [`Redactor`].
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum PatternError {
+    /// The pattern does not parse.
+    #[error("the pattern does not parse: {0}")]
+    Syntax(String),
+    /// The pattern's matches have no longest length, so no window can hold one back.
+    #[error("the pattern can match text of any length; bound its repetitions, as in {{1,64}}")]
+    Unbounded,
+    /// The pattern matches empty text.
+    #[error("the pattern matches empty text")]
+    MatchesEmpty,
+    /// The pattern looks at what surrounds a match (`^`, `$`, `\b`…), which differs at a
+    /// chunk boundary.
+    #[error("the pattern uses an anchor or a word boundary, which a chunk boundary would fool")]
+    LooksAround,
+}
+
 impl Default for Redactor {
     fn default() -> Self {
-        let mut redactor = Redactor { patterns: Vec::new(), window: 0 };
-        for (pattern, what, longest) in DEFAULT_PATTERNS {
-            redactor = redactor
-                .with_pattern(pattern, what, longest)
-                .expect("the default patterns compile");
-        }
-        redactor
+        DEFAULT_PATTERNS
+            .iter()
+            .try_fold(Redactor::empty(), |redactor, (pattern, what)| {
+                redactor.with_pattern(pattern, what)
+            })
+            .expect("the default patterns are valid")
     }
 }
 
 impl Redactor {
-    /// A redactor for API keys, AWS and GitHub tokens, and e-mail addresses.
+    /// A redactor for API keys, AWS and GitHub tokens, and e-mail addresses (window: 345
+    /// characters, the longest address its pattern accepts).
     pub fn new() -> Self {
         Redactor::default()
     }
@@ -109,16 +120,23 @@ impl Redactor {
         Redactor { patterns: Vec::new(), window: 0 }
     }
 
-    /// Adds a pattern: matches become `[redacted WHAT]`. `longest` is the most characters a
-    /// match can span; the window grows to it. Use bounded repetitions (`{1,64}`, not `+`) and no
-    /// look-behind or `\b`, which would see different text at a chunk boundary.
-    pub fn with_pattern(
-        mut self,
-        pattern: &str,
-        what: &str,
-        longest: usize,
-    ) -> Result<Self, regex::Error> {
-        self.patterns.push((Regex::new(pattern)?, format!("[redacted {what}]")));
+    /// Adds a pattern: matches become `[redacted WHAT]`. The window grows to the pattern's
+    /// longest match, which must exist; a pattern that matches empty text or looks around its
+    /// match is refused.
+    pub fn with_pattern(mut self, pattern: &str, what: &str) -> Result<Self, PatternError> {
+        let hir = regex_syntax::parse(pattern)
+            .map_err(|error| PatternError::Syntax(error.to_string()))?;
+        let properties = hir.properties();
+        if !properties.look_set().is_empty() {
+            return Err(PatternError::LooksAround);
+        }
+        if properties.minimum_len() == Some(0) {
+            return Err(PatternError::MatchesEmpty);
+        }
+        // In bytes, which is at least as many as characters: a safe window.
+        let longest = properties.maximum_len().ok_or(PatternError::Unbounded)?;
+        let regex = Regex::new(pattern).map_err(|error| PatternError::Syntax(error.to_string()))?;
+        self.patterns.push((regex, format!("[redacted {what}]")));
         self.window = self.window.max(longest);
         Ok(self)
     }
@@ -142,8 +160,8 @@ impl Redactor {
         let mut at = 0;
         while let Some((start, end, label)) = self.first_match(text, at) {
             if end > cut {
-                out.push_str(&text[at..start.min(cut)]);
-                return start.min(cut);
+                out.push_str(&text[at..start.min(cut).max(at)]);
+                return start.min(cut).max(at);
             }
             out.push_str(&text[at..start]);
             out.push_str(label);
@@ -171,8 +189,10 @@ impl StreamTransformer for Redactor {
     fn transform(&self, pending: &mut String, chunk: String) -> String {
         pending.push_str(&chunk);
         // Emit what no match can still reach: all but the last `window` characters.
-        let keep =
-            pending.char_indices().rev().nth(self.window.saturating_sub(1)).map_or(0, |(at, _)| at);
+        let keep = match self.window {
+            0 => pending.len(),
+            window => pending.char_indices().rev().nth(window - 1).map_or(0, |(at, _)| at),
+        };
         if keep == 0 {
             return String::new();
         }

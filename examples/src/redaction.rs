@@ -14,9 +14,9 @@ pub const LEAKY_ANSWER: &str = "Sure. To call the API you need a key; yours is s
 /// holds back — is its longest pattern, 67 characters; the rest of the answer streams on.
 pub fn redactor() -> Redactor {
     Redactor::empty()
-        .with_pattern(r"sk-[A-Za-z0-9_-]{20,64}", "API key", 67)
+        .with_pattern(r"sk-[A-Za-z0-9_-]{20,64}", "API key")
         .and_then(|redactor| {
-            redactor.with_pattern(r"[A-Za-z0-9._-]{1,24}@[a-z0-9-]{1,24}\.[a-z]{2,6}", "e-mail", 56)
+            redactor.with_pattern(r"[A-Za-z0-9._-]{1,24}@[a-z0-9-]{1,24}\.[a-z]{2,6}", "e-mail")
         })
         .expect("the patterns compile")
 }

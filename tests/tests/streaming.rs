@@ -12,27 +12,94 @@ use tests::{Path, Weather, assert_log_consistent, run_on};
 
 fn leaky() -> ScriptedModel {
     ScriptedModel::new()
-        .text("Use the key sk-abcdefghij0123456789KLMN or write to ada@example.org.")
+        .text("Use the key sk-abcdefghij0123456789KLMN, and if it fails write to ada@example.org; it can take a day.")
         .chunked(7)
+}
+
+/// API keys and short addresses: a window small enough for text to flow while streaming.
+fn redactor() -> Redactor {
+    Redactor::empty()
+        .with_pattern("sk-[A-Za-z0-9]{20,32}", "API key")
+        .and_then(|r| r.with_pattern("[a-z]{1,16}@[a-z]{1,16}\\.[a-z]{2,4}", "e-mail"))
+        .unwrap()
 }
 
 #[tokio::test]
 async fn a_secret_split_across_chunks_never_reaches_the_consumer_or_the_log() {
-    let redacted = "Use the key [redacted API key] or write to [redacted e-mail].";
+    let redacted = "Use the key [redacted API key], and if it fails write to [redacted e-mail]; it can take a day.";
     let mut logs = Vec::new();
     for path in [Path::Streamed, Path::Direct] {
         let model = leaky();
-        let agent = Agent::builder(&model).transformer(Redactor::new()).build();
+        let agent = Agent::builder(&model).transformer(redactor()).build();
         let mut conversation = Conversation::new();
-        let ran = run_on(path, &agent, &mut conversation, "credentials?").await;
-        assert_eq!(ran.outcome.unwrap().joined_text(), redacted);
         if path == Path::Streamed {
-            assert_eq!(ran.streamed, redacted, "the consumer sees only redacted text");
+            let events: Vec<StreamEvent> =
+                agent.run_stream(&mut conversation, "credentials?").collect().await;
+            let pieces: Vec<&str> = events
+                .iter()
+                .filter_map(|event| match event {
+                    StreamEvent::Text(text) => Some(text.as_str()),
+                    _ => None,
+                })
+                .collect();
+            assert!(pieces.len() > 3, "text flowed while streaming: {pieces:?}");
+            assert_eq!(pieces.concat(), redacted, "the consumer sees only redacted text");
+        } else {
+            let ran = run_on(path, &agent, &mut conversation, "credentials?").await;
+            assert_eq!(ran.outcome.unwrap().joined_text(), redacted);
         }
         logs.push(conversation.log().to_vec());
     }
     assert_eq!(logs[0], logs[1], "both paths log the same, redacted, text");
     assert!(!format!("{:?}", logs[0]).contains("sk-abcdef"));
+}
+
+/// Calls the model once more when the first answer is short.
+#[hook(wrap_model)]
+async fn second_opinion(
+    request: &agentix::ModelRequest,
+    next: &impl agentix::NextModel,
+) -> Result<agentix::ModelResponse, agentix::ModelError> {
+    let first = next.call(request).await?;
+    if first.message.joined_text().len() < 10 { next.call(request).await } else { Ok(first) }
+}
+
+#[tokio::test]
+async fn a_wrap_hook_calling_the_model_again_withdraws_the_first_answer() {
+    let model = ScriptedModel::new().text("Hm.").text("A proper answer.").chunked(4);
+    let agent = Agent::builder(&model).hook(second_opinion).build();
+    let mut conversation = Conversation::new();
+    let events: Vec<StreamEvent> = agent.run_stream(&mut conversation, "help").collect().await;
+    let seen: Vec<String> = events
+        .iter()
+        .filter_map(|event| match event {
+            StreamEvent::Text(text) => Some(text.clone()),
+            StreamEvent::Withdrawn { event, hook: None } => Some(format!("<withdrawn at {event}>")),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(seen, ["Hm.", "<withdrawn at wrap_model>", "A pr", "oper", " ans", "wer."]);
+}
+
+#[tokio::test]
+async fn text_beside_tool_calls_comes_out_the_same_on_both_paths() {
+    let script = || {
+        let message = AssistantMessage::text("Let me check.")
+            .with_tool_call(agentix::ToolCall::new("c1", "get_weather", json!({ "city": "Oslo" })));
+        ScriptedModel::new().message(message).text("Sunny.").chunked(3)
+    };
+    let mut logs = Vec::new();
+    for path in [Path::Direct, Path::Streamed] {
+        let model = script();
+        let agent = Agent::builder(&model).tool(Weather::default()).build();
+        let mut conversation = Conversation::new();
+        run_on(path, &agent, &mut conversation, "weather?").await.outcome.unwrap();
+        logs.push(conversation.log().to_vec());
+    }
+    assert_eq!(logs[0], logs[1]);
+    assert!(
+        matches!(&logs[0][1], Entry::Assistant { message, .. } if message.joined_text() == "Let me check." && message.calls_tools())
+    );
 }
 
 /// Sends back any answer that is not polite.
@@ -55,7 +122,7 @@ async fn a_retry_withdraws_the_text_already_streamed() {
         .iter()
         .filter_map(|event| match event {
             StreamEvent::Text(text) => Some(text.clone()),
-            StreamEvent::Withdrawn { event, hook } => {
+            StreamEvent::Withdrawn { event, hook: Some(hook) } => {
                 Some(format!("<withdrawn by {event} {hook}>"))
             }
             _ => None,
