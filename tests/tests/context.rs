@@ -476,3 +476,27 @@ proptest! {
         tests::assert_log_consistent(conversation.log());
     }
 }
+
+#[test]
+fn the_tool_specs_take_their_share_of_every_request() {
+    let counter = agentix::CharsPerToken::default();
+    let spec = agentix::ToolSpec::of(&Weather::default());
+    let tools = counter.count(&spec.name)
+        + counter.count(&spec.description)
+        + counter.count(&spec.parameters.to_string());
+    let user = counter.count_message(&Message::user("hi"));
+    let budget = user + tools - 1;
+    let config = Config { context_budget: budget, injection_reserve: 0, ..Config::default() };
+    let model = ScriptedModel::new().text("fits");
+
+    let bare = Agent::builder(&model).build();
+    let reply = block_on(bare.run(&mut Conversation::with_config(config.clone()), "hi"));
+    assert_eq!(reply.expect("without the tool the request fits").joined_text(), "fits");
+
+    let equipped = Agent::builder(&model).tool(Weather::default()).build();
+    let mut conversation = Conversation::with_config(config);
+    let error = block_on(equipped.run(&mut conversation, "hi")).unwrap_err();
+    assert_eq!(error, Error::ContextOverflow { budget, size: user + tools });
+    assert_eq!(model.calls(), 1, "the overflowing request never reached the model");
+    tests::assert_log_consistent(conversation.log());
+}
