@@ -4,6 +4,11 @@
 //!
 //! A counting global allocator counts this thread's allocations; the turn runs on this thread
 //! with `futures::executor::block_on`.
+//!
+//! Twenty `Hook` impls nest twenty levels deep in both wrap onions, past the depth rustc lays
+//! out a future at by default (eleven such hooks fit): the crate that builds such an agent
+//! raises the limit, as the compiler's error says to.
+#![recursion_limit = "256"]
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
@@ -325,4 +330,38 @@ fn hook_functions_on_every_event_allocate_nothing() {
         .hook(post)
         .build();
     assert_eq!(extra_allocations(&hooked, &hooked_model), 0);
+}
+
+#[test]
+fn twenty_hooks_on_every_event_allocate_nothing() {
+    // Twenty is past the 16 a pipeline chunk holds: the nesting allocates nothing either.
+    let hooked_model = model();
+    let hooked = Agent::builder(&hooked_model)
+        .tool(Weather::default())
+        .hook(Noop)
+        .hook(Noop)
+        .hook(Noop)
+        .hook(Noop)
+        .hook(Noop)
+        .hook(Noop)
+        .hook(Noop)
+        .hook(Noop)
+        .hook(Noop)
+        .hook(Noop)
+        .hook(Noop)
+        .hook(Noop)
+        .hook(Noop)
+        .hook(Noop)
+        .hook(Noop)
+        .hook(Noop)
+        .hook(Noop)
+        .hook(Noop)
+        .hook(Noop)
+        .hook(Noop)
+.build();
+    assert_eq!(
+        extra_allocations(&hooked, &hooked_model),
+        0,
+        "20 hooks, each on all ten events, allocated"
+    );
 }
