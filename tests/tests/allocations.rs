@@ -358,7 +358,7 @@ fn twenty_hooks_on_every_event_allocate_nothing() {
         .hook(Noop)
         .hook(Noop)
         .hook(Noop)
-.build();
+        .build();
     assert_eq!(
         extra_allocations(&hooked, &hooked_model),
         0,
