@@ -54,8 +54,8 @@ pub struct Agent<M, T = NoTools, P = Hooks, A = NoApprover, X = ()> {
     settings: Settings,
     tool_specs: Arc<[ToolSpec]>,
     tool_names: Vec<String>,
-    /// What the tool specs take of every request, by the agent's counter.
-    tool_tokens: usize,
+    /// What the system prompt and the tool specs take of every request, by the agent's counter.
+    fixed_tokens: usize,
 }
 
 /// What an agent is configured with beside its model, tools, hooks and approver.
@@ -223,17 +223,12 @@ impl<M, T, P, A, X> AgentBuilder<M, T, P, A, X> {
         let mut specs = Vec::new();
         self.tools.specs(&mut specs);
         let tool_names = specs.iter().map(|spec| spec.name.clone()).collect();
-        // The specs never change after build: counting them once keeps the schema's JSON
-        // serialization out of every request.
+        // The system prompt and the specs never change after build: counting them once keeps
+        // their tokenizing (and the schemas' JSON serialization) out of every request.
         let counter = &*self.settings.counter;
-        let tool_tokens = specs
-            .iter()
-            .map(|spec| {
-                counter.count(&spec.name)
-                    + counter.count(&spec.description)
-                    + counter.count(&spec.parameters.to_string())
-            })
-            .sum();
+        let fixed_tokens =
+            self.settings.system.as_deref().map_or(0, |system| counter.count(system))
+                + specs.iter().map(|spec| counter.count_tool(spec)).sum::<usize>();
         Agent {
             model: self.model,
             tools: self.tools,
@@ -243,7 +238,7 @@ impl<M, T, P, A, X> AgentBuilder<M, T, P, A, X> {
             transformer: self.transformer,
             tool_specs: specs.into(),
             tool_names,
-            tool_tokens,
+            fixed_tokens,
         }
     }
 }
@@ -429,9 +424,7 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
             }
             feedback.push(Message::user(text.clone()));
         }
-        let system = self.settings.system.as_deref().map_or(0, |system| counter.count(system));
-        let fixed = system
-            + self.tool_tokens
+        let fixed = self.fixed_tokens
             + feedback.iter().map(|message| counter.count_message(message)).sum::<usize>();
         let target = config.context_budget.saturating_sub(config.injection_reserve);
 

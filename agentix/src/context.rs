@@ -11,6 +11,7 @@ use crate::conversation::{Entry, TurnRef};
 use crate::lock;
 use crate::message::{Message, Part};
 use crate::model::ModelRequest;
+use crate::tool::ToolSpec;
 
 /// Counts tokens, for the context budget and the injection reserve. Plug in the model's real
 /// tokenizer for exact budgets; the default, [`CharsPerToken`], estimates.
@@ -27,6 +28,13 @@ pub trait TokenCounter: Send + Sync {
             }
             Part::ToolResult(result) => self.count(&result.output),
         }
+    }
+
+    /// The tokens a tool's spec takes in every request: its name, description and schema.
+    fn count_tool(&self, spec: &ToolSpec) -> usize {
+        self.count(&spec.name)
+            + self.count(&spec.description)
+            + self.count(&spec.parameters.to_string())
     }
 
     /// The tokens in a message, with a small allowance for its role and framing.

@@ -462,11 +462,7 @@ proptest! {
         let target = budget - reserve;
         for request in model.requests() {
             assert_no_orphans(&request);
-            let tools: usize = request
-                .tools
-                .iter()
-                .map(|spec| counter.count(&spec.name) + counter.count(&spec.description) + counter.count(&spec.parameters.to_string()))
-                .sum();
+            let tools: usize = request.tools.iter().map(|spec| counter.count_tool(spec)).sum();
             let size = counter.count("Be brief.") + tools
                 + request.messages.iter().map(|m| counter.count_message(m)).sum::<usize>();
             prop_assert!(size <= target, "{} tokens sent, over the target of {}", size, target);
@@ -481,9 +477,7 @@ proptest! {
 fn the_tool_specs_take_their_share_of_every_request() {
     let counter = agentix::CharsPerToken::default();
     let spec = agentix::ToolSpec::of(&Weather::default());
-    let tools = counter.count(&spec.name)
-        + counter.count(&spec.description)
-        + counter.count(&spec.parameters.to_string());
+    let tools = counter.count_tool(&spec);
     let user = counter.count_message(&Message::user("hi"));
     let budget = user + tools - 1;
     let config = Config { context_budget: budget, injection_reserve: 0, ..Config::default() };
