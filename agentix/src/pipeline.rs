@@ -20,8 +20,8 @@ use futures::FutureExt;
 use futures::future::{Either, join};
 
 use crate::event::{
-    self, AfterModel, AfterTool, BeforeFinal, BeforeModel, BeforeTool, Event, EventKind, Post, Pre,
-    ToolError,
+    self, AfterModel, AfterTool, BeforeFinal, BeforeModel, BeforeTool, Event, EventKind, EventSet,
+    Post, Pre, ToolError,
 };
 use crate::hook::{Hook, NextModel, NextTool};
 use crate::message::{AssistantMessage, Part, ToolCall, ToolFailure, ToolResult};
@@ -85,6 +85,7 @@ pub enum Flow<E: Event> {
 }
 
 impl<E: Event> Flow<E> {
+    #[inline]
     fn decided(hook: &'static str, verdict: Verdict<E>) -> Self {
         match verdict {
             Verdict::Continue => Flow::Continue,
@@ -121,6 +122,7 @@ impl<E: Event> Flow<E> {
 type Caught<T> = Result<T, Box<dyn Any + Send>>;
 
 /// Starts one hook and runs it, catching a panic from either.
+#[inline]
 async fn run_hook<E: Event, F>(hook: &'static str, start: impl FnOnce() -> F) -> Flow<E>
 where
     F: Future<Output = Verdict<E>> + Send,
@@ -133,6 +135,7 @@ where
 
 /// Reports a hook's decision: always when it did not continue, and when it continued only if
 /// the hook declares the event (a `Hook` is called at every event, but traced at its own).
+#[inline]
 fn report<E: Event>(observer: &impl Observer, hook: &'static str, declared: bool, flow: &Flow<E>) {
     if declared || !flow.is_continue() {
         observer.observe(&Observation::Hook { event: E::KIND, hook, decision: flow.decision() });
@@ -164,6 +167,7 @@ impl Contract for BeforeFinal {
 }
 
 /// A hook that continued but left a value breaking the contract failed.
+#[inline]
 fn checked<E: Contract>(flow: Flow<E>, hook: &'static str, value: &E::Value) -> Flow<E> {
     match (&flow, E::breach(value)) {
         (Flow::Continue, Some(rule)) => Flow::Halt { hook, halt: Halt::failure(rule) },
@@ -266,6 +270,11 @@ macro_rules! chain_trait {
         /// runs the node's hooks for one event; a node that does not handle the event is a
         /// ready `Continue`.
         pub trait Chain: Send + Sync {
+            /// The events the node has hooks for. A chain skips a node at the other events at
+            /// compile time: an event costs only the hooks on it, however many hooks the agent
+            /// has elsewhere.
+            const EVENTS: EventSet = EventSet::NONE;
+
             /// Runs the node's `pre` hooks.
             fn pre<O: Observer>(&self, turn: &mut Turn, observer: &O) -> impl Future<Output = Flow<Pre>> + Send {
                 let _ = (turn, observer);
@@ -303,6 +312,9 @@ impl<H> Clone for Lifecycle<H> {
 macro_rules! lifecycle_chain {
     ($($method:ident: $event:ident ($arg:ident: $ty:ty);)*) => {
         impl<H: Hook> Chain for Lifecycle<H> {
+            // Called at every event: `H::EVENTS` only says where it is traced.
+            const EVENTS: EventSet = EventSet::ALL;
+
             async fn pre<O: Observer>(&self, turn: &mut Turn, observer: &O) -> Flow<Pre> {
                 let name = self.0.name();
                 turn.enter_hook(name, H::DURABLE);
@@ -338,6 +350,8 @@ impl<H: std::fmt::Debug, E> std::fmt::Debug for Single<H, E> {
 }
 
 impl<H: on::Pre> Chain for Single<H, Pre> {
+    const EVENTS: EventSet = EventSet::of(EventKind::Pre);
+
     async fn pre<O: Observer>(&self, turn: &mut Turn, observer: &O) -> Flow<Pre> {
         let name = self.0.name();
         turn.enter_hook(name, H::DURABLE);
@@ -361,6 +375,8 @@ macro_rules! durable_output {
 macro_rules! single_chain {
     ($($method:ident: $event:ident ($arg:ident: $ty:ty);)*) => {$(
         impl<H: on::$event> Chain for Single<H, $event> {
+            const EVENTS: EventSet = EventSet::of(EventKind::$event);
+
             async fn $method<O: Observer>(&self, $arg: $ty, turn: &mut Turn, observer: &O) -> Flow<$event> {
                 let name = self.0.name();
                 turn.enter_hook(name, durable_output!($event, H));
@@ -382,6 +398,8 @@ chain_events!(single_chain);
 pub struct Par<G>(G);
 
 impl<G: ParallelGroup> Chain for Par<G> {
+    const EVENTS: EventSet = EventSet::of(EventKind::Pre);
+
     async fn pre<O: Observer>(&self, turn: &mut Turn, observer: &O) -> Flow<Pre> {
         let output = self.0.run(turn).await;
         match self.0.merge(output, turn, observer) {
@@ -461,13 +479,15 @@ impl<G: ParallelGroup, P: on::ParallelPre> ParallelGroup for (G, P) {
 }
 
 macro_rules! tuple_chain_method {
-    (pre [$($index:tt)*]) => {
+    (pre [$($node:ident $index:tt)*]) => {
         fn pre<O: Observer>(&self, turn: &mut Turn, observer: &O) -> impl Future<Output = Flow<Pre>> + Send {
             async move {
                 $(
-                    let flow = self.$index.pre(turn, observer).await;
-                    if !flow.is_continue() {
-                        return flow;
+                    if $node::EVENTS.contains(EventKind::Pre) {
+                        match self.$index.pre(turn, observer).await {
+                            Flow::Continue => {}
+                            ended => return ended,
+                        }
                     }
                 )*
                 let _ = (turn, observer);
@@ -475,7 +495,7 @@ macro_rules! tuple_chain_method {
             }
         }
     };
-    ($method:ident: $event:ident ($arg:ident: $ty:ty) [$($index:tt)*]) => {
+    ($method:ident: $event:ident ($arg:ident: $ty:ty) [$($node:ident $index:tt)*]) => {
         fn $method<O: Observer>(
             &self,
             $arg: $ty,
@@ -484,9 +504,11 @@ macro_rules! tuple_chain_method {
         ) -> impl Future<Output = Flow<$event>> + Send {
             async move {
                 $(
-                    let flow = self.$index.$method($arg, turn, observer).await;
-                    if !flow.is_continue() {
-                        return flow;
+                    if $node::EVENTS.contains(EventKind::$event) {
+                        match self.$index.$method($arg, turn, observer).await {
+                            Flow::Continue => {}
+                            ended => return ended,
+                        }
                     }
                 )*
                 let _ = ($arg, turn, observer);
@@ -506,7 +528,9 @@ macro_rules! tuple_chain_methods {
 macro_rules! tuple_chain {
     ($($node:ident $index:tt)*) => {
         impl<$($node: Chain),*> Chain for ($($node,)*) {
-            chain_events!(tuple_chain_methods, [$($index)*]);
+            const EVENTS: EventSet = EventSet::NONE$(.union($node::EVENTS))*;
+
+            chain_events!(tuple_chain_methods, [$($node $index)*]);
         }
     };
 }

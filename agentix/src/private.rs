@@ -357,6 +357,7 @@ replacements! {
 }
 
 /// Applies a hook's return to the event's value.
+#[inline]
 pub fn apply<E: Event>(returned: Returned<E>, value: &mut E::Value) -> Verdict<E> {
     match returned {
         Returned::Verdict(verdict) => verdict,
@@ -368,6 +369,7 @@ pub fn apply<E: Event>(returned: Returned<E>, value: &mut E::Value) -> Verdict<E
 }
 
 /// Applies the return of a hook whose event has no value to replace (`pre`, `post`).
+#[inline]
 pub fn verdict<E: Event>(returned: Returned<E>) -> Verdict<E> {
     match returned {
         Returned::Verdict(verdict) => verdict,

@@ -28,6 +28,24 @@ impl on::AfterModel for Step {
     }
 }
 
+/// A `before_final` hook that logs its label.
+struct Last(&'static str, Log);
+
+impl on::BeforeFinal for Last {
+    fn name(&self) -> &'static str {
+        self.0
+    }
+
+    async fn before_final(
+        &self,
+        _: &mut AssistantMessage,
+        _: &mut Turn,
+    ) -> Verdict<agentix::event::BeforeFinal> {
+        self.1.lock().unwrap().push(self.0.to_owned());
+        Verdict::Continue
+    }
+}
+
 /// A `Hook` struct that logs its label at `after_model`.
 struct Struct(&'static str, Log);
 
@@ -81,6 +99,32 @@ async fn order_holds_across_chunks_of_the_chain() {
     .build();
     agent.run(&mut Conversation::new(), "hi").await.unwrap();
     assert_eq!(*log.lock().unwrap(), LABELS);
+}
+
+/// The chain skips, at each event, the nodes without hooks on it (decided at compile time):
+/// with two events interleaved across chunks, each event still runs all of its hooks, in order.
+#[tokio::test]
+async fn each_event_runs_its_own_hooks_across_chunks() {
+    const LABELS: [&str; 40] = labels!(
+        "00" "01" "02" "03" "04" "05" "06" "07" "08" "09" "10" "11" "12" "13" "14" "15" "16" "17" "18" "19"
+        "20" "21" "22" "23" "24" "25" "26" "27" "28" "29" "30" "31" "32" "33" "34" "35" "36" "37" "38" "39"
+    );
+    let log = Log::default();
+    macro_rules! alternating {
+        ($builder:expr; $($step:literal $last:literal)*) => {
+            $builder$(.hook(Step(LABELS[$step], log.clone())).hook(Last(LABELS[$last], log.clone())))*
+        };
+    }
+    let builder = Agent::builder(ScriptedModel::new().text("ok"));
+    let agent = alternating!(builder;
+        0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33 34 35 36 37 38 39
+    )
+    .build();
+    agent.run(&mut Conversation::new(), "hi").await.unwrap();
+    let evens = LABELS.iter().step_by(2);
+    let odds = LABELS.iter().skip(1).step_by(2);
+    let expected: Vec<&str> = evens.chain(odds).copied().collect();
+    assert_eq!(*log.lock().unwrap(), expected, "after_model's hooks, then before_final's");
 }
 
 /// A parallel `pre` hook that waits `millis`, then returns its label.
