@@ -428,8 +428,11 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
             + feedback.iter().map(|message| counter.count_message(message)).sum::<usize>();
         let target = config.context_budget.saturating_sub(config.injection_reserve);
 
+        // Each entry rendered once: counted (if not yet this turn), then moved into the request.
+        let mut rendered: Vec<Option<Message>> = turn.log().iter().map(Entry::to_message).collect();
+        turn.count_entries(&rendered, counter);
         let units = Units::of(turn.log(), turn.user_entry());
-        let (mut plan, mut total) = units.plan(turn.log(), counter, fixed, target);
+        let (mut plan, mut total) = units.plan(turn.entry_tokens(), fixed, target);
         let mut summary = None;
         if let Some(summarizer) = &self.settings.summarizer {
             // A summary takes room too: while it makes more turns go, summarize those as well.
@@ -437,7 +440,7 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
             while !plan.dropped_history.is_empty() {
                 let message = summarize(turn, summarizer.as_ref(), plan.dropped_history.end).await;
                 let with_summary = fixed + counter.count_message(&message);
-                let (next, next_total) = units.plan(turn.log(), counter, with_summary, target);
+                let (next, next_total) = units.plan(turn.entry_tokens(), with_summary, target);
                 if next.dropped_history.end <= plan.dropped_history.end {
                     total = with_summary + (total - fixed);
                     summary = Some(message);
@@ -447,18 +450,19 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
             }
             if total > target && summary.take().is_some() {
                 // Better the history without its summary than no request at all.
-                (plan, total) = units.plan(turn.log(), counter, fixed, target);
+                (plan, total) = units.plan(turn.entry_tokens(), fixed, target);
             }
         }
         if total > target {
             return Err(Error::ContextOverflow { budget: target, size: total });
         }
 
-        let log = turn.log();
-        let mut messages = Vec::with_capacity(log.len() + feedback.len() + 2);
+        let mut messages = Vec::with_capacity(rendered.len() + feedback.len() + 2);
         messages.extend(summary);
         messages.extend(
-            log[plan.dropped_history.end..units.opening.end].iter().filter_map(Entry::to_message),
+            rendered[plan.dropped_history.end..units.opening.end]
+                .iter_mut()
+                .filter_map(Option::take),
         );
         // Everything the turn injected, durable or not, in the order it was injected; the durable
         // part is also in the log (just after the user message), for later turns.
@@ -467,7 +471,7 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
         if !injected.is_empty() {
             messages.push(Message { role: Role::User, content: injected });
         }
-        messages.extend(log[plan.dropped_steps.end..].iter().filter_map(Entry::to_message));
+        messages.extend(rendered[plan.dropped_steps.end..].iter_mut().filter_map(Option::take));
         messages.extend(feedback);
         Ok(ModelRequest {
             system: self.settings.system.clone(),
@@ -520,10 +524,9 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
         turn: &mut Turn,
         observer: &O,
     ) -> Result<(), Error> {
-        let calls: Vec<ToolCall> = message.tool_calls().cloned().collect();
-        let mut results = Vec::with_capacity(calls.len());
+        let mut results = Vec::with_capacity(message.tool_calls().count());
         let mut interruption = None;
-        for call in &calls {
+        for call in message.tool_calls() {
             match self.run_tool_call(call, turn, observer).await {
                 Ok(result) => results.push(result),
                 Err(Interrupted { result, error }) => {
@@ -534,7 +537,7 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
             }
         }
         if let Some(error) = &interruption {
-            for call in &calls[results.len()..] {
+            for call in message.tool_calls().skip(results.len()) {
                 results.push(ToolResult::failure(
                     call,
                     ToolFailure::NotRun { reason: error.to_string() },
@@ -842,7 +845,11 @@ impl<M: Model, O: Observer, X: StreamTransformer> CallModel<'_, M, O, X> {
                 answer.add(chunk?, self.observer);
             }
         } else {
-            for chunk in Chunk::of(self.model.complete(request).await?) {
+            let response = self.model.complete(request).await?;
+            if X::IDENTITY && Assembly::<X>::assembled(&response.message) {
+                return Ok(response);
+            }
+            for chunk in Chunk::of(response) {
                 answer.add(chunk, &());
             }
         }
@@ -869,6 +876,16 @@ impl<'a, X: StreamTransformer> Assembly<'a, X> {
             calls: Vec::new(),
             usage: Usage::default(),
         }
+    }
+
+    /// Whether `message` is already as assembling it would leave it: its text in one leading
+    /// part, then its tool calls.
+    fn assembled(message: &AssistantMessage) -> bool {
+        let calls = match message.content.split_first() {
+            Some((Part::Text(text), calls)) if !text.is_empty() => calls,
+            _ => &message.content[..],
+        };
+        calls.iter().all(|part| matches!(part, Part::ToolCall(_)))
     }
 
     fn add(&mut self, chunk: Chunk, observer: &impl Observer) {

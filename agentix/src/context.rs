@@ -209,21 +209,15 @@ impl Units {
     }
 
     /// Drops the oldest history, then the oldest steps (always keeping the latest one), until
-    /// the tokens fit `target`; returns what to drop, and the tokens left.
+    /// the tokens fit `target`; returns what to drop, and the tokens left. `entry_tokens` holds
+    /// each log entry's tokens.
     pub(crate) fn plan(
         &self,
-        log: &[Entry],
-        counter: &dyn TokenCounter,
+        entry_tokens: &[usize],
         fixed: usize,
         target: usize,
     ) -> (Plan, usize) {
-        let tokens = |range: &Range<usize>| -> usize {
-            log[range.clone()]
-                .iter()
-                .filter_map(Entry::to_message)
-                .map(|m| counter.count_message(&m))
-                .sum()
-        };
+        let tokens = |range: &Range<usize>| -> usize { entry_tokens[range.clone()].iter().sum() };
         let history: Vec<usize> = self.history.iter().map(tokens).collect();
         let steps: Vec<usize> = self.steps.iter().map(tokens).collect();
         let mut total = fixed

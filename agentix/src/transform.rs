@@ -13,6 +13,10 @@ use regex::Regex;
 /// The same transformer runs on non-streamed responses (one chunk, then a flush), so what the
 /// log keeps is the transformed text either way.
 pub trait StreamTransformer: Send + Sync {
+    /// Whether the transformer leaves all text as it is. The agent then takes a model's
+    /// complete (not streamed) answer as it comes, instead of reassembling it piece by piece.
+    const IDENTITY: bool = false;
+
     /// What the transformer remembers within one message.
     type State: Default + Send;
 
@@ -25,6 +29,8 @@ pub trait StreamTransformer: Send + Sync {
 
 /// No transformation: the default, and free.
 impl StreamTransformer for () {
+    const IDENTITY: bool = true;
+
     type State = ();
 
     #[inline(always)]
@@ -40,6 +46,8 @@ impl StreamTransformer for () {
 
 /// Two transformers in order: `A` first, then `B` on what `A` emits.
 impl<A: StreamTransformer, B: StreamTransformer> StreamTransformer for (A, B) {
+    const IDENTITY: bool = A::IDENTITY && B::IDENTITY;
+
     type State = (A::State, B::State);
 
     fn transform(&self, (a, b): &mut Self::State, chunk: String) -> String {

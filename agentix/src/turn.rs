@@ -5,6 +5,7 @@ use std::sync::{Mutex, OnceLock};
 
 use serde::{Deserialize, Serialize};
 
+use crate::context::TokenCounter;
 use crate::conversation::{Config, Conversation, Entry, TurnRef};
 use crate::event::EventKind;
 use crate::message::{Message, Part};
@@ -41,6 +42,10 @@ pub struct Turn {
     /// The summary of the earlier turns compaction dropped, and where the dropped turns end.
     #[serde(skip)]
     pub(crate) summary: Option<(usize, Message)>,
+    /// The tokens of the log's first entries, as counted this turn: the log only grows, so each
+    /// entry is counted once per turn rather than once per request.
+    #[serde(skip)]
+    entry_tokens: Vec<usize>,
 }
 
 /// Who made the `wrap_model` onion's latest error: the model, or a hook that made its own
@@ -89,6 +94,7 @@ impl Turn {
             aborted: OnceLock::new(),
             blame: Mutex::default(),
             summary: None,
+            entry_tokens: Vec::new(),
         }
     }
 
@@ -226,6 +232,26 @@ impl Turn {
         for output in outputs {
             self.conversation.append(output);
         }
+    }
+
+    /// Counts the entries not counted yet this turn; `rendered` is the log, each entry as the
+    /// message it renders to (if any).
+    pub(crate) fn count_entries(
+        &mut self,
+        rendered: &[Option<Message>],
+        counter: &dyn TokenCounter,
+    ) {
+        let counted = self.entry_tokens.len();
+        self.entry_tokens.extend(
+            rendered[counted..].iter().map(|message| {
+                message.as_ref().map_or(0, |message| counter.count_message(message))
+            }),
+        );
+    }
+
+    /// Each log entry's tokens, as [`count_entries`](Turn::count_entries) counted them.
+    pub(crate) fn entry_tokens(&self) -> &[usize] {
+        &self.entry_tokens
     }
 
     pub(crate) fn user_entry(&self) -> usize {
