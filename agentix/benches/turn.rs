@@ -451,7 +451,28 @@ fn ratios() {
 criterion_group!(benches, turns);
 
 fn main() {
+    // `AGENTIX_TURNS=variant:hooks:turns` runs just that many turns of one variant, for an
+    // instruction count under `valgrind --tool=callgrind`.
+    if let Ok(spec) = std::env::var("AGENTIX_TURNS") {
+        let [variant, hooks, turns] = spec.split(':').collect::<Vec<_>>()[..] else {
+            panic!("AGENTIX_TURNS is variant:hooks:turns, e.g. agentix:5:1000");
+        };
+        let hooks: usize = hooks.parse().expect("a hook count");
+        let turns: usize = turns.parse().expect("a turn count");
+        let run = variants(hooks)
+            .into_iter()
+            .find(|(name, _)| *name == variant)
+            .map(|(_, run)| run)
+            .expect("agentix, hand_written or dynamic");
+        for _ in 0..turns {
+            run();
+        }
+        return;
+    }
     benches();
     criterion::Criterion::default().configure_from_args().final_summary();
-    ratios();
+    // Profiling one benchmark (`--profile-time`) should profile only that one.
+    if !std::env::args().any(|arg| arg == "--profile-time") {
+        ratios();
+    }
 }
