@@ -432,7 +432,7 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
         let mut rendered: Vec<Option<Message>> = turn.log().iter().map(Entry::to_message).collect();
         turn.count_entries(&rendered, counter);
         let units = Units::of(turn.log(), turn.user_entry());
-        let (mut plan, mut total) = units.plan(turn.entry_tokens(), fixed, target);
+        let (mut plan, mut total) = units.plan(turn.log(), turn.entry_tokens(), fixed, target);
         let mut summary = None;
         if let Some(summarizer) = &self.settings.summarizer {
             // A summary takes room too: while it makes more turns go, summarize those as well.
@@ -440,7 +440,8 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
             while !plan.dropped_history.is_empty() {
                 let message = summarize(turn, summarizer.as_ref(), plan.dropped_history.end).await;
                 let with_summary = fixed + counter.count_message(&message);
-                let (next, next_total) = units.plan(turn.entry_tokens(), with_summary, target);
+                let (next, next_total) =
+                    units.plan(turn.log(), turn.entry_tokens(), with_summary, target);
                 if next.dropped_history.end <= plan.dropped_history.end {
                     total = with_summary + (total - fixed);
                     summary = Some(message);
@@ -450,7 +451,7 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
             }
             if total > target && summary.take().is_some() {
                 // Better the history without its summary than no request at all.
-                (plan, total) = units.plan(turn.entry_tokens(), fixed, target);
+                (plan, total) = units.plan(turn.log(), turn.entry_tokens(), fixed, target);
             }
         }
         if total > target {

@@ -161,19 +161,25 @@ pub(crate) struct Plan {
 /// current turn (an assistant message with its tool results). A unit never splits a tool call
 /// from its result.
 pub(crate) struct Units {
-    /// Earlier turns, oldest first.
-    pub history: Vec<Range<usize>>,
     /// The current turn's user message.
     pub opening: Range<usize>,
     /// The durable output of the current turn's `pre` hooks: rendered with the turn's other
     /// injections and counted against the injection reserve, not the history.
     pub durable: Range<usize>,
-    /// The current turn's finished steps, oldest first.
-    pub steps: Vec<Range<usize>>,
 }
 
 impl Units {
     pub(crate) fn of(log: &[Entry], user_entry: usize) -> Self {
+        let mut opened = user_entry + 1;
+        while matches!(log.get(opened), Some(Entry::HookOutput { .. })) {
+            opened += 1;
+        }
+        Units { opening: user_entry..user_entry + 1, durable: user_entry + 1..opened }
+    }
+
+    /// Earlier turns, oldest first.
+    fn history(&self, log: &[Entry]) -> Vec<Range<usize>> {
+        let user_entry = self.opening.start;
         let mut history = Vec::new();
         let mut start = 0;
         while start < user_entry {
@@ -182,12 +188,13 @@ impl Units {
             history.push(start..end);
             start = end;
         }
-        let mut opened = user_entry + 1;
-        while matches!(log.get(opened), Some(Entry::HookOutput { .. })) {
-            opened += 1;
-        }
+        history
+    }
+
+    /// The current turn's finished steps, oldest first.
+    fn steps(&self, log: &[Entry]) -> Vec<Range<usize>> {
         let mut steps = Vec::new();
-        let mut index = opened;
+        let mut index = self.durable.end;
         while index < log.len() {
             let calls_tools =
                 matches!(&log[index], Entry::Assistant { message, .. } if message.calls_tools());
@@ -200,38 +207,38 @@ impl Units {
             steps.push(index..end);
             index = end;
         }
-        Units {
-            history,
-            opening: user_entry..user_entry + 1,
-            durable: user_entry + 1..opened,
-            steps,
-        }
+        steps
     }
 
     /// Drops the oldest history, then the oldest steps (always keeping the latest one), until
     /// the tokens fit `target`; returns what to drop, and the tokens left. `entry_tokens` holds
-    /// each log entry's tokens.
+    /// each entry of `log`'s tokens.
     pub(crate) fn plan(
         &self,
+        log: &[Entry],
         entry_tokens: &[usize],
         fixed: usize,
         target: usize,
     ) -> (Plan, usize) {
         let tokens = |range: &Range<usize>| -> usize { entry_tokens[range.clone()].iter().sum() };
-        let history: Vec<usize> = self.history.iter().map(tokens).collect();
-        let steps: Vec<usize> = self.steps.iter().map(tokens).collect();
-        let mut total = fixed
-            + tokens(&self.opening)
-            + history.iter().sum::<usize>()
-            + steps.iter().sum::<usize>();
+        let kept_all =
+            Plan { dropped_history: 0..0, dropped_steps: self.durable.end..self.durable.end };
+        let mut total =
+            fixed + tokens(&(0..self.opening.end)) + tokens(&(self.durable.end..log.len()));
+        if total <= target {
+            return (kept_all, total);
+        }
+        let (history, steps) = (self.history(log), self.steps(log));
+        let history_tokens: Vec<usize> = history.iter().map(tokens).collect();
+        let step_tokens: Vec<usize> = steps.iter().map(tokens).collect();
         let mut dropped_turns = 0;
         while total > target && dropped_turns < history.len() {
-            total -= history[dropped_turns];
+            total -= history_tokens[dropped_turns];
             dropped_turns += 1;
         }
         let mut dropped_steps = 0;
         while total > target && dropped_steps + 1 < steps.len() {
-            total -= steps[dropped_steps];
+            total -= step_tokens[dropped_steps];
             dropped_steps += 1;
         }
         let span = |units: &[Range<usize>], count: usize, at: usize| match count {
@@ -239,8 +246,8 @@ impl Units {
             n => units[0].start..units[n - 1].end,
         };
         let plan = Plan {
-            dropped_history: span(&self.history, dropped_turns, 0),
-            dropped_steps: span(&self.steps, dropped_steps, self.durable.end),
+            dropped_history: span(&history, dropped_turns, 0),
+            dropped_steps: span(&steps, dropped_steps, self.durable.end),
         };
         (plan, total)
     }

@@ -147,7 +147,13 @@ async fn run_tool<T: Tool>(tool: &T, call: &ToolCall, turn: &Turn) -> ToolResult
     };
     match tool.call(args, turn).await {
         Ok(output) => match serde_json::to_string(&output) {
-            // A string output reaches the model as the text itself, not as a JSON literal.
+            // A string output reaches the model as the text itself, not as a JSON literal; one
+            // without escapes is the literal without its quotes.
+            Ok(mut json) if json.starts_with('"') && !json.contains('\\') => {
+                json.pop();
+                json.remove(0);
+                ToolResult::success(call, json)
+            }
             Ok(json) if json.starts_with('"') => {
                 let text = serde_json::from_str(&json).unwrap_or(json);
                 ToolResult::success(call, text)

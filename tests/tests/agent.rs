@@ -57,6 +57,16 @@ impl Tool for Structured {
 }
 
 #[tokio::test]
+async fn a_string_output_reaches_the_model_as_its_text_escapes_and_all() {
+    let city = "Os\"lo\\\n";
+    let model =
+        ScriptedModel::new().tool_calls([("get_weather", json!({ "city": city }))]).text("ok");
+    let agent = Agent::builder(&model).tool(Weather::default()).build();
+    agent.run(&mut Conversation::new(), "hi").await.unwrap();
+    assert_eq!(tool_results(&model.requests()[1])[0].output, format!("sunny in {city}"));
+}
+
+#[tokio::test]
 async fn tool_output_is_json_and_tool_errors_reach_the_model() {
     let model = ScriptedModel::new()
         .tool_calls([("forecast", json!({ "city": "Oslo" })), ("forecast", json!({ "city": "" }))])
