@@ -14,13 +14,14 @@
 use std::future::Future;
 use std::hint::black_box;
 use std::pin::Pin;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use agentix::{
-    Agent, AssistantMessage, Conversation, Message, Model, ModelError, ModelRequest, ModelResponse,
-    Outcome, Part, Role, Tool, ToolCall, ToolResult, ToolSpec, Turn, hook,
+    Agent, AssistantMessage, CharsPerToken, Config, Conversation, Entry, Message, Model,
+    ModelError, ModelRequest, ModelResponse, Outcome, Part, Role, TokenCounter, Tool, ToolCall,
+    ToolFailure, ToolResult, ToolSpec, Turn, hook,
 };
 use criterion::{Criterion, criterion_group};
 use futures::executor::block_on;
@@ -36,14 +37,18 @@ fn work(text: &str) {
     black_box(text.contains("needle"));
 }
 
+/// Where a bench model keeps the requests it received, when asked to.
+type Recorder = Arc<Mutex<Vec<ModelRequest>>>;
+
 /// Answers with a tool call, then — once it sees the tool's result — with text.
 struct BenchModel {
     call: AssistantMessage,
     answer: AssistantMessage,
+    recorder: Option<Recorder>,
 }
 
 impl BenchModel {
-    fn new() -> Self {
+    fn new(recorder: Option<Recorder>) -> Self {
         BenchModel {
             call: AssistantMessage::default().with_tool_call(ToolCall::new(
                 "c1",
@@ -51,10 +56,14 @@ impl BenchModel {
                 json!({ "city": "Oslo" }),
             )),
             answer: AssistantMessage::text("It is sunny in Oslo."),
+            recorder,
         }
     }
 
     fn respond(&self, request: &ModelRequest) -> ModelResponse {
+        if let Some(recorder) = &self.recorder {
+            recorder.lock().unwrap().push(request.clone());
+        }
         let answered = request.messages.last().is_some_and(|message| message.role == Role::Tool);
         if answered { self.answer.clone() } else { self.call.clone() }.into()
     }
@@ -135,9 +144,10 @@ light_hooks! {
 /// (a): one turn on an agentix agent.
 fn one_turn<P: agentix::pipeline::Pipeline>(
     agent: &Agent<BenchModel, agentix::Toolbox<agentix::NoTools, Weather>, P>,
-) {
+) -> Transcript {
     let mut conversation = Conversation::new();
-    drop(black_box(block_on(agent.run(&mut conversation, "What is the weather in Oslo?"))));
+    let outcome = block_on(agent.run(&mut conversation, "What is the weather in Oslo?"));
+    Transcript { answer: outcome.map_err(|error| error.to_string()), log: Log::Agent(conversation) }
 }
 
 macro_rules! agent_with {
@@ -146,69 +156,149 @@ macro_rules! agent_with {
     };
 }
 
-/// (b): the same turn, written by hand: render, call, run the tool, log, with each hook's work
-/// inline at its event.
-async fn hand_written(
-    model: &BenchModel,
-    tools: &Arc<[ToolSpec]>,
-    hooks: usize,
-) -> AssistantMessage {
-    let at = |event: &str| (0..hooks).filter(|i| SPREAD[i % 7] == event).count();
-    let (pre, before_model, after_model, before_tool, after_tool, before_final, post) = (
-        at("pre"),
-        at("before_model"),
-        at("after_model"),
-        at("before_tool"),
-        at("after_tool"),
-        at("before_final"),
-        at("post"),
-    );
-    let user = Message::user("What is the weather in Oslo?");
-    let mut log = vec![user.clone()];
-    for _ in 0..pre {
-        work(&user.text());
-    }
-    loop {
-        let request =
-            ModelRequest { messages: log.clone(), tools: tools.clone(), ..ModelRequest::default() };
-        for _ in 0..before_model {
-            work(
-                request
-                    .messages
-                    .last()
-                    .map_or("", |m| m.content.first().and_then(Part::as_text).unwrap_or("")),
-            );
+/// Where the hand-written loop calls hooks: inline in (b), through `Vec<Arc<dyn DynHook>>` in (c).
+trait Sites {
+    async fn pre(&self, user: &Message);
+    async fn before_model(&self, request: &ModelRequest);
+    async fn after_model(&self, message: &AssistantMessage);
+    async fn before_tool(&self, call: &ToolCall);
+    async fn after_tool(&self, result: &ToolResult);
+    async fn before_final(&self, message: &AssistantMessage);
+    async fn post(&self, message: &AssistantMessage);
+}
+
+/// (b): each hook's work, written inline at its event: `counts[e]` hooks at `SPREAD[e]`.
+struct Inline {
+    counts: [usize; 7],
+}
+
+impl Inline {
+    fn new(hooks: usize) -> Self {
+        let mut counts = [0; 7];
+        for hook in 0..hooks {
+            counts[hook % 7] += 1;
         }
-        let message = model.complete(&request).await.expect("the bench model answers").message;
-        for _ in 0..after_model {
+        Inline { counts }
+    }
+}
+
+fn last_text(request: &ModelRequest) -> &str {
+    request.messages.last().map_or("", |m| m.content.first().and_then(Part::as_text).unwrap_or(""))
+}
+
+impl Sites for Inline {
+    async fn pre(&self, user: &Message) {
+        for _ in 0..self.counts[0] {
+            work(&user.text());
+        }
+    }
+    async fn before_model(&self, request: &ModelRequest) {
+        for _ in 0..self.counts[1] {
+            work(last_text(request));
+        }
+    }
+    async fn after_model(&self, message: &AssistantMessage) {
+        for _ in 0..self.counts[2] {
             work(&message.joined_text());
         }
+    }
+    async fn before_tool(&self, call: &ToolCall) {
+        for _ in 0..self.counts[3] {
+            work(&call.name);
+        }
+    }
+    async fn after_tool(&self, result: &ToolResult) {
+        for _ in 0..self.counts[4] {
+            work(&result.output);
+        }
+    }
+    async fn before_final(&self, message: &AssistantMessage) {
+        for _ in 0..self.counts[5] {
+            work(&message.joined_text());
+        }
+    }
+    async fn post(&self, message: &AssistantMessage) {
+        for _ in 0..self.counts[6] {
+            work(&message.joined_text());
+        }
+    }
+}
+
+/// What the agent fixes at build, the hand-written loop fixes once too: the tool specs, and
+/// the tokens they take in every request.
+struct Fixed {
+    tools: Arc<[ToolSpec]>,
+    tool_tokens: usize,
+}
+
+impl Fixed {
+    fn new() -> Self {
+        let tools: Arc<[ToolSpec]> = vec![ToolSpec::of(&Weather)].into();
+        let tool_tokens = tools.iter().map(|spec| CharsPerToken::default().count_tool(spec)).sum();
+        Fixed { tools, tool_tokens }
+    }
+}
+
+/// The agent's turn, written by hand: the same requests (kept within the same token budget),
+/// the same tool dispatch, the same log and the same answer as the agent's, which
+/// [`same_work`] checks before anything is timed. `sites` calls the hooks.
+async fn plain_loop(
+    model: &BenchModel,
+    fixed: &Fixed,
+    sites: &impl Sites,
+) -> (Result<AssistantMessage, String>, Vec<Message>) {
+    let counter = CharsPerToken::default();
+    let config = Config::default();
+    let budget = config.context_budget - config.injection_reserve;
+    let user = Message::user("What is the weather in Oslo?");
+    sites.pre(&user).await;
+    let mut tokens = fixed.tool_tokens + counter.count_message(&user);
+    let mut log = vec![user];
+    for _ in 0..config.max_steps {
+        if tokens > budget {
+            return (Err(format!("{tokens} tokens is over the budget of {budget}")), log);
+        }
+        let request = ModelRequest {
+            messages: log.clone(),
+            tools: fixed.tools.clone(),
+            ..ModelRequest::default()
+        };
+        sites.before_model(&request).await;
+        let message = match model.complete(&request).await {
+            Ok(response) => response.message,
+            Err(error) => return (Err(error.to_string()), log),
+        };
+        sites.after_model(&message).await;
         if message.calls_tools() {
             let mut results = Vec::new();
             for call in message.tool_calls() {
-                for _ in 0..before_tool {
-                    work(&call.name);
-                }
-                let args = City::deserialize(&call.arguments).expect("valid arguments");
-                let result = ToolResult::success(call, format!("sunny in {}", args.city));
-                for _ in 0..after_tool {
-                    work(&result.output);
-                }
+                sites.before_tool(call).await;
+                let result = if call.name == Weather::NAME {
+                    match City::deserialize(&call.arguments) {
+                        Ok(City { city }) => ToolResult::success(call, format!("sunny in {city}")),
+                        Err(error) => ToolResult::failure(
+                            call,
+                            ToolFailure::InvalidArguments { message: error.to_string() },
+                        ),
+                    }
+                } else {
+                    let available = vec![Weather::NAME.to_owned()];
+                    ToolResult::failure(call, ToolFailure::UnknownTool { available })
+                };
+                sites.after_tool(&result).await;
                 results.push(Part::ToolResult(result));
             }
-            log.push(message.into());
-            log.push(Message { role: Role::Tool, content: results });
+            let step = [Message::from(message), Message { role: Role::Tool, content: results }];
+            tokens += step.iter().map(|message| counter.count_message(message)).sum::<usize>();
+            log.extend(step);
             continue;
         }
-        for _ in 0..before_final {
-            work(&message.joined_text());
-        }
+        sites.before_final(&message).await;
         log.push(message.clone().into());
-        for _ in 0..post {
-            work(&message.joined_text());
-        }
-        return message;
+        sites.post(&message).await;
+        return (Ok(message), log);
     }
+    (Err(format!("no answer within {} steps", config.max_steps)), log)
 }
 
 type BoxFuture<'a> = Pin<Box<dyn Future<Output = ()> + Send + 'a>>;
@@ -252,12 +342,7 @@ impl DynHook for Light {
     fn before_model<'a>(&'a self, request: &'a ModelRequest) -> BoxFuture<'a> {
         Box::pin(async move {
             if self.0 == "before_model" {
-                work(
-                    request
-                        .messages
-                        .last()
-                        .map_or("", |m| m.content.first().and_then(Part::as_text).unwrap_or("")),
-                )
+                work(last_text(request))
             }
         })
     }
@@ -298,52 +383,44 @@ impl DynHook for Light {
     }
 }
 
-/// (c): the hand-written loop, with every hook of the `Vec` called at every event.
-async fn dynamic(
-    model: &BenchModel,
-    tools: &Arc<[ToolSpec]>,
-    hooks: &[Arc<dyn DynHook>],
-) -> AssistantMessage {
-    let user = Message::user("What is the weather in Oslo?");
-    let mut log = vec![user.clone()];
-    for hook in hooks {
-        hook.pre(&user).await;
+/// (c): every hook of the `Vec` called at every event, each call a boxed future.
+struct Dynamic(Vec<Arc<dyn DynHook>>);
+
+impl Sites for Dynamic {
+    async fn pre(&self, user: &Message) {
+        for hook in &self.0 {
+            hook.pre(user).await;
+        }
     }
-    loop {
-        let request =
-            ModelRequest { messages: log.clone(), tools: tools.clone(), ..ModelRequest::default() };
-        for hook in hooks {
-            hook.before_model(&request).await;
+    async fn before_model(&self, request: &ModelRequest) {
+        for hook in &self.0 {
+            hook.before_model(request).await;
         }
-        let message = model.complete(&request).await.expect("the bench model answers").message;
-        for hook in hooks {
-            hook.after_model(&message).await;
+    }
+    async fn after_model(&self, message: &AssistantMessage) {
+        for hook in &self.0 {
+            hook.after_model(message).await;
         }
-        if message.calls_tools() {
-            let mut results = Vec::new();
-            for call in message.tool_calls() {
-                for hook in hooks {
-                    hook.before_tool(call).await;
-                }
-                let args = City::deserialize(&call.arguments).expect("valid arguments");
-                let result = ToolResult::success(call, format!("sunny in {}", args.city));
-                for hook in hooks {
-                    hook.after_tool(&result).await;
-                }
-                results.push(Part::ToolResult(result));
-            }
-            log.push(message.into());
-            log.push(Message { role: Role::Tool, content: results });
-            continue;
+    }
+    async fn before_tool(&self, call: &ToolCall) {
+        for hook in &self.0 {
+            hook.before_tool(call).await;
         }
-        for hook in hooks {
-            hook.before_final(&message).await;
+    }
+    async fn after_tool(&self, result: &ToolResult) {
+        for hook in &self.0 {
+            hook.after_tool(result).await;
         }
-        log.push(message.clone().into());
-        for hook in hooks {
-            hook.post(&message).await;
+    }
+    async fn before_final(&self, message: &AssistantMessage) {
+        for hook in &self.0 {
+            hook.before_final(message).await;
         }
-        return message;
+    }
+    async fn post(&self, message: &AssistantMessage) {
+        for hook in &self.0 {
+            hook.post(message).await;
+        }
     }
 }
 
@@ -351,44 +428,96 @@ fn dyn_hooks(count: usize) -> Vec<Arc<dyn DynHook>> {
     (0..count).map(|i| Arc::new(Light(SPREAD[i % 7])) as Arc<dyn DynHook>).collect()
 }
 
-fn specs() -> Arc<[ToolSpec]> {
-    vec![ToolSpec::of(&Weather)].into()
+/// What one turn left: its answer, and the log.
+struct Transcript {
+    answer: Result<AssistantMessage, String>,
+    log: Log,
+}
+
+enum Log {
+    Agent(Conversation),
+    Plain(Vec<Message>),
+}
+
+impl Transcript {
+    /// The log as the messages it renders to, for comparing the agent's with the loop's.
+    fn messages(&self) -> Vec<Message> {
+        match &self.log {
+            Log::Agent(conversation) => {
+                conversation.log().iter().filter_map(Entry::to_message).collect()
+            }
+            Log::Plain(log) => log.clone(),
+        }
+    }
 }
 
 /// One turn of one variant.
-type RunTurn = Box<dyn Fn()>;
+type RunTurn = Box<dyn Fn() -> Transcript>;
 
-/// The three variants at one hook count, as closures that run one turn.
-fn variants(hooks: usize) -> [(&'static str, RunTurn); 3] {
-    let tools = specs();
-    let dynamic_hooks = dyn_hooks(hooks);
+/// The three variants at one hook count, as closures that run one turn; `recorder` keeps the
+/// requests each variant's model received.
+fn variants(hooks: usize, recorder: Option<&Recorder>) -> [(&'static str, RunTurn); 3] {
+    let model = || BenchModel::new(recorder.cloned());
     let a: RunTurn = match hooks {
         0 => {
-            let agent = agent_with!(BenchModel::new(););
+            let agent = agent_with!(model(););
             Box::new(move || one_turn(&agent))
         }
         1 => {
-            let agent = agent_with!(BenchModel::new(); h00);
+            let agent = agent_with!(model(); h00);
             Box::new(move || one_turn(&agent))
         }
         5 => {
-            let agent = agent_with!(BenchModel::new(); h00, h01, h02, h03, h04);
+            let agent = agent_with!(model(); h00, h01, h02, h03, h04);
             Box::new(move || one_turn(&agent))
         }
         _ => {
-            let agent = agent_with!(BenchModel::new();
+            let agent = agent_with!(model();
                 h00, h01, h02, h03, h04, h05, h06, h07, h08, h09, h10, h11, h12, h13, h14, h15, h16, h17, h18, h19);
             Box::new(move || one_turn(&agent))
         }
     };
-    let model_b = BenchModel::new();
-    let tools_b = tools.clone();
-    let b: RunTurn =
-        Box::new(move || drop(black_box(block_on(hand_written(&model_b, &tools_b, hooks)))));
-    let model_c = BenchModel::new();
-    let c: RunTurn =
-        Box::new(move || drop(black_box(block_on(dynamic(&model_c, &tools, &dynamic_hooks)))));
+    let b = plain(model(), Inline::new(hooks));
+    let c = plain(model(), Dynamic(dyn_hooks(hooks)));
     [("agentix", a), ("hand_written", b), ("dynamic", c)]
+}
+
+/// (b) or (c): the hand-written loop, calling hooks through `sites`.
+fn plain(model: BenchModel, sites: impl Sites + 'static) -> RunTurn {
+    let fixed = Fixed::new();
+    Box::new(move || {
+        let (answer, log) = block_on(plain_loop(&model, &fixed, &sites));
+        Transcript { answer, log: Log::Plain(log) }
+    })
+}
+
+/// The three variants do the same work: the same requests reach the model, and the turn ends
+/// with the same answer and the same log. Checked before anything is timed (and by
+/// `cargo test --benches`), so the comparison stays honest as the agent changes.
+fn same_work() {
+    for hooks in HOOK_COUNTS {
+        let recorder = Recorder::default();
+        let mut seen = Vec::new();
+        for (name, run) in variants(hooks, Some(&recorder)) {
+            let transcript = run();
+            let requests = std::mem::take(&mut *recorder.lock().unwrap());
+            seen.push((name, transcript.answer.clone(), transcript.messages(), requests));
+        }
+        let (_, answer, log, requests) = &seen[0];
+        assert!(answer.is_ok(), "the agent's turn failed: {answer:?}");
+        assert_eq!(log.len(), 4, "user, tool call, tool result, answer");
+        for (name, other_answer, other_log, other_requests) in &seen[1..] {
+            assert_eq!(
+                other_answer, answer,
+                "{name} answered otherwise than agentix ({hooks} hooks)"
+            );
+            assert_eq!(other_log, log, "{name} logged otherwise than agentix ({hooks} hooks)");
+            assert_eq!(
+                other_requests, requests,
+                "{name} asked the model otherwise ({hooks} hooks)"
+            );
+        }
+    }
 }
 
 const HOOK_COUNTS: [usize; 4] = [0, 1, 5, 20];
@@ -396,20 +525,20 @@ const HOOK_COUNTS: [usize; 4] = [0, 1, 5, 20];
 fn turns(c: &mut Criterion) {
     for hooks in HOOK_COUNTS {
         let mut group = c.benchmark_group(format!("turn/{hooks}_hooks"));
-        for (name, run) in variants(hooks) {
-            group.bench_function(name, |bencher| bencher.iter(&run));
+        for (name, run) in variants(hooks, None) {
+            group.bench_function(name, |bencher| bencher.iter(|| drop(black_box(run()))));
         }
         group.finish();
     }
 }
 
 /// The median time of one turn over `samples` batches of `batch` turns.
-fn median(run: &dyn Fn(), samples: usize, batch: usize) -> Duration {
+fn median(run: &dyn Fn() -> Transcript, samples: usize, batch: usize) -> Duration {
     let mut times: Vec<Duration> = (0..samples)
         .map(|_| {
             let started = Instant::now();
             for _ in 0..batch {
-                run();
+                drop(black_box(run()));
             }
             started.elapsed() / batch as u32
         })
@@ -425,7 +554,7 @@ fn ratios() {
         "\nhooks  agentix (a)  by hand (b)  dynamic (c)   a/b     c/a    (a-b)   (c-b)   (c-b)/(a-b)"
     );
     for hooks in HOOK_COUNTS {
-        let [(_, a), (_, b), (_, c)] = variants(hooks);
+        let [(_, a), (_, b), (_, c)] = variants(hooks, None);
         let (mut ta, mut tb, mut tc) = (Vec::new(), Vec::new(), Vec::new());
         for _ in 0..9 {
             ta.push(median(&a, 15, 200));
@@ -459,16 +588,17 @@ fn main() {
         };
         let hooks: usize = hooks.parse().expect("a hook count");
         let turns: usize = turns.parse().expect("a turn count");
-        let run = variants(hooks)
+        let run = variants(hooks, None)
             .into_iter()
             .find(|(name, _)| *name == variant)
             .map(|(_, run)| run)
             .expect("agentix, hand_written or dynamic");
         for _ in 0..turns {
-            run();
+            drop(black_box(run()));
         }
         return;
     }
+    same_work();
     benches();
     criterion::Criterion::default().configure_from_args().final_summary();
     // Profiling one benchmark (`--profile-time`) should profile only that one.
