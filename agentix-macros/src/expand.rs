@@ -94,31 +94,36 @@ fn implementation(hook: &Hook, ident: &Ident, private: &TokenStream) -> TokenStr
     let event_type = format_ident!("{}", event.type_name());
     let shared_turn = hook.parallel || event.is_wrap();
 
-    let args = hook.params.iter().map(|param| {
-        let ty = &param.ty;
-        let span = ty.span();
-        match param.role {
-            Role::Value => {
-                let lend = format_ident!("{}Value", event.type_name());
-                let lent = if matches!(event, Event::WrapModel | Event::WrapTool | Event::Post) {
-                    quote! { #value }
-                } else {
-                    quote! { &mut *#value }
-                };
-                quote_spanned! {span=> <#ty as #private::#lend<'_>>::lend(#lent) }
+    let args: Vec<TokenStream> = hook
+        .params
+        .iter()
+        .map(|param| {
+            let ty = &param.ty;
+            let span = ty.span();
+            match param.role {
+                Role::Value => {
+                    let lend = format_ident!("{}Value", event.type_name());
+                    let lent = if matches!(event, Event::WrapModel | Event::WrapTool | Event::Post)
+                    {
+                        quote! { #value }
+                    } else {
+                        quote! { &mut *#value }
+                    };
+                    quote_spanned! {span=> <#ty as #private::#lend<'_>>::lend(#lent) }
+                }
+                Role::Turn if hook.parallel => {
+                    quote_spanned! {span=> <#ty as #private::ParallelTurnParam<'_>>::lend(#turn) }
+                }
+                Role::Turn if event.is_wrap() => {
+                    quote_spanned! {span=> <#ty as #private::WrapTurnParam<'_>>::lend(#turn) }
+                }
+                Role::Turn => {
+                    quote_spanned! {span=> <#ty as #private::TurnParam<'_>>::lend(&mut *#turn) }
+                }
+                Role::Next => quote! { #next },
             }
-            Role::Turn if hook.parallel => {
-                quote_spanned! {span=> <#ty as #private::ParallelTurnParam<'_>>::lend(#turn) }
-            }
-            Role::Turn if event.is_wrap() => {
-                quote_spanned! {span=> <#ty as #private::WrapTurnParam<'_>>::lend(#turn) }
-            }
-            Role::Turn => {
-                quote_spanned! {span=> <#ty as #private::TurnParam<'_>>::lend(&mut *#turn) }
-            }
-            Role::Next => quote! { #next },
-        }
-    });
+        })
+        .collect();
     let call = quote! { let #returned = #ident::call(#(#args),*).await; };
     let output = &hook.output;
     let output_span = output.span();
@@ -182,21 +187,30 @@ fn implementation(hook: &Hook, ident: &Ident, private: &TokenStream) -> TokenStr
                         quote! { IntoToolResult },
                     )
                 };
-            let when = hook.when.as_ref().map(|when| {
-                quote! {
-                    if !#private::Condition::holds(&#when, #value, #turn) {
-                        return #next_trait::call(#next, #value).await;
-                    }
-                }
-            });
+            // No `async` block of its own: a wrap hook's future is the user's, converted by a
+            // plain future, so each layer of the onion nests one coroutine, not two (the
+            // onion's depth is what rustc's layout queries pay for).
             let into =
                 quote_spanned! {output_span=> <#output as #private::#into_result>::into_result };
-            (
-                method,
-                quote! { #value: &#value_type, #turn: #turn_type, #next: &impl #next_trait },
-                result_type,
-                quote! { #when #call #into(#returned) },
-            )
+            let converted = quote! { #private::converted(#ident::call(#(#args),*), #into) };
+            let body = match &hook.when {
+                Some(when) => quote! {
+                    if !#private::Condition::holds(&#when, #value, #turn) {
+                        return #private::Either::Right(#next_trait::call(#next, #value));
+                    }
+                    #private::Either::Left(#converted)
+                },
+                None => converted,
+            };
+            let params =
+                quote! { #value: &#value_type, #turn: #turn_type, #next: &impl #next_trait };
+            let future_span = hook.future_span;
+            let returns = quote_spanned! {future_span=> impl #private::CoreFuture<Output = #result_type> + #private::CoreSend };
+            return quote! {
+                fn #method(&self, #params) -> #returns {
+                    #body
+                }
+            };
         }
         _ => {
             let value_type = match event {

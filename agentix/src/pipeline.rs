@@ -14,10 +14,11 @@
 use std::any::Any;
 use std::future::{Future, ready};
 use std::marker::PhantomData;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 
-use futures::FutureExt;
-use futures::future::{Either, join};
+use futures::future::join;
 
 use crate::event::{
     self, AfterModel, AfterTool, BeforeFinal, BeforeModel, BeforeTool, Event, EventKind, EventSet,
@@ -860,21 +861,92 @@ struct Layered<'a, L, O, N> {
 }
 
 impl<L: ModelLayer, O: Observer, N: NextModel> NextModel for Layered<'_, L, O, N> {
-    // One future type per layer, mentioning the rest of the onion once: a layer that does not
-    // wrap still runs its (default) wrap, which calls `next` straight away.
+    // One plain future type per layer (no combinator stack): the onion's nesting is what costs
+    // rustc's layout query depth.
     fn call(
         &self,
         request: &ModelRequest,
     ) -> impl Future<Output = Result<ModelResponse, ModelError>> + Send {
-        if self.turn.aborted.get().is_some() {
-            return Either::Left(ready(Err(ModelError::Aborted)));
-        }
         let (name, turn, observer) = (self.layer.name(), self.turn, self.observer);
-        let wrapped = caught(|| self.layer.wrap(request, turn, &self.next));
-        Either::Right(wrapped.map(move |returned| match returned {
+        let future = start(turn, observer, EventKind::WrapModel, name, || {
+            self.layer.wrap(request, turn, &self.next)
+        });
+        ModelLayerCall { future, name, turn, observer, active: L::ACTIVE }
+    }
+}
+
+impl<L: ToolLayer, O: Observer, N: NextTool> NextTool for Layered<'_, L, O, N> {
+    fn call(&self, call: &ToolCall) -> impl Future<Output = ToolResult> + Send {
+        let (name, turn, observer) = (self.layer.name(), self.turn, self.observer);
+        let future = start(turn, observer, EventKind::WrapTool, name, || {
+            self.layer.wrap(call, turn, &self.next)
+        });
+        ToolLayerCall { future, call, name, turn, observer, active: L::ACTIVE }
+    }
+}
+
+/// Starts a layer's hook, unless an inner panic aborted the onion: `None` when it did, or when
+/// the hook panicked before returning its future (the onion is then aborted).
+fn start<F>(
+    turn: &Turn,
+    observer: &impl Observer,
+    event: EventKind,
+    hook: &'static str,
+    wrap: impl FnOnce() -> F,
+) -> Option<F> {
+    if turn.aborted.get().is_some() {
+        return None;
+    }
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(wrap)) {
+        Ok(future) => Some(future),
+        Err(payload) => {
+            abort(turn, observer, event, hook, payload);
+            None
+        }
+    }
+}
+
+/// Polls a layer's hook, catching a panic.
+fn poll_guarded<F: Future>(
+    future: Pin<&mut F>,
+    cx: &mut Context<'_>,
+) -> Poll<Result<F::Output, Box<dyn Any + Send>>> {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| future.poll(cx))) {
+        Ok(Poll::Pending) => Poll::Pending,
+        Ok(Poll::Ready(output)) => Poll::Ready(Ok(output)),
+        Err(payload) => Poll::Ready(Err(payload)),
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// A call through one `wrap_model` layer: its hook's future, guarded against panics, and
+    /// reported when it returns.
+    struct ModelLayerCall<'a, O, F> {
+        #[pin]
+        future: Option<F>,
+        name: &'static str,
+        turn: &'a Turn,
+        observer: &'a O,
+        active: bool,
+    }
+}
+
+impl<O: Observer, F> Future for ModelLayerCall<'_, O, F>
+where
+    F: Future<Output = Result<ModelResponse, ModelError>>,
+{
+    type Output = F::Output;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.project();
+        let Some(future) = this.future.as_pin_mut() else {
+            return Poll::Ready(Err(ModelError::Aborted));
+        };
+        let (name, turn, observer) = (*this.name, *this.turn, *this.observer);
+        poll_guarded(future, cx).map(|returned| match returned {
             Ok(result) => {
                 turn.settle_model_call(Some(name), result.is_ok());
-                if L::ACTIVE {
+                if *this.active {
                     let decision = Decision::Returned { ok: result.is_ok() };
                     observer.observe(&Observation::Hook {
                         event: EventKind::WrapModel,
@@ -888,20 +960,36 @@ impl<L: ModelLayer, O: Observer, N: NextModel> NextModel for Layered<'_, L, O, N
                 abort(turn, observer, EventKind::WrapModel, name, payload);
                 Err(ModelError::Aborted)
             }
-        }))
+        })
     }
 }
 
-impl<L: ToolLayer, O: Observer, N: NextTool> NextTool for Layered<'_, L, O, N> {
-    fn call(&self, call: &ToolCall) -> impl Future<Output = ToolResult> + Send {
-        if self.turn.aborted.get().is_some() {
-            return Either::Left(ready(not_run(call)));
-        }
-        let (name, turn, observer) = (self.layer.name(), self.turn, self.observer);
-        let wrapped = caught(|| self.layer.wrap(call, turn, &self.next));
-        Either::Right(wrapped.map(move |returned| match returned {
+pin_project_lite::pin_project! {
+    /// A call through one `wrap_tool` layer: its hook's future, guarded against panics, and
+    /// reported when it returns.
+    struct ToolLayerCall<'c, 'a, O, F> {
+        #[pin]
+        future: Option<F>,
+        call: &'c ToolCall,
+        name: &'static str,
+        turn: &'a Turn,
+        observer: &'a O,
+        active: bool,
+    }
+}
+
+impl<O: Observer, F: Future<Output = ToolResult>> Future for ToolLayerCall<'_, '_, O, F> {
+    type Output = ToolResult;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<ToolResult> {
+        let this = self.project();
+        let Some(future) = this.future.as_pin_mut() else {
+            return Poll::Ready(not_run(this.call));
+        };
+        let (name, turn, observer) = (*this.name, *this.turn, *this.observer);
+        poll_guarded(future, cx).map(|returned| match returned {
             Ok(result) => {
-                if L::ACTIVE {
+                if *this.active {
                     let decision = Decision::Returned { ok: !result.is_error() };
                     observer.observe(&Observation::Hook {
                         event: EventKind::WrapTool,
@@ -913,9 +1001,9 @@ impl<L: ToolLayer, O: Observer, N: NextTool> NextTool for Layered<'_, L, O, N> {
             }
             Err(payload) => {
                 abort(turn, observer, EventKind::WrapTool, name, payload);
-                not_run(call)
+                not_run(this.call)
             }
-        }))
+        })
     }
 }
 

@@ -5,6 +5,8 @@
 //! `#[diagnostic::on_unimplemented]` message that names the rule.
 
 use std::fmt::Display;
+use std::pin::Pin;
+use std::task::{Context, Poll};
 
 pub use crate::Outcome;
 pub use crate::event::{
@@ -21,6 +23,7 @@ pub use core::future::Future as CoreFuture;
 pub use core::marker::{Send as CoreSend, Sync as CoreSync};
 pub use core::primitive::{bool, str};
 pub use core::result::Result;
+pub use futures::future::Either;
 pub use std::vec::Vec;
 
 // ---- parameters ----
@@ -450,6 +453,36 @@ impl IntoToolResult for ToolResult {
     fn into_result(self) -> ToolResult {
         self
     }
+}
+
+pin_project_lite::pin_project! {
+    /// A wrap hook's future with its output converted to the call's result. A plain future, not
+    /// an `async` block: each layer of a wrap onion then nests one coroutine (the user's), and
+    /// the onion's depth is what rustc's layout queries pay for.
+    pub struct Converted<F, C> {
+        #[pin]
+        future: F,
+        convert: Option<C>,
+    }
+}
+
+impl<F: CoreFuture, C: FnOnce(F::Output) -> R, R> CoreFuture for Converted<F, C> {
+    type Output = R;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<R> {
+        let this = self.project();
+        let output = std::task::ready!(this.future.poll(cx));
+        let convert = this.convert.take().expect("a finished future is not polled again");
+        Poll::Ready(convert(output))
+    }
+}
+
+/// `future`, its output converted by `convert`.
+pub fn converted<F: CoreFuture, C: FnOnce(F::Output) -> R, R>(
+    future: F,
+    convert: C,
+) -> Converted<F, C> {
+    Converted { future, convert: Some(convert) }
 }
 
 // ---- conditions ----

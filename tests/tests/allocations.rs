@@ -5,9 +5,9 @@
 //! A counting global allocator counts this thread's allocations; the turn runs on this thread
 //! with `futures::executor::block_on`.
 //!
-//! Twenty `Hook` impls nest twenty levels deep in both wrap onions, past the depth rustc lays
-//! out a future at by default (eleven such hooks fit): the crate that builds such an agent
-//! raises the limit, as the compiler's error says to.
+//! Twenty `Hook` impls that override both wraps nest twenty coroutines deep in both onions,
+//! past the depth rustc lays out a future at by default (ten such layers fit): the crate that
+//! builds such an agent raises the limit, as the compiler's error says to.
 #![recursion_limit = "256"]
 
 use std::alloc::{GlobalAlloc, Layout, System};
