@@ -5,11 +5,12 @@
 //!
 //! - Sequential hooks and parallel `pre` groups go into one *chain*: flat tuples of up to 16
 //!   nodes, in two levels (at most 256 nodes). Each event's chain is one flat future over the
-//!   nodes, so its size and the compiler's work stay flat as hooks are added; a node that does
-//!   not handle an event is a ready future, and an empty chain costs nothing.
+//!   nodes, so its size and the compiler's work stay flat as hooks are added. Each node
+//!   declares its events ([`Chain::EVENTS`]): an event skips the nodes without hooks on it at
+//!   compile time, so it costs only its own hooks, and an empty chain costs nothing.
 //! - `wrap_model` and `wrap_tool` hooks form an *onion* each, first declared outermost. Each
-//!   layer is a combinator future around the next (no boxing), and only hooks that can wrap are
-//!   layers.
+//!   layer is one plain future around the hook's own (no boxing), and only hooks that can wrap
+//!   are layers.
 
 use std::any::Any;
 use std::future::{Future, ready};
