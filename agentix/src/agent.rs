@@ -22,7 +22,7 @@ use crate::hook::{NextModel, NextTool};
 use crate::message::{AssistantMessage, Message, Part, Role, ToolCall, ToolFailure, ToolResult};
 use crate::model::{Chunk, Model, ModelError, ModelParams, ModelRequest, ModelResponse, Usage};
 use crate::observe::{Observation, Observer};
-use crate::pipeline::{Chain, Flow, Hooks, Pipeline, Register, not_run};
+use crate::pipeline::{Flow, Hooks, Pipeline, Register, not_run};
 use crate::tool::{NoTools, Tool, ToolSet, ToolSpec, Toolbox};
 use crate::transform::StreamTransformer;
 use crate::turn::{Blame, Turn};

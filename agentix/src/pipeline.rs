@@ -19,7 +19,9 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
+use futures::FutureExt;
 use futures::future::join;
+use std::panic::AssertUnwindSafe;
 
 use crate::event::{
     self, AfterModel, AfterTool, BeforeFinal, BeforeModel, BeforeTool, Event, EventKind, EventSet,
@@ -123,18 +125,6 @@ impl<E: Event> Flow<E> {
 
 type Caught<T> = Result<T, Box<dyn Any + Send>>;
 
-/// Starts one hook and runs it, catching a panic from either.
-#[inline]
-async fn run_hook<E: Event, F>(hook: &'static str, start: impl FnOnce() -> F) -> Flow<E>
-where
-    F: Future<Output = Verdict<E>> + Send,
-{
-    match caught(start).await {
-        Ok(verdict) => Flow::decided(hook, verdict),
-        Err(payload) => Flow::Panicked { hook, message: panic_message(payload.as_ref()) },
-    }
-}
-
 /// Reports a hook's decision: always when it did not continue, and when it continued only if
 /// the hook declares the event (a `Hook` is called at every event, but traced at its own).
 #[inline]
@@ -196,8 +186,8 @@ pub trait Pipeline: sealed::Sealed + Send + Sync {
     /// The chain of every event but the two wraps.
     type Chain: Chain;
 
-    /// The chain of every event but the two wraps.
-    fn chain(&self) -> &Self::Chain;
+    /// The chain of every event but the two wraps, as the loop runs it.
+    fn chain(&self) -> Guarded<'_, Self::Chain>;
 
     /// Runs the `wrap_model` onion around `model`.
     fn wrap_model<O: Observer>(
@@ -223,8 +213,8 @@ impl<C, M, T> sealed::Sealed for Hooks<C, M, T> {}
 impl<C: Chain, M: ModelWraps, T: ToolWraps> Pipeline for Hooks<C, M, T> {
     type Chain = C;
 
-    fn chain(&self) -> &C {
-        &self.chain
+    fn chain(&self) -> Guarded<'_, C> {
+        Guarded(&self.chain)
     }
 
     async fn wrap_model<O: Observer>(
@@ -301,6 +291,67 @@ macro_rules! chain_trait {
 
 chain_events!(chain_trait);
 
+/// The chain as the agent loop runs it. An event with no hooks costs nothing; one with hooks
+/// runs under one panic guard, not one per hook: each hook is marked running on the turn for as
+/// long as it runs, so the guard knows whose panic it caught.
+pub struct Guarded<'a, C>(&'a C);
+
+impl<C: Chain> Guarded<'_, C> {
+    /// Runs the `pre` chain.
+    pub(crate) async fn pre<O: Observer>(&self, turn: &mut Turn, observer: &O) -> Flow<Pre> {
+        if !C::EVENTS.contains(EventKind::Pre) {
+            return Flow::Continue;
+        }
+        // Creating the chain's future runs no hook: only polling it can panic.
+        let caught = AssertUnwindSafe(self.0.pre(&mut *turn, observer)).catch_unwind().await;
+        settle(caught, turn, observer)
+    }
+}
+
+macro_rules! guarded_chain {
+    ($($method:ident: $event:ident ($arg:ident: $ty:ty);)*) => {
+        impl<C: Chain> Guarded<'_, C> {
+            $(
+                #[doc = concat!("Runs the `", stringify!($method), "` chain.")]
+                pub(crate) async fn $method<O: Observer>(&self, $arg: $ty, turn: &mut Turn, observer: &O) -> Flow<$event> {
+                    if !C::EVENTS.contains(EventKind::$event) {
+                        return Flow::Continue;
+                    }
+                    let chain = self.0.$method($arg, &mut *turn, observer);
+                    let caught = AssertUnwindSafe(chain).catch_unwind().await;
+                    settle(caught, turn, observer)
+                }
+            )*
+        }
+    };
+}
+
+chain_events!(guarded_chain);
+
+/// The chain's flow, or the panic of the hook that was running. A panic outside any hook (an
+/// observer's) is not a hook's to answer for: it goes on unwinding.
+#[inline]
+fn settle<E: Event>(caught: Caught<Flow<E>>, turn: &mut Turn, observer: &impl Observer) -> Flow<E> {
+    match caught {
+        Ok(flow) => flow,
+        Err(payload) => hook_panicked(payload, turn, observer),
+    }
+}
+
+#[cold]
+fn hook_panicked<E: Event>(
+    payload: Box<dyn Any + Send>,
+    turn: &mut Turn,
+    observer: &impl Observer,
+) -> Flow<E> {
+    let Some(hook) = turn.leave_hook() else {
+        std::panic::resume_unwind(payload);
+    };
+    let flow = Flow::Panicked { hook, message: panic_message(payload.as_ref()) };
+    report(observer, hook, true, &flow);
+    flow
+}
+
 /// A [`Hook`] in the pipeline; shared between the chain and both onions.
 #[derive(Debug)]
 pub struct Lifecycle<H>(Arc<H>);
@@ -320,7 +371,9 @@ macro_rules! lifecycle_chain {
             async fn pre<O: Observer>(&self, turn: &mut Turn, observer: &O) -> Flow<Pre> {
                 let name = self.0.name();
                 turn.enter_hook(name, H::DURABLE);
-                let flow = run_hook(name, || self.0.pre(turn)).await;
+                let verdict = self.0.pre(turn).await;
+                turn.leave_hook();
+                let flow = Flow::decided(name, verdict);
                 report(observer, name, H::EVENTS.contains(EventKind::Pre), &flow);
                 flow
             }
@@ -329,9 +382,9 @@ macro_rules! lifecycle_chain {
                 async fn $method<O: Observer>(&self, $arg: $ty, turn: &mut Turn, observer: &O) -> Flow<$event> {
                     let name = self.0.name();
                     turn.enter_hook(name, H::DURABLE && $event::KIND == EventKind::Post);
-                    let value = &mut *$arg;
-                    let flow = run_hook(name, || self.0.$method(value, turn)).await;
-                    let flow = checked(flow, name, &*$arg);
+                    let verdict = self.0.$method(&mut *$arg, turn).await;
+                    turn.leave_hook();
+                    let flow = checked(Flow::decided(name, verdict), name, &*$arg);
                     report(observer, name, H::EVENTS.contains(EventKind::$event), &flow);
                     flow
                 }
@@ -357,7 +410,9 @@ impl<H: on::Pre> Chain for Single<H, Pre> {
     async fn pre<O: Observer>(&self, turn: &mut Turn, observer: &O) -> Flow<Pre> {
         let name = self.0.name();
         turn.enter_hook(name, H::DURABLE);
-        let flow = run_hook(name, || self.0.pre(turn)).await;
+        let verdict = self.0.pre(turn).await;
+        turn.leave_hook();
+        let flow = Flow::decided(name, verdict);
         report(observer, name, true, &flow);
         flow
     }
@@ -382,9 +437,9 @@ macro_rules! single_chain {
             async fn $method<O: Observer>(&self, $arg: $ty, turn: &mut Turn, observer: &O) -> Flow<$event> {
                 let name = self.0.name();
                 turn.enter_hook(name, durable_output!($event, H));
-                let value = &mut *$arg;
-                let flow = run_hook(name, || self.0.$method(value, turn)).await;
-                let flow = checked(flow, name, &*$arg);
+                let verdict = self.0.$method(&mut *$arg, turn).await;
+                turn.leave_hook();
+                let flow = checked(Flow::decided(name, verdict), name, &*$arg);
                 report(observer, name, true, &flow);
                 flow
             }
@@ -486,10 +541,12 @@ macro_rules! tuple_chain_method {
             async move {
                 $(
                     if $node::EVENTS.contains(EventKind::Pre) {
-                        match self.$index.pre(turn, observer).await {
-                            Flow::Continue => {}
-                            ended => return ended,
+                        let flow = self.$index.pre(turn, observer).await;
+                        if !flow.is_continue() {
+                            return flow;
                         }
+                        // `Continue` owns nothing: no out-of-line drop call for it.
+                        std::mem::forget(flow);
                     }
                 )*
                 let _ = (turn, observer);
@@ -507,10 +564,12 @@ macro_rules! tuple_chain_method {
             async move {
                 $(
                     if $node::EVENTS.contains(EventKind::$event) {
-                        match self.$index.$method($arg, turn, observer).await {
-                            Flow::Continue => {}
-                            ended => return ended,
+                        let flow = self.$index.$method($arg, turn, observer).await;
+                        if !flow.is_continue() {
+                            return flow;
                         }
+                        // `Continue` owns nothing: no out-of-line drop call for it.
+                        std::mem::forget(flow);
                     }
                 )*
                 let _ = ($arg, turn, observer);

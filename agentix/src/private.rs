@@ -360,7 +360,7 @@ replacements! {
 }
 
 /// Applies a hook's return to the event's value.
-#[inline]
+#[inline(always)]
 pub fn apply<E: Event>(returned: Returned<E>, value: &mut E::Value) -> Verdict<E> {
     match returned {
         Returned::Verdict(verdict) => verdict,
@@ -372,7 +372,7 @@ pub fn apply<E: Event>(returned: Returned<E>, value: &mut E::Value) -> Verdict<E
 }
 
 /// Applies the return of a hook whose event has no value to replace (`pre`, `post`).
-#[inline]
+#[inline(always)]
 pub fn verdict<E: Event>(returned: Returned<E>) -> Verdict<E> {
     match returned {
         Returned::Verdict(verdict) => verdict,

@@ -199,6 +199,12 @@ impl Turn {
         self.running_durable = durable;
     }
 
+    /// Marks the running hook as finished, returning it (if one was running).
+    pub(crate) fn leave_hook(&mut self) -> Option<&'static str> {
+        let hook = std::mem::take(&mut self.running_hook);
+        (!hook.is_empty()).then_some(hook)
+    }
+
     /// Leaves what durable hooks produced since the last commit out of the log: a `pre` chain
     /// that halted or failed commits nothing.
     pub(crate) fn discard_uncommitted(&mut self) {

@@ -295,3 +295,24 @@ async fn eager_panics_in_a_model_or_a_tool_set_become_errors() {
     let result = &tool_results(&model.requests()[1])[0];
     assert_eq!(result.error, Some(ToolFailure::Panicked { message: "tool set exploded".into() }));
 }
+
+/// Hooks run under one panic guard per event, which blames the hook marked running: a panic
+/// outside any hook (here, an observer's, reporting a hook's decision) is no hook's to answer
+/// for, and unwinds out of the turn as it would without hooks.
+#[tokio::test]
+async fn an_observer_panic_is_not_blamed_on_a_hook() {
+    use futures::FutureExt;
+
+    let record = Record::default();
+    let agent =
+        Agent::builder(ScriptedModel::new().text("hi")).hook(Probe::new("calm", &record)).build();
+    let observer = |observation: &agentix::Observation<'_>| {
+        if matches!(observation, agentix::Observation::Hook { .. }) {
+            panic!("observer down");
+        }
+    };
+    let mut conversation = Conversation::new();
+    let turn = agent.run_observed(&mut conversation, "hi", &observer);
+    let payload = std::panic::AssertUnwindSafe(turn).catch_unwind().await.expect_err("it unwinds");
+    assert_eq!(payload.downcast_ref::<&str>(), Some(&"observer down"));
+}
