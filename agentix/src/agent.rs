@@ -458,22 +458,36 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
             return Err(Error::ContextOverflow { budget: target, size: total });
         }
 
-        let mut messages = Vec::with_capacity(rendered.len() + feedback.len() + 2);
-        messages.extend(summary);
-        messages.extend(
-            rendered[plan.dropped_history.end..units.opening.end]
-                .iter_mut()
-                .filter_map(Option::take),
-        );
-        // Everything the turn injected, durable or not, in the order it was injected; the durable
-        // part is also in the log (just after the user message), for later turns.
-        let injected: Vec<Part> =
-            turn.injections().iter().map(|injection| injection.part.clone()).collect();
-        if !injected.is_empty() {
-            messages.push(Message { role: Role::User, content: injected });
-        }
-        messages.extend(rendered[plan.dropped_steps.end..].iter_mut().filter_map(Option::take));
-        messages.extend(feedback);
+        let kept = |entry: usize| {
+            (plan.dropped_history.end..units.opening.end).contains(&entry)
+                || entry >= plan.dropped_steps.end
+        };
+        let messages = if summary.is_none() && turn.injections().is_empty() && feedback.is_empty() {
+            // The kept entries alone, collected in place of their rendering.
+            rendered
+                .into_iter()
+                .enumerate()
+                .filter_map(|(entry, message)| message.filter(|_| kept(entry)))
+                .collect()
+        } else {
+            let mut messages = Vec::with_capacity(rendered.len() + feedback.len() + 2);
+            messages.extend(summary);
+            messages.extend(
+                rendered[plan.dropped_history.end..units.opening.end]
+                    .iter_mut()
+                    .filter_map(Option::take),
+            );
+            // Everything the turn injected, durable or not, in the order it was injected; the
+            // durable part is also in the log (just after the user message), for later turns.
+            let injected: Vec<Part> =
+                turn.injections().iter().map(|injection| injection.part.clone()).collect();
+            if !injected.is_empty() {
+                messages.push(Message { role: Role::User, content: injected });
+            }
+            messages.extend(rendered[plan.dropped_steps.end..].iter_mut().filter_map(Option::take));
+            messages.extend(feedback);
+            messages
+        };
         Ok(ModelRequest {
             system: self.settings.system.clone(),
             messages,

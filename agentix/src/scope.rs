@@ -3,6 +3,7 @@
 use std::any::{Any, TypeId, type_name};
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::OnceLock;
 
 use serde::de::DeserializeOwned;
@@ -45,9 +46,34 @@ pub trait ScopeValue: Serialize + DeserializeOwned + Send + Sync + 'static {
 /// revives it.
 #[derive(Default)]
 pub struct Scope {
-    values: HashMap<TypeId, Value>,
+    values: TypeMap<Value>,
     revived: BTreeMap<String, Revived>,
-    resources: HashMap<TypeId, Resource>,
+    resources: TypeMap<Resource>,
+}
+
+/// A map keyed by type. A `TypeId` is already a hash, so the map needs no random state, and an
+/// empty scope — every conversation and every turn opens one — costs nothing to make.
+type TypeMap<V> = HashMap<TypeId, V, BuildHasherDefault<TypeIdHasher>>;
+
+/// Hashes a `TypeId` as the hash it already is.
+#[derive(Default)]
+struct TypeIdHasher(u64);
+
+impl Hasher for TypeIdHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        // `TypeId` writes whole integers; anything else still hashes, byte by byte (FNV-1a).
+        for byte in bytes {
+            self.0 = (self.0 ^ u64::from(*byte)).wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+
+    fn write_u64(&mut self, value: u64) {
+        self.0 ^= value;
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
 }
 
 type Erased = Box<dyn Any + Send + Sync>;

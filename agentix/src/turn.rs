@@ -214,6 +214,9 @@ impl Turn {
     /// Appends what durable hooks produced since the last commit to the log, one entry per hook
     /// and run, in the order they produced it.
     pub(crate) fn commit_durable(&mut self, event: EventKind) {
+        if self.committed == self.injections.len() {
+            return;
+        }
         let turn = self.turn_ref;
         let fresh: Vec<Injection> = self.injections[self.committed..]
             .iter()
