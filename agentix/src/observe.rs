@@ -148,7 +148,14 @@ impl fmt::Display for Observation<'_> {
                 write!(f, "    {event} hook `{hook}`: {decision}")
             }
             Observation::Approval { hook, call, approval } => {
-                write!(f, "    approver on `{}` (escalated by `{hook}`): {approval:?}", call.name)
+                write!(f, "    approver on `{}` (escalated by `{hook}`): ", call.name)?;
+                match approval {
+                    Approval::Approve => write!(f, "approve"),
+                    Approval::Edit(edited) => {
+                        write!(f, "edit to {}({})", edited.name, edited.arguments)
+                    }
+                    Approval::Reject(reason) => write!(f, "reject ({reason})"),
+                }
             }
             Observation::TextDelta { text } => write!(f, "      text: {text:?}"),
             Observation::ToolCallStreamed { call } => {

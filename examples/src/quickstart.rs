@@ -3,13 +3,15 @@
 
 use agentix::event::{AfterModel, BeforeFinal, BeforeTool, Pre};
 use agentix::{
-    Agent, AssistantMessage, Conversation, Entry, ModelError, ModelRequest, ModelResponse,
-    NextModel, NextTool, Observation, Outcome, Scope, ScopeValue, ScriptedModel, Tool, ToolCall,
-    ToolFailure, ToolResult, Turn, Verdict, hook,
+    Agent, AssistantMessage, Conversation, ModelError, ModelRequest, ModelResponse, NextModel,
+    NextTool, Observation, Outcome, Scope, ScopeValue, ScriptedModel, Tool, ToolCall, ToolFailure,
+    ToolResult, Turn, Verdict, hook,
 };
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
+
+use crate::trace;
 
 /// The signed-in user, ambient state in the conversation's scope.
 #[derive(Serialize, Deserialize)]
@@ -180,35 +182,9 @@ pub async fn run(out: &(dyn Fn(&str) + Sync)) -> Outcome {
     let reply = agent.run_observed(&mut conversation, "What's the weather in Oslo?", &trace).await;
 
     out("");
-    match &reply {
-        Ok(message) => out(&format!("reply: {}", message.joined_text())),
-        Err(error) => out(&format!("error: {error}")),
-    }
+    trace::outcome(out, &reply);
     let served = conversation.scope().get::<TurnsServed>().map_or(0, |served| served.0);
     out(&format!("turns served: {served}"));
-    out("log:");
-    for entry in conversation.log() {
-        match entry {
-            Entry::User { message, .. } => out(&format!("  user:      {}", message.text())),
-            Entry::Assistant { message, .. } if message.calls_tools() => {
-                let names: Vec<&str> =
-                    message.tool_calls().map(|call| call.name.as_str()).collect();
-                out(&format!("  assistant: calls {}", names.join(", ")));
-            }
-            Entry::Assistant { message, .. } => {
-                out(&format!("  assistant: {}", message.joined_text()))
-            }
-            Entry::ToolResults { results, .. } => {
-                for result in results {
-                    out(&format!("  tool:      {}", result.output));
-                }
-            }
-            Entry::HookOutput { hook, parts, .. } => {
-                out(&format!("  {hook} (durable): {} part(s)", parts.len()))
-            }
-            Entry::Halted { hook, reason, .. } => out(&format!("  halted by {hook}: {reason}")),
-            Entry::Failed { error, .. } => out(&format!("  failed: {error}")),
-        }
-    }
+    trace::log(out, &conversation);
     reply
 }

@@ -1,0 +1,10 @@
+//! Tool errors the model can act on: documentation added to a 404, the schema injected after
+//! arguments that do not fit.
+//!
+//! Run it with `cargo run -p examples --example tool_error_enrichment`.
+
+#[tokio::main(flavor = "current_thread")]
+async fn main() {
+    // It prints as it goes; what it returns is for the tests.
+    let _ = examples::tool_error_enrichment::run(&|line| println!("{line}")).await;
+}
