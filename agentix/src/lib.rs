@@ -1,21 +1,77 @@
 //! Typed, zero-cost lifecycle hooks for LLM agents.
 //!
-//! A hook is attached to one [event] of an agent's lifecycle. The event's type is its
-//! contract: the value that flows through it and the [`Verdict`]s a hook may return there. A
-//! verdict the contract forbids cannot be constructed, so breaking the contract is a compile
-//! error, not a surprise at run time:
+//! An agent runs a loop — call the model, run the tools it asks for, repeat, answer — and a hook
+//! steps into it at one of ten [event]s. Each event's type is its contract: the value that
+//! flows through it and the [`Verdict`]s a hook may return there.
 //!
-//! ```compile_fail
-//! use agentix::event::AfterTool;
-//! use agentix::Verdict;
+//! # A hook
 //!
-//! // after_tool cannot RETRY: this does not compile.
-//! let verdict: Verdict<AfterTool> = Verdict::retry("again");
+//! Put [`#[hook(EVENT)]`](hook) on a plain `async fn`; its parameters and return type follow the
+//! event's contract, and the agent's builder takes it by name:
+//!
+//! ```
+//! use agentix::event::AfterModel;
+//! use agentix::{hook, Agent, AssistantMessage, Conversation, ScriptedModel, Verdict};
+//!
+//! /// Sends the model back until its answer starts with a plan.
+//! #[hook(after_model)]
+//! async fn require_plan(message: &AssistantMessage) -> Verdict<AfterModel> {
+//!     if message.calls_tools() || message.joined_text().starts_with("<plan>") {
+//!         Verdict::Continue
+//!     } else {
+//!         Verdict::retry("Start your answer with a <plan> block.")
+//!     }
+//! }
+//!
+//! # tokio::runtime::Runtime::new().unwrap().block_on(async {
+//! let model = ScriptedModel::new().text("Sure.").text("<plan>1. answer</plan> Sure.");
+//! let agent = Agent::builder(model).hook(require_plan).build();
+//! let mut conversation = Conversation::new();
+//! let reply = agent.run(&mut conversation, "Help me").await?;
+//! assert!(reply.joined_text().starts_with("<plan>"));
+//! # Ok::<_, agentix::Error>(())
+//! # }).unwrap();
 //! ```
 //!
+//! # A broken contract is a compile error
+//!
+//! A verdict the contract forbids cannot be built, and a hook whose signature breaks a rule does
+//! not compile; the error names the rule and points at your code. A parallel `pre` hook runs
+//! beside others and may only add content, so one that tries to halt:
+//!
+//! ```compile_fail
+//! use agentix::event::Pre;
+//! use agentix::{Turn, Verdict, hook};
+//!
+//! #[hook(pre, parallel)]
+//! async fn retrieve(turn: &Turn) -> Verdict<Pre> {
+//!     if turn.user_message().text().is_empty() {
+//!         return Verdict::halt("nothing to retrieve for");
+//!     }
+//!     Verdict::Continue
+//! }
+//! ```
+//!
+//! fails with (the exact output, from `ui-tests/`):
+//!
+//! <!-- stderr: ui-tests/tests/ui/fail/01_parallel_halts/parallel_halts_returns_verdict.stderr -->
+//! ```text
+//! error[E0277]: a parallel hook cannot return `Verdict<agentix::event::Pre>`
+//!  --> tests/ui/fail/01_parallel_halts/parallel_halts_returns_verdict.rs:5:35
+//!   |
+//! 5 | async fn retrieve(turn: &Turn) -> Verdict<Pre> {
+//!   |                                   ^^^^^^^^^^^^ a parallel hook returns content; it cannot halt
+//!   |
+//!   = help: the trait `agentix::__private::IntoParts` is not implemented for `Verdict<agentix::event::Pre>`
+//!   = note: parallel `pre` hooks are append-only: return `Vec<Part>`, `Part`, `Option<Part>` or `String`; a hook that may halt is a sequential `pre` hook (drop `parallel`)
+//! ```
+//!
+//! # The pipeline
+//!
 //! Hooks compose into a static pipeline whose type grows with each hook, as
-//! `tower::ServiceBuilder` grows a stack: no `Box<dyn>`, no allocation per event, and nothing
-//! at all for an event without hooks.
+//! `tower::ServiceBuilder` grows a stack: no `Box<dyn>`, no allocation per event, and an event
+//! without hooks is skipped at compile time ([`pipeline`]). A hook spanning several events is
+//! one struct implementing [`Hook`]:
 //!
 //! ```
 //! use agentix::event::{AfterModel, EventKind, EventSet};

@@ -1,10 +1,29 @@
 //! The compiler output the README quotes is the blessed `.stderr` it names, byte for byte: when a
 //! diagnostic changes, re-blessing the suite and this test keep the README honest.
 
+const ROOT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
+
 #[test]
 fn readme_quotes_blessed_stderr() {
-    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
-    let readme = std::fs::read_to_string(format!("{root}/README.md")).unwrap();
+    let readme = std::fs::read_to_string(format!("{ROOT}/README.md")).unwrap();
+    assert!(quotes_blessed(&readme) > 0, "the README quotes no compiler output");
+}
+
+/// The crate docs' front page quotes it too, inside `//!` comments.
+#[test]
+fn crate_docs_quote_blessed_stderr() {
+    let lib = std::fs::read_to_string(format!("{ROOT}/agentix/src/lib.rs")).unwrap();
+    let docs: String = lib
+        .lines()
+        .filter_map(|line| line.strip_prefix("//!"))
+        .map(|line| line.strip_prefix(' ').unwrap_or(line).to_owned() + "\n")
+        .collect();
+    assert!(quotes_blessed(&docs) > 0, "the crate docs quote no compiler output");
+}
+
+/// Checks each quote in `text` against the blessed file it names; returns how many there are.
+fn quotes_blessed(readme: &str) -> usize {
+    let root = ROOT;
     let mut quoted = 0;
     for (index, _) in readme.match_indices("<!-- stderr: ") {
         let rest = &readme[index + "<!-- stderr: ".len()..];
@@ -15,5 +34,5 @@ fn readme_quotes_blessed_stderr() {
         assert_eq!(block, blessed, "README quotes {path} differently from the blessed file");
         quoted += 1;
     }
-    assert!(quoted > 0, "the README quotes no compiler output");
+    quoted
 }
