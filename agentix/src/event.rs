@@ -24,6 +24,8 @@
 //! [`ToolCall`]: crate::ToolCall
 //! [`ToolResult`]: crate::ToolResult
 //! [`Outcome`]: crate::Outcome
+//!
+#![doc = include_str!("../docs/choosing.md")]
 
 use std::fmt;
 
