@@ -1,5 +1,5 @@
-//! Tool errors the model can act on: documentation added to a 404, the schema injected after
-//! arguments that do not fit.
+//! Tool errors the model can act on: the Oracle docs added to an error the database reports,
+//! the table's schema injected after an invalid identifier.
 //!
 //! Run it with `cargo run -p examples --example tool_error_enrichment`.
 

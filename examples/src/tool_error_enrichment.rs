@@ -1,7 +1,8 @@
-//! Tool errors the model can act on (seed 002, examples 2 and 3): an `after_tool` hook adds
-//! documentation to a result that reports a failure in its content (an order that does not
-//! exist), and a `tool_error` hook, when the model's arguments do not fit, injects the tool's
-//! schema into the next request.
+//! Tool errors the model can act on (seed 002, examples 2 and 3), over a SQL tool backed by
+//! Oracle. When the database reports an error code in its answer, an `after_tool` hook adds
+//! what the documentation says about it; when the call fails on an invalid identifier, a
+//! `tool_error` hook injects the table's schema into the next request. Each hook has a `when`
+//! condition, as the seed's `.when(...)`: the hook runs only where it applies.
 
 use agentix::{
     Agent, Conversation, ModelRequest, Outcome, ScriptedModel, Tool, ToolFailure, ToolResult, Turn,
@@ -14,73 +15,87 @@ use serde_json::json;
 use crate::trace;
 
 #[derive(Deserialize, JsonSchema)]
-struct Order {
-    /// The order's id, as `ORD-` and five digits.
-    order_id: String,
+struct Sql {
+    /// One SQL query.
+    query: String,
 }
 
-/// Looks an order up. An unknown id is not a failed call: the shop answers, with a 404.
-struct LookupOrder;
+/// Runs a query. A query the database refuses still gets an answer, with an `ORA-` code in it;
+/// an identifier the table does not have fails the call.
+struct QueryDb;
 
-impl Tool for LookupOrder {
-    const NAME: &'static str = "lookup_order";
-    type Args = Order;
+impl Tool for QueryDb {
+    const NAME: &'static str = "query_db";
+    type Args = Sql;
     type Output = String;
-    type Error = std::convert::Infallible;
+    type Error = String;
 
     fn description(&self) -> &str {
-        "Looks an order up by id."
+        "Runs a SQL query on the shop's Oracle database."
     }
 
-    async fn call(&self, args: Order, _turn: &Turn) -> Result<String, Self::Error> {
-        Ok(match args.order_id.as_str() {
-            "ORD-12345" => "ORD-12345: two tickets Oslo–Bergen, shipped 2026-11-20.".into(),
-            other => format!("404: no order {other}"),
-        })
-    }
-}
-
-/// What the shop's documentation says about order ids.
-pub const ORDER_ID_DOCS: &str =
-    "Order ids look like ORD-12345 (five digits); they are on the receipt, under the total.";
-
-/// `after_tool`: a 404 gets the documentation, so the model can ask the right question.
-#[hook(after_tool)]
-async fn document_not_found(result: &mut ToolResult) {
-    if result.output.starts_with("404") {
-        result.output = format!("{} ({ORDER_ID_DOCS})", result.output);
+    async fn call(&self, args: Sql, _turn: &Turn) -> Result<String, String> {
+        let query = args.query.to_uppercase();
+        if query.contains("FROM ORDRS") {
+            Ok("ORA-00942: table or view does not exist".into())
+        } else if query.contains("SHIPPED_ON") {
+            Err(r#"ORA-00904: "SHIPPED_ON": invalid identifier"#.into())
+        } else {
+            Ok("SHIP_DATE: 2026-11-20".into())
+        }
     }
 }
 
-/// `tool_error`: arguments that do not fit get the tool's schema in the next request.
-#[hook(tool_error)]
-async fn inject_schema(result: &ToolResult, turn: &mut Turn) {
-    if let Some(ToolFailure::InvalidArguments { .. }) = result.error {
-        let schema = schemars::schema_for!(Order);
-        turn.inject(format!(
-            "`{}` takes arguments of this schema: {}",
-            result.name,
-            schema.as_value()
-        ));
+/// What the Oracle documentation says about the codes this shop's queries hit.
+const ORACLE_DOCS: [(&str, &str); 1] = [(
+    "ORA-00942",
+    "the table is misspelled or not visible to this user; this schema has ORDERS and CUSTOMERS",
+)];
+
+/// The schema the model should query against.
+pub const ORDERS_SCHEMA: &str =
+    "ORDERS(ID NUMBER, CUSTOMER_ID NUMBER, SHIP_DATE DATE, TOTAL NUMBER)";
+
+fn is_oracle_error_with_docs(result: &ToolResult, _turn: &Turn) -> bool {
+    ORACLE_DOCS.iter().any(|(code, _)| result.output.starts_with(code))
+}
+
+/// `after_tool`, when the answer carries a documented `ORA-` code: the docs join the result.
+#[hook(after_tool, when = is_oracle_error_with_docs)]
+async fn enrich_with_oracle_docs(result: &mut ToolResult) {
+    if let Some((code, docs)) = ORACLE_DOCS.iter().find(|(code, _)| result.output.starts_with(code))
+    {
+        result.output = format!("{} (Oracle docs on {code}: {docs})", result.output);
     }
 }
 
-/// One turn: the model calls the tool with the wrong field, then with an unknown id, then with
-/// a real one. Returns the outcome, the conversation and the requests the model saw.
+fn is_invalid_identifier_error(result: &ToolResult, _turn: &Turn) -> bool {
+    matches!(&result.error, Some(ToolFailure::Failed { message }) if message.contains("ORA-00904"))
+}
+
+/// `tool_error`, when a query names a column that does not exist: the schema goes into the
+/// next request.
+#[hook(tool_error, when = is_invalid_identifier_error)]
+async fn inject_schema(_failed: &ToolResult, turn: &mut Turn) {
+    turn.inject(format!("The table to query: {ORDERS_SCHEMA}"));
+}
+
+/// One turn: a misspelled table, a column that does not exist, then the right query. Returns
+/// the outcome, the conversation and the requests the model saw.
 pub async fn run(out: &(dyn Fn(&str) + Sync)) -> (Outcome, Conversation, Vec<ModelRequest>) {
     let model = ScriptedModel::new()
-        .tool_call("lookup_order", json!({ "id": "A-17" }))
-        .tool_call("lookup_order", json!({ "order_id": "A-17" }))
-        .tool_call("lookup_order", json!({ "order_id": "ORD-12345" }))
-        .text("Your order ORD-12345 (two tickets Oslo–Bergen) shipped on 20 November.");
+        .tool_call("query_db", json!({ "query": "SELECT * FROM ordrs WHERE id = 17" }))
+        .tool_call("query_db", json!({ "query": "SELECT shipped_on FROM orders WHERE id = 17" }))
+        .tool_call("query_db", json!({ "query": "SELECT ship_date FROM orders WHERE id = 17" }))
+        .text("Order 17 shipped on 20 November 2026.");
     let agent = Agent::builder(&model)
-        .tool(LookupOrder)
-        .hook(document_not_found)
+        .tool(QueryDb)
+        .hook(enrich_with_oracle_docs)
         .hook(inject_schema)
         .build();
     let mut conversation = Conversation::new();
     let outcome = agent
-        .run_observed(&mut conversation, "Where is my order A-17?", &trace::observer(out))
+        .run_observed(&mut conversation, "When did order 17 ship?", &trace::observer(out))
         .await;
     trace::outcome(out, &outcome);
     trace::log(out, &conversation);

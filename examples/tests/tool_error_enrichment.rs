@@ -1,25 +1,32 @@
-//! The tool_error_enrichment example: the schema reaches the model after bad arguments, and the
-//! 404 carries the documentation.
+//! The tool_error_enrichment example: an `ORA-` answer carries the docs, and the schema reaches
+//! the model after an invalid identifier.
 
 use agentix::ToolFailure;
-use examples::tool_error_enrichment::{ORDER_ID_DOCS, run};
+use examples::tool_error_enrichment::{ORDERS_SCHEMA, run};
 
 #[tokio::test]
-async fn bad_arguments_bring_the_schema_and_a_404_brings_the_docs() {
+async fn an_oracle_error_brings_the_docs_and_an_invalid_identifier_the_schema() {
     let (outcome, _conversation, requests) = run(&|_| {}).await;
-    assert!(outcome.expect("the turn completes").joined_text().contains("ORD-12345"));
+    assert_eq!(
+        outcome.expect("the turn completes").joined_text(),
+        "Order 17 shipped on 20 November 2026."
+    );
     assert_eq!(requests.len(), 4);
 
-    let first = examples::tool_results(&requests[1]);
-    assert!(matches!(first[0].error, Some(ToolFailure::InvalidArguments { .. })));
-    let said: Vec<String> = requests[1].messages.iter().map(|m| m.text().into_owned()).collect();
-    let schema = said.iter().find(|text| text.contains("takes arguments of this schema"));
-    assert!(schema.is_some_and(|text| text.contains("order_id")), "the schema is injected");
+    let refused = examples::tool_results(&requests[1]).pop().expect("a result");
+    assert!(refused.error.is_none(), "the database answered: the call did not fail");
+    assert!(refused.output.starts_with("ORA-00942") && refused.output.contains("Oracle docs"));
 
-    let not_found = examples::tool_results(&requests[2]).pop().expect("a result");
-    assert!(not_found.error.is_none(), "a 404 is an answer, not a failed call");
-    assert!(not_found.output.starts_with("404") && not_found.output.contains(ORDER_ID_DOCS));
+    let failed = examples::tool_results(&requests[2]).pop().expect("a result");
+    assert!(
+        matches!(&failed.error, Some(ToolFailure::Failed { message }) if message.contains("ORA-00904"))
+    );
+    let schema = |index: usize| {
+        requests[index].messages.iter().any(|message| message.text().contains(ORDERS_SCHEMA))
+    };
+    assert!(!schema(1), "no schema before the invalid identifier");
+    assert!(schema(2) && schema(3), "the schema, once injected, stays for the rest of the turn");
 
-    let found = examples::tool_results(&requests[3]).pop().expect("a result");
-    assert!(!found.output.contains(ORDER_ID_DOCS), "only the 404 is documented");
+    let answer = examples::tool_results(&requests[3]).pop().expect("a result");
+    assert_eq!(answer.output, "SHIP_DATE: 2026-11-20", "the `when` conditions leave it alone");
 }
