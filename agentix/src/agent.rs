@@ -437,17 +437,20 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
         if let Some(summarizer) = &self.settings.summarizer {
             // A summary takes room too: while it makes more turns go, summarize those as well.
             // The dropped range only grows, so this ends.
+            // The fixed tokens `total` was planned with: the previous round's summary counts in
+            // it, and gives way to this round's.
+            let mut planned_with = fixed;
             while !plan.dropped_history.is_empty() {
                 let message = summarize(turn, summarizer.as_ref(), plan.dropped_history.end).await;
                 let with_summary = fixed + counter.count_message(&message);
                 let (next, next_total) =
                     units.plan(turn.log(), turn.entry_tokens(), with_summary, target);
                 if next.dropped_history.end <= plan.dropped_history.end {
-                    total = with_summary + (total - fixed);
+                    total = with_summary + (total - planned_with);
                     summary = Some(message);
                     break;
                 }
-                (plan, total) = (next, next_total);
+                (plan, total, planned_with) = (next, next_total, with_summary);
             }
             if total > target && summary.take().is_some() {
                 // Better the history without its summary than no request at all.
@@ -867,6 +870,9 @@ impl<M: Model, O: Observer, X: StreamTransformer> CallModel<'_, M, O, X> {
             for chunk in Chunk::of(response) {
                 answer.add(chunk, &());
             }
+            // Not streamed: the observer gets no pieces, the transformers' held-back tail
+            // included.
+            return Ok(answer.finish(&()));
         }
         Ok(answer.finish(self.observer))
     }

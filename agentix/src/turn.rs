@@ -201,6 +201,7 @@ impl Turn {
 
     /// Marks the running hook as finished, returning it (if one was running).
     pub(crate) fn leave_hook(&mut self) -> Option<&'static str> {
+        self.running_durable = false;
         let hook = std::mem::take(&mut self.running_hook);
         (!hook.is_empty()).then_some(hook)
     }

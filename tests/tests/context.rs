@@ -341,6 +341,42 @@ async fn compaction_drops_the_oldest_turns_whole_and_a_summarizer_replaces_them(
     assert!(size <= 350, "{size} tokens, over the 350 compaction targets");
 }
 
+/// A summary of 60 tokens whatever it covers (4 for framing, 56 for the text and its prefix).
+struct Wordy;
+
+impl Summarizer for Wordy {
+    fn summarize<'a>(
+        &'a self,
+        _dropped: &'a [Message],
+    ) -> std::pin::Pin<Box<dyn Future<Output = String> + Send + 'a>> {
+        Box::pin(async { "w".repeat(187) })
+    }
+}
+
+/// A summary too large to fit beside the turns it was meant to replace makes compaction drop a
+/// turn more and summarize again: the request then counts the last summary only, and keeps it.
+#[tokio::test]
+async fn a_second_round_of_summarizing_counts_only_the_last_summary() {
+    // Turns of 61 tokens (a 7-token question, a 54-token answer), the current question 7: the
+    // fourth request needs 190 of the 150 the budget leaves. One dropped turn (129) would fit,
+    // but not beside a 60-token summary (189); two dropped turns and a summary (128) fit.
+    let model = (0..4).fold(ScriptedModel::new(), |model, _| model.text("a".repeat(200)));
+    let config = Config { context_budget: 200, injection_reserve: 50, ..Config::default() };
+    let agent = Agent::builder(&model).summarizer(Wordy).build();
+    let mut conversation = Conversation::with_config(config);
+    for n in 0..4 {
+        agent.run(&mut conversation, format!("question {n}")).await.unwrap();
+    }
+    let last = model.requests().pop().unwrap();
+    let texts: Vec<String> = last.messages.iter().map(|m| m.text().into_owned()).collect();
+    assert!(texts[0].starts_with("Summary of the earlier conversation: www"), "{texts:?}");
+    assert_eq!(texts[1..], ["question 2".to_owned(), "a".repeat(200), "question 3".to_owned()]);
+    let counter = agentix::CharsPerToken::default();
+    let size: usize =
+        last.messages.iter().map(|m| agentix::TokenCounter::count_message(&counter, m)).sum();
+    assert_eq!(size, 128);
+}
+
 #[tokio::test(start_paused = true)]
 async fn a_parallel_group_takes_as_long_as_its_slowest_hook() {
     #[hook(pre, parallel)]

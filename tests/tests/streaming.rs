@@ -187,3 +187,21 @@ async fn dropping_the_stream_after_any_event_leaves_the_conversation_consistent(
     }
     assert!(cancelled > all.len() / 2, "most drops land mid-turn: {cancelled} of {}", all.len());
 }
+
+/// An observer that does not stream is told of no text pieces, the redactor's held-back tail
+/// included: a non-streamed answer is redacted whole, and reported whole when the turn ends.
+#[tokio::test]
+async fn an_observer_that_does_not_stream_sees_no_text_pieces() {
+    let agent = Agent::builder(leaky()).transformer(redactor()).build();
+    let pieces = std::sync::atomic::AtomicUsize::new(0);
+    let observer = |observation: &agentix::Observation<'_>| {
+        if matches!(observation, agentix::Observation::TextDelta { .. }) {
+            pieces.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+    };
+    let mut conversation = Conversation::new();
+    let answer =
+        agent.run_observed(&mut conversation, "How do I log in?", &observer).await.unwrap();
+    assert!(answer.joined_text().contains("[redacted e-mail]; it can take a day."));
+    assert_eq!(pieces.into_inner(), 0);
+}
