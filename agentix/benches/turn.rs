@@ -471,11 +471,12 @@ fn variants(hooks: usize, recorder: Option<&Recorder>) -> [(&'static str, RunTur
             let agent = agent_with!(model(); h00, h01, h02, h03, h04);
             Box::new(move || one_turn(&agent))
         }
-        _ => {
+        20 => {
             let agent = agent_with!(model();
                 h00, h01, h02, h03, h04, h05, h06, h07, h08, h09, h10, h11, h12, h13, h14, h15, h16, h17, h18, h19);
             Box::new(move || one_turn(&agent))
         }
+        other => panic!("the bench has agents with 0, 1, 5 and 20 hooks, not {other}"),
     };
     let b = plain(model(), Inline::new(hooks));
     let c = plain(model(), Dynamic(dyn_hooks(hooks)));
