@@ -52,8 +52,11 @@ impl<M: Model> on::AfterModel for Critic<M> {
 }
 
 /// Two turns: a draft the critic passes on the third try, and one it never passes (two retries
-/// allowed per turn). Returns both outcomes, the conversation, and the calls each model took.
-pub async fn run(out: &(dyn Fn(&str) + Sync)) -> (Outcome, Outcome, Conversation, [usize; 2]) {
+/// allowed per turn). Returns both outcomes, the conversation, the requests the creator saw and
+/// how many the critic reviewed.
+pub async fn run(
+    out: &(dyn Fn(&str) + Sync),
+) -> (Outcome, Outcome, Conversation, Vec<ModelRequest>, usize) {
     let creator = ScriptedModel::new()
         .text("The meeting is soon.")
         .text("The meeting is on Monday.")
@@ -80,5 +83,5 @@ pub async fn run(out: &(dyn Fn(&str) + Sync)) -> (Outcome, Outcome, Conversation
     let second = agent.run_observed(&mut conversation, "What should I bring?", &observer).await;
     trace::outcome(out, &second);
     trace::log(out, &conversation);
-    (first, second, conversation, [creator.calls(), critic.calls()])
+    (first, second, conversation, creator.requests(), critic.calls())
 }

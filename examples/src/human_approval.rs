@@ -53,13 +53,13 @@ async fn large_transfers_need_approval(call: &ToolCall) -> Verdict<BeforeTool> {
     }
 }
 
-/// The person: approves a transfer to a known payee, caps a large one at 1 000 €, rejects the
-/// rest.
+/// The person: approves a transfer to the landlord or of up to 1 000 €, caps one of up to
+/// 5 000 € at 1 000 €, rejects the rest.
 async fn review(call: ToolCall, escalation: Escalation) -> Approval {
     let euros = call.arguments["euros"].as_u64().unwrap_or(u64::MAX);
     let payee = call.arguments["to"].as_str().unwrap_or_default().to_owned();
     match (payee.as_str(), euros) {
-        ("landlord", _) => Approval::Approve,
+        ("landlord", _) | (_, ..=1_000) => Approval::Approve,
         (_, ..=5_000) => {
             let mut capped = call.clone();
             capped.arguments = json!({ "to": payee, "euros": 1_000 });

@@ -1,6 +1,9 @@
-//! Plan first (seed 002, example 1): an `after_model` hook asks for a retry, with feedback,
-//! whenever the model answers without a `<plan>`. Retries are bounded: a model that never
-//! complies ends the turn with `Error::RetryLimit`, naming the hook.
+//! Plan first (after seed 002, example 1): an `after_model` hook asks for a retry, with
+//! feedback, whenever the model answers without a `<plan>`. The seed checks at
+//! `before_final_response`; `after_model` sees every answer as it arrives, so a hook there also
+//! catches a plan-less answer before any tool runs (`before_final` would do for final answers
+//! only). Retries are bounded: a model that never complies ends the turn with
+//! `Error::RetryLimit`, naming the hook.
 
 use agentix::event::AfterModel;
 use agentix::{
@@ -40,7 +43,7 @@ pub async fn run(
     trace::outcome(out, &first);
     let retried = complies.requests().last().map(|request| request.messages.len()).unwrap_or(0);
     out(&format!(
-        "   (the retry's request carried {retried} messages: the rejected answer and the feedback)"
+        "   (the retry's request carried {retried} messages: the question, the rejected answer, the feedback)"
     ));
 
     out("== a model that never plans:");

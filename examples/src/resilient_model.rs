@@ -18,7 +18,10 @@ use crate::trace;
 /// Attempts on the primary model before the fallback takes over.
 pub const ATTEMPTS: u32 = 3;
 
-/// `wrap_model`, as a struct: it owns the fallback model, and says what it does.
+/// `wrap_model`, as a struct: it owns the fallback model, and says what it does. The fallback
+/// is called directly, not through `next`: its answer skips the audit sink and the stream
+/// transformers, which sit at the innermost end of the onion (a fallback that must be audited
+/// or redacted belongs in a `Model` of its own that the agent calls).
 pub struct Resilient<'a, F> {
     fallback: F,
     say: &'a (dyn Fn(&str) + Sync),

@@ -36,7 +36,9 @@ impl Tool for QueryDb {
 
     async fn call(&self, args: Sql, _turn: &Turn) -> Result<String, String> {
         let query = args.query.to_uppercase();
-        if query.contains("FROM ORDRS") {
+        if query.contains("FETCH ALL") {
+            Err("ORA-01013: user requested cancel of current operation".into())
+        } else if query.contains("FROM ORDRS") {
             Ok("ORA-00942: table or view does not exist".into())
         } else if query.contains("SHIPPED_ON") {
             Err(r#"ORA-00904: "SHIPPED_ON": invalid identifier"#.into())
@@ -56,17 +58,20 @@ const ORACLE_DOCS: [(&str, &str); 1] = [(
 pub const ORDERS_SCHEMA: &str =
     "ORDERS(ID NUMBER, CUSTOMER_ID NUMBER, SHIP_DATE DATE, TOTAL NUMBER)";
 
+/// What the documentation says about the code an answer starts with, if anything.
+fn oracle_docs(output: &str) -> Option<&'static str> {
+    ORACLE_DOCS.iter().find(|(code, _)| output.starts_with(code)).map(|(_, docs)| *docs)
+}
+
 fn is_oracle_error_with_docs(result: &ToolResult, _turn: &Turn) -> bool {
-    ORACLE_DOCS.iter().any(|(code, _)| result.output.starts_with(code))
+    oracle_docs(&result.output).is_some()
 }
 
 /// `after_tool`, when the answer carries a documented `ORA-` code: the docs join the result.
 #[hook(after_tool, when = is_oracle_error_with_docs)]
 async fn enrich_with_oracle_docs(result: &mut ToolResult) {
-    if let Some((code, docs)) = ORACLE_DOCS.iter().find(|(code, _)| result.output.starts_with(code))
-    {
-        result.output = format!("{} (Oracle docs on {code}: {docs})", result.output);
-    }
+    let docs = oracle_docs(&result.output).unwrap_or("none");
+    result.output = format!("{} (Oracle docs: {docs})", result.output);
 }
 
 fn is_invalid_identifier_error(result: &ToolResult, _turn: &Turn) -> bool {
@@ -80,10 +85,11 @@ async fn inject_schema(_failed: &ToolResult, turn: &mut Turn) {
     turn.inject(format!("The table to query: {ORDERS_SCHEMA}"));
 }
 
-/// One turn: a misspelled table, a column that does not exist, then the right query. Returns
-/// the outcome, the conversation and the requests the model saw.
+/// One turn: a query the database cancels, a misspelled table, a column that does not exist,
+/// then the right query. Returns the outcome, the conversation and the requests the model saw.
 pub async fn run(out: &(dyn Fn(&str) + Sync)) -> (Outcome, Conversation, Vec<ModelRequest>) {
     let model = ScriptedModel::new()
+        .tool_call("query_db", json!({ "query": "SELECT * FROM orders FETCH ALL" }))
         .tool_call("query_db", json!({ "query": "SELECT * FROM ordrs WHERE id = 17" }))
         .tool_call("query_db", json!({ "query": "SELECT shipped_on FROM orders WHERE id = 17" }))
         .tool_call("query_db", json!({ "query": "SELECT ship_date FROM orders WHERE id = 17" }))

@@ -1,4 +1,5 @@
-//! The quickstart reports every one of the ten events as it fires, in lifecycle order.
+//! The quickstart reports every one of the ten events as it fires, in lifecycle order, with
+//! the decision of the hook on it.
 
 use std::sync::Mutex;
 
@@ -21,6 +22,15 @@ async fn the_quickstart_fires_all_ten_events() {
     }
     assert_eq!(fired.first(), Some(&"pre"));
     assert_eq!(fired.last(), Some(&"post"));
+    // And at each event, its hook ran: decision lines read `    pre hook `user_profile`: …`.
+    for event in agentix::event::EventKind::ALL {
+        let decided = format!("    {} hook `", event.name());
+        assert!(
+            lines.iter().any(|line| line.starts_with(&decided)),
+            "no hook decided at {}",
+            event.name()
+        );
+    }
     assert!(lines.iter().any(|line| line == "    tool_error hook `explain_arguments`: continue"));
     assert!(lines.iter().any(|line| line.contains("Call it as {\"city\": \"<name>\"}")));
 }
