@@ -1,4 +1,5 @@
-//! Typed, zero-cost lifecycle hooks for LLM agents.
+//! Typed lifecycle hooks for LLM agents, composed statically: no boxing, no allocation per
+//! event.
 //!
 //! An agent runs a loop — call the model, run the tools it asks for, repeat, answer — and a hook
 //! steps into it at one of ten [event]s. Each event's type is its contract: the value that
@@ -70,8 +71,9 @@
 //!
 //! Hooks compose into a static pipeline whose type grows with each hook, as
 //! `tower::ServiceBuilder` grows a stack: no `Box<dyn>`, no allocation per event, and an event
-//! without hooks is skipped at compile time ([`pipeline`]). A hook spanning several events is
-//! one struct implementing [`Hook`]:
+//! without single-event hooks is skipped at compile time ([`pipeline`]). A hook spanning
+//! several events is one struct implementing [`Hook`] (called at every event, traced at its
+//! own):
 //!
 //! ```
 //! use agentix::event::{AfterModel, EventKind, EventSet};

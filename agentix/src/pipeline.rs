@@ -7,7 +7,8 @@
 //!   nodes, in two levels (at most 256 nodes). Each event's chain is one flat future over the
 //!   nodes, so its size and the compiler's work stay flat as hooks are added. Each node
 //!   declares its events ([`Chain::EVENTS`]): an event skips the nodes without hooks on it at
-//!   compile time, so it costs only its own hooks, and an empty chain costs nothing.
+//!   compile time, so it costs only its own hooks, and an empty chain costs nothing. A
+//!   [`Hook`] struct has a method for every event, so it is a node of every event.
 //! - `wrap_model` and `wrap_tool` hooks form an *onion* each, first declared outermost. Each
 //!   layer is one plain future around the hook's own (no boxing), and only hooks that can wrap
 //!   are layers.
