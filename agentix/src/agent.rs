@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::task::Poll;
 
-use futures::{Stream, StreamExt};
+use futures::{FutureExt, Stream, StreamExt};
 
 use crate::stream::{Queue, StreamEvent};
 
@@ -22,7 +22,7 @@ use crate::hook::{NextModel, NextTool};
 use crate::message::{AssistantMessage, Message, Part, Role, ToolCall, ToolFailure, ToolResult};
 use crate::model::{Chunk, Model, ModelError, ModelParams, ModelRequest, ModelResponse, Usage};
 use crate::observe::{Observation, Observer};
-use crate::pipeline::{Flow, Hooks, Pipeline, Register, not_run};
+use crate::pipeline::{Chain, Flow, Hooks, Pipeline, Register, not_run, settle};
 use crate::tool::{NoTools, Tool, ToolSet, ToolSpec, Toolbox};
 use crate::transform::StreamTransformer;
 use crate::turn::{Blame, Turn};
@@ -243,6 +243,26 @@ impl<M, T, P, A, X> AgentBuilder<M, T, P, A, X> {
     }
 }
 
+/// Runs one event's chain in the loop's own future (no future of its own): skipped at compile
+/// time when no hook is on the event, otherwise under one panic guard for the whole chain.
+macro_rules! run_chain {
+    ($agent:expr, $turn:expr, $observer:expr, $event:ident, $method:ident($($value:expr)?)) => {{
+        let chain = $agent.hooks.chain();
+        if !handles(chain, EventKind::$event) {
+            Flow::Continue
+        } else {
+            let future = chain.$method($($value,)? &mut *$turn, $observer);
+            let caught = std::panic::AssertUnwindSafe(future).catch_unwind().await;
+            settle(caught, $turn, $observer)
+        }
+    }};
+}
+
+/// Whether `chain` has hooks on `event`: a constant, once `C` is known.
+fn handles<C: Chain>(_chain: &C, event: EventKind) -> bool {
+    C::EVENTS.contains(event)
+}
+
 impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent<M, T, P, A, X> {
     /// Runs one turn: `message` opens it, and the reply is its final answer.
     ///
@@ -313,7 +333,7 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
 
     async fn drive<O: Observer>(&self, turn: &mut Turn, observer: &O) -> Outcome {
         fire(observer, turn, EventKind::Pre);
-        match self.hooks.chain().pre(turn, observer).await {
+        match run_chain!(self, turn, observer, Pre, pre()) {
             Flow::Continue => {
                 check_injections(turn, &*self.settings.counter, turn.config().injection_reserve)?;
                 turn.commit_durable(EventKind::Pre);
@@ -331,7 +351,7 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
             let mut request = self.render(turn, retry.as_ref()).await?;
             fire(observer, turn, EventKind::BeforeModel);
             let mut message =
-                match self.hooks.chain().before_model(&mut request, turn, observer).await {
+                match run_chain!(self, turn, observer, BeforeModel, before_model(&mut request)) {
                     Flow::Continue => self.call_model(&request, turn, observer).await?,
                     Flow::Stop { value, .. } => value,
                     Flow::Halt { hook, halt } => {
@@ -344,7 +364,7 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
 
             fire(observer, turn, EventKind::AfterModel);
             let mut answer =
-                match self.hooks.chain().after_model(&mut message, turn, observer).await {
+                match run_chain!(self, turn, observer, AfterModel, after_model(&mut message)) {
                     Flow::Continue if message.calls_tools() => {
                         self.run_tools(message, turn, observer).await?;
                         turn.step += 1;
@@ -372,7 +392,7 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
                 };
 
             fire(observer, turn, EventKind::BeforeFinal);
-            match self.hooks.chain().before_final(&mut answer, turn, observer).await {
+            match run_chain!(self, turn, observer, BeforeFinal, before_final(&mut answer)) {
                 Flow::Continue => {}
                 Flow::Stop { hook, value } => {
                     answer = final_answer(EventKind::BeforeFinal, hook, value)?
@@ -576,7 +596,7 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
     ) -> Result<ToolResult, Interrupted> {
         let mut call = requested.clone();
         fire(observer, turn, EventKind::BeforeTool);
-        let refusal = match self.hooks.chain().before_tool(&mut call, turn, observer).await {
+        let refusal = match run_chain!(self, turn, observer, BeforeTool, before_tool(&mut call)) {
             Flow::Continue => None,
             Flow::Reject { hook, rejection } => Some((hook.to_owned(), rejection.reason)),
             Flow::Escalate { hook, escalation } => {
@@ -619,13 +639,14 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
             return Err(Interrupted::before(error));
         }
 
-        let chain = self.hooks.chain();
         let (event, end) = if result.is_error() {
             fire(observer, turn, EventKind::ToolError);
-            (EventKind::ToolError, chain.tool_error(&mut result, turn, observer).await.into_end())
+            let flow = run_chain!(self, turn, observer, ToolError, tool_error(&mut result));
+            (EventKind::ToolError, flow.into_end())
         } else {
             fire(observer, turn, EventKind::AfterTool);
-            (EventKind::AfterTool, chain.after_tool(&mut result, turn, observer).await.into_end())
+            let flow = run_chain!(self, turn, observer, AfterTool, after_tool(&mut result));
+            (EventKind::AfterTool, flow.into_end())
         };
         let result = answering(requested, result);
         observer.observe(&Observation::ToolFinished { result: &result });
@@ -653,7 +674,7 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
             record(turn, error);
         }
         fire(observer, turn, EventKind::Post);
-        let post_flow = self.hooks.chain().post(&mut outcome, turn, observer).await;
+        let post_flow = run_chain!(self, turn, observer, Post, post(&mut outcome));
         turn.commit_durable(EventKind::Post);
         let post_error = match post_flow {
             Flow::Continue => None,

@@ -20,9 +20,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
-use futures::FutureExt;
 use futures::future::join;
-use std::panic::AssertUnwindSafe;
 
 use crate::event::{
     self, AfterModel, AfterTool, BeforeFinal, BeforeModel, BeforeTool, Event, EventKind, EventSet,
@@ -187,8 +185,8 @@ pub trait Pipeline: sealed::Sealed + Send + Sync {
     /// The chain of every event but the two wraps.
     type Chain: Chain;
 
-    /// The chain of every event but the two wraps, as the loop runs it.
-    fn chain(&self) -> Guarded<'_, Self::Chain>;
+    /// The chain of every event but the two wraps.
+    fn chain(&self) -> &Self::Chain;
 
     /// Runs the `wrap_model` onion around `model`.
     fn wrap_model<O: Observer>(
@@ -214,8 +212,8 @@ impl<C, M, T> sealed::Sealed for Hooks<C, M, T> {}
 impl<C: Chain, M: ModelWraps, T: ToolWraps> Pipeline for Hooks<C, M, T> {
     type Chain = C;
 
-    fn chain(&self) -> Guarded<'_, C> {
-        Guarded(&self.chain)
+    fn chain(&self) -> &C {
+        &self.chain
     }
 
     async fn wrap_model<O: Observer>(
@@ -292,47 +290,16 @@ macro_rules! chain_trait {
 
 chain_events!(chain_trait);
 
-/// The chain as the agent loop runs it. An event with no hooks costs nothing; one with hooks
-/// runs under one panic guard, not one per hook: each hook is marked running on the turn for as
-/// long as it runs, so the guard knows whose panic it caught.
-pub struct Guarded<'a, C>(&'a C);
-
-impl<C: Chain> Guarded<'_, C> {
-    /// Runs the `pre` chain.
-    pub(crate) async fn pre<O: Observer>(&self, turn: &mut Turn, observer: &O) -> Flow<Pre> {
-        if !C::EVENTS.contains(EventKind::Pre) {
-            return Flow::Continue;
-        }
-        // Creating the chain's future runs no hook: only polling it can panic.
-        let caught = AssertUnwindSafe(self.0.pre(&mut *turn, observer)).catch_unwind().await;
-        settle(caught, turn, observer)
-    }
-}
-
-macro_rules! guarded_chain {
-    ($($method:ident: $event:ident ($arg:ident: $ty:ty);)*) => {
-        impl<C: Chain> Guarded<'_, C> {
-            $(
-                #[doc = concat!("Runs the `", stringify!($method), "` chain.")]
-                pub(crate) async fn $method<O: Observer>(&self, $arg: $ty, turn: &mut Turn, observer: &O) -> Flow<$event> {
-                    if !C::EVENTS.contains(EventKind::$event) {
-                        return Flow::Continue;
-                    }
-                    let chain = self.0.$method($arg, &mut *turn, observer);
-                    let caught = AssertUnwindSafe(chain).catch_unwind().await;
-                    settle(caught, turn, observer)
-                }
-            )*
-        }
-    };
-}
-
-chain_events!(guarded_chain);
-
-/// The chain's flow, or the panic of the hook that was running. A panic outside any hook (an
+/// The chain's flow, or the panic of the hook that was running. The loop runs each event's
+/// chain under one panic guard, not one per hook: each hook is marked running on the turn for
+/// as long as it runs, so the guard knows whose panic it caught. A panic outside any hook (an
 /// observer's) is not a hook's to answer for: it goes on unwinding.
 #[inline]
-fn settle<E: Event>(caught: Caught<Flow<E>>, turn: &mut Turn, observer: &impl Observer) -> Flow<E> {
+pub(crate) fn settle<E: Event>(
+    caught: Caught<Flow<E>>,
+    turn: &mut Turn,
+    observer: &impl Observer,
+) -> Flow<E> {
     match caught {
         Ok(flow) => flow,
         Err(payload) => hook_panicked(payload, turn, observer),
