@@ -449,7 +449,7 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
         let target = config.context_budget.saturating_sub(config.injection_reserve);
 
         // Each entry rendered once: counted (if not yet this turn), then moved into the request.
-        let mut rendered: Vec<Option<Message>> = turn.log().iter().map(Entry::to_message).collect();
+        let rendered: Vec<Option<Message>> = turn.log().iter().map(Entry::to_message).collect();
         turn.count_entries(&rendered, counter);
         let units = Units::of(turn.log(), turn.user_entry());
         let (mut plan, mut total) = units.plan(turn.log(), turn.entry_tokens(), fixed, target);
@@ -481,36 +481,30 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
             return Err(Error::ContextOverflow { budget: target, size: total });
         }
 
+        // The kept entries, collected in place of their rendering; then what is not in the log.
         let kept = |entry: usize| {
             (plan.dropped_history.end..units.opening.end).contains(&entry)
                 || entry >= plan.dropped_steps.end
         };
-        let messages = if summary.is_none() && turn.injections().is_empty() && feedback.is_empty() {
-            // The kept entries alone, collected in place of their rendering.
-            rendered
-                .into_iter()
-                .enumerate()
-                .filter_map(|(entry, message)| message.filter(|_| kept(entry)))
-                .collect()
-        } else {
-            let mut messages = Vec::with_capacity(rendered.len() + feedback.len() + 2);
-            messages.extend(summary);
-            messages.extend(
-                rendered[plan.dropped_history.end..units.opening.end]
-                    .iter_mut()
-                    .filter_map(Option::take),
-            );
-            // Everything the turn injected, durable or not, in the order it was injected; the
-            // durable part is also in the log (just after the user message), for later turns.
-            let injected: Vec<Part> =
-                turn.injections().iter().map(|injection| injection.part.clone()).collect();
-            if !injected.is_empty() {
-                messages.push(Message { role: Role::User, content: injected });
-            }
-            messages.extend(rendered[plan.dropped_steps.end..].iter_mut().filter_map(Option::take));
-            messages.extend(feedback);
-            messages
-        };
+        // Injections go right after the user message.
+        let injected_at = (!turn.injections().is_empty()).then(|| {
+            rendered[plan.dropped_history.end..units.opening.end].iter().flatten().count()
+        });
+        let mut messages: Vec<Message> = rendered
+            .into_iter()
+            .enumerate()
+            .filter_map(|(entry, message)| message.filter(|_| kept(entry)))
+            .collect();
+        // Everything the turn injected, durable or not, in the order it was injected; the
+        // durable part is also in the log, for later turns.
+        if let Some(at) = injected_at {
+            let injected = turn.injections().iter().map(|injection| injection.part.clone());
+            messages.insert(at, Message { role: Role::User, content: injected.collect() });
+        }
+        if let Some(summary) = summary {
+            messages.insert(0, summary);
+        }
+        messages.extend(feedback);
         Ok(ModelRequest {
             system: self.settings.system.clone(),
             messages,
@@ -883,19 +877,17 @@ impl<M: Model, O: Observer, X: StreamTransformer> CallModel<'_, M, O, X> {
             while let Some(chunk) = chunks.next().await {
                 answer.add(chunk?, self.observer);
             }
-        } else {
-            let response = self.model.complete(request).await?;
-            if X::IDENTITY && Assembly::<X>::assembled(&response.message) {
-                return Ok(response);
-            }
-            for chunk in Chunk::of(response) {
-                answer.add(chunk, &());
-            }
-            // Not streamed: the observer gets no pieces, the transformers' held-back tail
-            // included.
-            return Ok(answer.finish(&()));
+            return Ok(answer.finish(self.observer));
         }
-        Ok(answer.finish(self.observer))
+        let response = self.model.complete(request).await?;
+        if X::IDENTITY && Assembly::<X>::assembled(&response.message) {
+            return Ok(response);
+        }
+        for chunk in Chunk::of(response) {
+            answer.add(chunk, &());
+        }
+        // Not streamed: the observer gets no pieces, the transformers' held-back tail included.
+        Ok(answer.finish(&()))
     }
 }
 
