@@ -896,29 +896,74 @@ impl<L: ModelLayer, O: Observer, N: NextModel> NextModel for Layered<'_, L, O, N
         request: &ModelRequest,
     ) -> impl Future<Output = Result<ModelResponse, ModelError>> + Send {
         let (name, turn, observer) = (self.layer.name(), self.turn, self.observer);
-        let future = start(turn, observer, EventKind::WrapModel, name, || {
+        let future = start::<ModelCall, _>(turn, observer, name, || {
             self.layer.wrap(request, turn, &self.next)
         });
-        ModelLayerCall { future, name, turn, observer, active: L::ACTIVE }
+        LayerCall { future, wrapped: ModelCall, name, turn, observer, active: L::ACTIVE }
     }
 }
 
 impl<L: ToolLayer, O: Observer, N: NextTool> NextTool for Layered<'_, L, O, N> {
     fn call(&self, call: &ToolCall) -> impl Future<Output = ToolResult> + Send {
         let (name, turn, observer) = (self.layer.name(), self.turn, self.observer);
-        let future = start(turn, observer, EventKind::WrapTool, name, || {
+        let future = start::<ToolCallOf<'_>, _>(turn, observer, name, || {
             self.layer.wrap(call, turn, &self.next)
         });
-        ToolLayerCall { future, call, name, turn, observer, active: L::ACTIVE }
+        LayerCall { future, wrapped: ToolCallOf(call), name, turn, observer, active: L::ACTIVE }
+    }
+}
+
+/// What the two onions' layers differ in: the event, what a call the onion abandoned returns,
+/// and what a returned call records.
+trait Wrapped {
+    /// The call's result.
+    type Output;
+    /// The wrap event.
+    const EVENT: EventKind;
+    /// The result of a call abandoned because a hook in the onion panicked.
+    fn abandoned(&self) -> Self::Output;
+    /// Records on the turn how a layer's hook returned; whether the call succeeded.
+    fn settle(&self, turn: &Turn, hook: &'static str, output: &Self::Output) -> bool;
+}
+
+/// A call through the `wrap_model` onion.
+struct ModelCall;
+
+impl Wrapped for ModelCall {
+    type Output = Result<ModelResponse, ModelError>;
+    const EVENT: EventKind = EventKind::WrapModel;
+
+    fn abandoned(&self) -> Self::Output {
+        Err(ModelError::Aborted)
+    }
+
+    fn settle(&self, turn: &Turn, hook: &'static str, output: &Self::Output) -> bool {
+        turn.settle_model_call(Some(hook), output.is_ok());
+        output.is_ok()
+    }
+}
+
+/// A call through the `wrap_tool` onion: abandoned, it still answers the call.
+struct ToolCallOf<'c>(&'c ToolCall);
+
+impl Wrapped for ToolCallOf<'_> {
+    type Output = ToolResult;
+    const EVENT: EventKind = EventKind::WrapTool;
+
+    fn abandoned(&self) -> ToolResult {
+        not_run(self.0)
+    }
+
+    fn settle(&self, _turn: &Turn, _hook: &'static str, output: &ToolResult) -> bool {
+        !output.is_error()
     }
 }
 
 /// Starts a layer's hook, unless an inner panic aborted the onion: `None` when it did, or when
 /// the hook panicked before returning its future (the onion is then aborted).
-fn start<F>(
+fn start<W: Wrapped, F>(
     turn: &Turn,
     observer: &impl Observer,
-    event: EventKind,
     hook: &'static str,
     wrap: impl FnOnce() -> F,
 ) -> Option<F> {
@@ -928,7 +973,7 @@ fn start<F>(
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(wrap)) {
         Ok(future) => Some(future),
         Err(payload) => {
-            abort(turn, observer, event, hook, payload);
+            abort(turn, observer, W::EVENT, hook, payload);
             None
         }
     }
@@ -947,11 +992,12 @@ fn poll_guarded<F: Future>(
 }
 
 pin_project_lite::pin_project! {
-    /// A call through one `wrap_model` layer: its hook's future, guarded against panics, and
+    /// A call through one layer of an onion: its hook's future, guarded against panics, and
     /// reported when it returns.
-    struct ModelLayerCall<'a, O, F> {
+    struct LayerCall<'a, O, F, W> {
         #[pin]
         future: Option<F>,
+        wrapped: W,
         name: &'static str,
         turn: &'a Turn,
         observer: &'a O,
@@ -959,77 +1005,27 @@ pin_project_lite::pin_project! {
     }
 }
 
-impl<O: Observer, F> Future for ModelLayerCall<'_, O, F>
-where
-    F: Future<Output = Result<ModelResponse, ModelError>>,
-{
-    type Output = F::Output;
+impl<O: Observer, W: Wrapped, F: Future<Output = W::Output>> Future for LayerCall<'_, O, F, W> {
+    type Output = W::Output;
 
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<W::Output> {
         let this = self.project();
         let Some(future) = this.future.as_pin_mut() else {
-            return Poll::Ready(Err(ModelError::Aborted));
+            return Poll::Ready(this.wrapped.abandoned());
         };
         let (name, turn, observer) = (*this.name, *this.turn, *this.observer);
         poll_guarded(future, cx).map(|returned| match returned {
-            Ok(result) => {
-                turn.settle_model_call(Some(name), result.is_ok());
+            Ok(output) => {
+                let ok = this.wrapped.settle(turn, name, &output);
                 if *this.active {
-                    let decision = Decision::Returned { ok: result.is_ok() };
-                    observer.observe(&Observation::Hook {
-                        event: EventKind::WrapModel,
-                        hook: name,
-                        decision,
-                    });
+                    let decision = Decision::Returned { ok };
+                    observer.observe(&Observation::Hook { event: W::EVENT, hook: name, decision });
                 }
-                result
+                output
             }
             Err(payload) => {
-                abort(turn, observer, EventKind::WrapModel, name, payload);
-                Err(ModelError::Aborted)
-            }
-        })
-    }
-}
-
-pin_project_lite::pin_project! {
-    /// A call through one `wrap_tool` layer: its hook's future, guarded against panics, and
-    /// reported when it returns.
-    struct ToolLayerCall<'c, 'a, O, F> {
-        #[pin]
-        future: Option<F>,
-        call: &'c ToolCall,
-        name: &'static str,
-        turn: &'a Turn,
-        observer: &'a O,
-        active: bool,
-    }
-}
-
-impl<O: Observer, F: Future<Output = ToolResult>> Future for ToolLayerCall<'_, '_, O, F> {
-    type Output = ToolResult;
-
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<ToolResult> {
-        let this = self.project();
-        let Some(future) = this.future.as_pin_mut() else {
-            return Poll::Ready(not_run(this.call));
-        };
-        let (name, turn, observer) = (*this.name, *this.turn, *this.observer);
-        poll_guarded(future, cx).map(|returned| match returned {
-            Ok(result) => {
-                if *this.active {
-                    let decision = Decision::Returned { ok: !result.is_error() };
-                    observer.observe(&Observation::Hook {
-                        event: EventKind::WrapTool,
-                        hook: name,
-                        decision,
-                    });
-                }
-                result
-            }
-            Err(payload) => {
-                abort(turn, observer, EventKind::WrapTool, name, payload);
-                not_run(this.call)
+                abort(turn, observer, W::EVENT, name, payload);
+                this.wrapped.abandoned()
             }
         })
     }
