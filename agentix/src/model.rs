@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use futures::Stream;
 
-use crate::message::{AssistantMessage, Message, Part, ToolCall};
+use crate::message::{AssistantMessage, Message, Part, ToolCall, ToolResult};
 use crate::tool::ToolSpec;
 
 /// A language model. The loop calls it once per step (and again on each retry), always through
@@ -118,6 +118,17 @@ pub struct ModelRequest {
     pub model: Option<String>,
     /// Sampling parameters.
     pub params: ModelParams,
+}
+
+impl ModelRequest {
+    /// The tool results the request carries, in order: what the model is about to read of its
+    /// tools.
+    pub fn tool_results(&self) -> impl Iterator<Item = &ToolResult> {
+        self.messages.iter().flat_map(|message| &message.content).filter_map(|part| match part {
+            Part::ToolResult(result) => Some(result),
+            _ => None,
+        })
+    }
 }
 
 /// Sampling parameters; `None` leaves the provider's default.

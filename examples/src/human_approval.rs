@@ -93,6 +93,7 @@ pub async fn run(out: &(dyn Fn(&str) + Sync)) -> (Outcome, Conversation, Vec<Too
         .await;
     trace::outcome(out, &outcome);
     trace::log(out, &conversation);
-    let results = model.requests().last().map(crate::tool_results).unwrap_or_default();
+    let results = model.requests().last().map(|request| request.tool_results().cloned().collect());
+    let results = results.unwrap_or_default();
     (outcome, conversation, results)
 }

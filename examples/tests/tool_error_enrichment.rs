@@ -10,7 +10,7 @@ async fn an_oracle_error_brings_the_docs_and_an_invalid_identifier_the_schema() 
     let answer = outcome.expect("the turn completes");
     assert_eq!(answer.joined_text(), "Order 17 shipped on 20 November 2026.");
     assert_eq!(requests.len(), 5);
-    let result = |request: usize| examples::tool_results(&requests[request]).pop().unwrap();
+    let result = |request: usize| requests[request].tool_results().last().cloned().unwrap();
     let schema = |request: usize| {
         requests[request].messages.iter().any(|message| message.text().contains(ORDERS_SCHEMA))
     };

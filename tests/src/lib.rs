@@ -331,15 +331,7 @@ pub fn last_text(request: &ModelRequest) -> String {
 
 /// The tool results in a request's messages, in order.
 pub fn tool_results(request: &ModelRequest) -> Vec<ToolResult> {
-    request
-        .messages
-        .iter()
-        .flat_map(|message| &message.content)
-        .filter_map(|part| match part {
-            Part::ToolResult(result) => Some(result.clone()),
-            _ => None,
-        })
-        .collect()
+    request.tool_results().cloned().collect()
 }
 
 /// Checks the log reads as a valid conversation: every tool call is answered, in order, right
