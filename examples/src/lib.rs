@@ -13,3 +13,4 @@ pub mod running_summary;
 pub mod telemetry;
 pub mod tool_error_enrichment;
 pub mod trace;
+pub mod weather;

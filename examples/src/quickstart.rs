@@ -7,11 +7,11 @@ use agentix::{
     NextTool, Observation, Outcome, Scope, ScopeValue, ScriptedModel, Tool, ToolCall, ToolFailure,
     ToolResult, Turn, Verdict, hook,
 };
-use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use crate::trace;
+use crate::weather::GetWeather;
 
 /// The signed-in user, ambient state in the conversation's scope.
 #[derive(Serialize, Deserialize)]
@@ -30,30 +30,6 @@ struct TurnsServed(u32);
 
 impl ScopeValue for TurnsServed {
     const KEY: &'static str = "turns_served";
-}
-
-#[derive(Deserialize, JsonSchema)]
-struct City {
-    /// The city to report on.
-    city: String,
-}
-
-/// The one tool: current weather for a city.
-struct GetWeather;
-
-impl Tool for GetWeather {
-    const NAME: &'static str = "get_weather";
-    type Args = City;
-    type Output = String;
-    type Error = std::convert::Infallible;
-
-    fn description(&self) -> &str {
-        "Current weather for a city."
-    }
-
-    async fn call(&self, args: City, _turn: &Turn) -> Result<String, Self::Error> {
-        Ok(format!("{}: clear sky, 21", args.city))
-    }
 }
 
 /// `pre`: tells the model who it is talking to, from the scope.
