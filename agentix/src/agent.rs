@@ -550,15 +550,21 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
 
     /// Runs the step's tool calls in order and commits the step — the assistant message with one
     /// result per call — even when the turn ends midway, so the log never holds an unanswered call.
+    /// `before_tool` hooks (and an approver) edit each call in place: the log records the calls
+    /// that ran, so every result answers the call written beside it.
     async fn run_tools<O: Observer>(
         &self,
-        message: AssistantMessage,
+        mut message: AssistantMessage,
         turn: &mut Turn,
         observer: &O,
     ) -> Result<(), Error> {
         let mut results = Vec::with_capacity(message.tool_calls().count());
         let mut interruption = None;
-        for call in message.tool_calls() {
+        let calls = message.content.iter_mut().filter_map(|part| match part {
+            Part::ToolCall(call) => Some(call),
+            _ => None,
+        });
+        for call in calls {
             match self.run_tool_call(call, turn, observer).await {
                 Ok(result) => results.push(result),
                 Err(Interrupted { result, error }) => {
@@ -584,28 +590,27 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
 
     async fn run_tool_call<O: Observer>(
         &self,
-        requested: &ToolCall,
+        call: &mut ToolCall,
         turn: &mut Turn,
         observer: &O,
     ) -> Result<ToolResult, Interrupted> {
-        let mut call = requested.clone();
         fire(observer, turn, EventKind::BeforeTool);
-        let refusal = match run_chain!(self, turn, observer, BeforeTool, before_tool(&mut call)) {
+        let refusal = match run_chain!(self, turn, observer, BeforeTool, before_tool(call)) {
             Flow::Continue => None,
             Flow::Reject { hook, rejection } => Some((hook.to_owned(), rejection.reason)),
             Flow::Escalate { hook, escalation } => {
-                let review = caught(|| self.approver.review(&call, &escalation, turn)).await;
+                let review = caught(|| self.approver.review(call, &escalation, turn)).await;
                 let approval = review.unwrap_or_else(|payload| {
                     Approval::Reject(format!(
                         "the approver panicked: {}",
                         panic_message(payload.as_ref())
                     ))
                 });
-                observer.observe(&Observation::Approval { hook, call: &call, approval: &approval });
+                observer.observe(&Observation::Approval { hook, call, approval: &approval });
                 match approval {
                     Approval::Approve => None,
                     Approval::Edit(edited) => {
-                        call = edited;
+                        *call = edited;
                         None
                     }
                     Approval::Reject(reason) => {
@@ -621,13 +626,12 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
             }
         };
         if let Some((by, reason)) = refusal {
-            let result = ToolResult::failure(&call, ToolFailure::Rejected { by, reason });
-            return Ok(answering(requested, result));
+            return Ok(ToolResult::failure(call, ToolFailure::Rejected { by, reason }));
         }
 
         fire(observer, turn, EventKind::WrapTool);
         let tool = CallTool { tools: &self.tools, names: &self.tool_names, turn };
-        let mut result = self.hooks.wrap_tool(&call, turn, observer, tool).await;
+        let mut result = self.hooks.wrap_tool(call, turn, observer, tool).await;
         if let Some(aborted) = turn.aborted.get() {
             let error = panicked(aborted.event, aborted.hook, aborted.message.clone());
             return Err(Interrupted::before(error));
@@ -642,7 +646,7 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
             let flow = run_chain!(self, turn, observer, AfterTool, after_tool(&mut result));
             (EventKind::AfterTool, flow.into_end())
         };
-        let result = answering(requested, result);
+        let result = answering(call, result);
         observer.observe(&Observation::ToolFinished { result: &result });
         match end {
             None => Ok(result),
@@ -720,11 +724,15 @@ async fn summarize(turn: &mut Turn, summarizer: &dyn Summarizer, end: usize) -> 
     message
 }
 
-/// The result answers the call the model made, whatever a hook or the approver edited: the log
+/// The result answers the call that ran, whatever result a `wrap_tool` hook made up: the log
 /// pairs every call with its result by id.
-fn answering(requested: &ToolCall, mut result: ToolResult) -> ToolResult {
-    result.call_id.clone_from(&requested.id);
-    result.name.clone_from(&requested.name);
+fn answering(call: &ToolCall, mut result: ToolResult) -> ToolResult {
+    if result.call_id != call.id {
+        result.call_id.clone_from(&call.id);
+    }
+    if result.name != call.name {
+        result.name.clone_from(&call.name);
+    }
     result
 }
 

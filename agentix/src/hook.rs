@@ -107,7 +107,8 @@ pub trait Hook: Send + Sync {
         ready(Verdict::Continue)
     }
 
-    /// `before_tool`: before each tool call.
+    /// `before_tool`: before each tool call. An edit to the call is what runs and what the log
+    /// records.
     fn before_tool(
         &self,
         call: &mut ToolCall,

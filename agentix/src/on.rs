@@ -56,7 +56,8 @@ single_event_traits! {
     }
     /// An `after_model` hook: it may edit the message, RETRY, STOP with a final message, or halt.
     AfterModel { fn after_model(message: &mut AssistantMessage, turn: &mut Turn) -> Verdict<event::AfterModel>; }
-    /// A `before_tool` hook: it may edit the call, REJECT it, ESCALATE it, or halt.
+    /// A `before_tool` hook: it may edit the call (the log records the call as it ran), REJECT it,
+    /// ESCALATE it, or halt.
     BeforeTool { fn before_tool(call: &mut ToolCall, turn: &mut Turn) -> Verdict<event::BeforeTool>; }
     /// A `wrap_tool` hook: it owns the tool call and may call `next` any number of times.
     WrapTool { fn wrap_tool(call: &ToolCall, turn: &Turn, next: &impl NextTool) -> ToolResult; }

@@ -2,8 +2,8 @@
 
 use agentix::event::EventKind::{self, *};
 use agentix::{
-    Agent, Approval, AssistantMessage, Conversation, Entry, Error, Escalation, Role, ScriptedModel,
-    ToolCall, ToolFailure,
+    Agent, Approval, AssistantMessage, Conversation, Entry, Error, Escalation, Part, Role,
+    ScriptedModel, ToolCall, ToolFailure,
 };
 use serde_json::json;
 use tests::{Action, Probe, Record, Weather, assert_log_consistent, last_text, tool_results};
@@ -274,11 +274,28 @@ async fn before_tool_edit_changes_the_call_that_runs() {
                 .on(BeforeTool, Action::Edit(r#"{"city":"Bergen"}"#.into())),
         )
         .build();
-    agent.run(&mut Conversation::new(), "weather?").await.unwrap();
+    let mut conversation = Conversation::new();
+    agent.run(&mut conversation, "weather?").await.unwrap();
     assert_eq!(*calls.lock().unwrap(), ["Bergen"]);
-    let result = &tool_results(&model.requests()[1])[0];
+    let request = &model.requests()[1];
+    let result = &tool_results(request)[0];
     assert_eq!(result.output, "sunny in Bergen");
     assert_eq!(result.call_id, "call_1", "the result answers the model's call id");
+    // The log, and so the next request, records the call that ran beside its result.
+    let Some(Entry::Assistant { message, .. }) = conversation.log().get(1) else {
+        panic!("{:?}", conversation.log())
+    };
+    let logged: Vec<_> = message.tool_calls().map(|call| call.arguments.clone()).collect();
+    assert_eq!(logged, [json!({ "city": "Bergen" })]);
+    let sent = request.messages.iter().flat_map(|message| &message.content);
+    let sent: Vec<_> = sent
+        .filter_map(|part| match part {
+            Part::ToolCall(call) => Some(call.arguments.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(sent, [json!({ "city": "Bergen" })]);
+    assert_log_consistent(conversation.log());
 }
 
 async fn escalate_with(
