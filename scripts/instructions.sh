@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# Instructions per turn for each variant of the turn benchmark, counted by valgrind (callgrind):
-# exact and repeatable where the timings of a shared machine are not. Needs valgrind (not a
-# cargo tool: `apt install valgrind`); the timed figures need only `cargo bench`.
+# Instructions per turn for each variant of the turn benchmark, counted by valgrind (cachegrind):
+# exact and repeatable where the timings of a shared machine are not. Also the misses of the
+# simulated level-1 instruction cache (valgrind sizes it like the host's, 32 KiB here): a turn
+# whose code does not fit in it pays for fetching its code again every turn, which instruction
+# counts do not show and timings do. Needs valgrind (not a cargo tool: `apt install valgrind`);
+# the timed figures need only `cargo bench`.
 #
 #   scripts/instructions.sh              # hooks 0, 1, 5, 20
 #   HOOKS="5 20" scripts/instructions.sh   # of 0, 1, 5 and 20
@@ -14,20 +17,24 @@ command -v valgrind >/dev/null || { echo "valgrind is not installed" >&2; exit 1
 bench=$(cargo bench -p agentix --bench turn --no-run --message-format=json 2>/dev/null |
     sed -n 's/.*"executable":"\([^"]*\)".*/\1/p' | tail -1)
 
-count() { # count VARIANT HOOKS TURNS: instructions of the whole run
-    AGENTIX_TURNS="$1:$2:$3" valgrind --tool=callgrind --callgrind-out-file=/dev/null "$bench" 2>&1 |
-        sed -n 's/.*Collected : \([0-9]*\).*/\1/p'
+count() { # count VARIANT HOOKS TURNS: "instructions I1-misses" of the whole run
+    AGENTIX_TURNS="$1:$2:$3" valgrind --tool=cachegrind --cache-sim=yes \
+        --cachegrind-out-file=/dev/null "$bench" 2>&1 |
+        sed -n 's/.*\(I   refs\|I1  misses\): *\([0-9,]*\).*/\2/p' | tr -d , | tr '\n' ' '
 }
 
-printf '%5s  %12s  %12s  %12s  %7s  %11s\n' hooks "agentix (a)" "by hand (b)" "dynamic (c)" "a/b" "(c-b)/(a-b)"
+printf '%5s  %12s  %12s  %12s  %7s  %11s   %s\n' hooks "agentix (a)" "by hand (b)" "dynamic (c)" \
+    "a/b" "(c-b)/(a-b)" "I1 misses a / b / c"
 for hooks in ${HOOKS:-0 1 5 20}; do
-    declare -A per_turn=()
+    declare -A per_turn=() misses=()
     for variant in agentix hand_written dynamic; do
-        few=$(count "$variant" "$hooks" 10)
-        many=$(count "$variant" "$hooks" 210)
-        per_turn[$variant]=$(((many - few) / 200))
+        read -r few_refs few_misses <<<"$(count "$variant" "$hooks" 10)"
+        read -r many_refs many_misses <<<"$(count "$variant" "$hooks" 210)"
+        per_turn[$variant]=$(((many_refs - few_refs) / 200))
+        misses[$variant]=$(((many_misses - few_misses) / 200))
     done
     a=${per_turn[agentix]} b=${per_turn[hand_written]} c=${per_turn[dynamic]}
-    printf '%5s  %12s  %12s  %12s  %7.3f  %11.1f\n' "$hooks" "$a" "$b" "$c" \
-        "$(echo "$a / $b" | bc -l)" "$(echo "($c - $b) / ($a - $b)" | bc -l)"
+    printf '%5s  %12s  %12s  %12s  %7.3f  %11.1f   %s / %s / %s\n' "$hooks" "$a" "$b" "$c" \
+        "$(echo "$a / $b" | bc -l)" "$(echo "($c - $b) / ($a - $b)" | bc -l)" \
+        "${misses[agentix]}" "${misses[hand_written]}" "${misses[dynamic]}"
 done
