@@ -610,7 +610,8 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
                 match approval {
                     Approval::Approve => None,
                     Approval::Edit(edited) => {
-                        *call = edited;
+                        let id = mem::take(&mut call.id);
+                        *call = ToolCall { id, ..edited };
                         None
                     }
                     Approval::Reject(reason) => {

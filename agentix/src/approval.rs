@@ -24,7 +24,7 @@ pub enum Approval {
     Approve,
     /// Do not run it; the model reads the reason.
     Reject(String),
-    /// Run this call instead (its id is kept).
+    /// Run this call instead (with the model's call id); the log records it as the call.
     Edit(ToolCall),
 }
 

@@ -339,12 +339,14 @@ async fn before_tool_escalate_asks_the_approver() {
         })
     );
 
-    let (calls, result) = escalate_with(|call: ToolCall, _: Escalation| async move {
-        Approval::Edit(ToolCall { arguments: json!({ "city": "Tromsø" }), ..call })
+    // An edit runs in the call's place, still answering the model's call id.
+    let (calls, result) = escalate_with(|_: ToolCall, _: Escalation| async move {
+        Approval::Edit(ToolCall::new("made_up", "get_weather", json!({ "city": "Tromsø" })))
     })
     .await;
     assert_eq!(calls, ["Tromsø"]);
     assert_eq!(result.output, "sunny in Tromsø");
+    assert_eq!(result.call_id, "call_1");
 }
 
 #[tokio::test]
