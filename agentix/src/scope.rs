@@ -46,13 +46,26 @@ pub trait ScopeValue: Serialize + DeserializeOwned + Send + Sync + 'static {
 /// revives it.
 #[derive(Default)]
 pub struct Scope {
+    /// `None` until something is stored: every conversation has a scope, and most hold nothing,
+    /// so an empty one costs nothing to make, move or drop.
+    maps: Option<Box<Maps>>,
+}
+
+#[derive(Default)]
+struct Maps {
     values: TypeMap<Value>,
     revived: BTreeMap<String, Revived>,
     resources: TypeMap<Resource>,
 }
 
-/// A map keyed by type. A `TypeId` is already a hash, so the map needs no random state, and an
-/// empty scope — every conversation and every turn opens one — costs nothing to make.
+/// What an empty scope reads from.
+static EMPTY: Maps = Maps {
+    values: HashMap::with_hasher(BuildHasherDefault::new()),
+    revived: BTreeMap::new(),
+    resources: HashMap::with_hasher(BuildHasherDefault::new()),
+};
+
+/// A map keyed by type. A `TypeId` is already a hash, so the map needs no random state.
 type TypeMap<V> = HashMap<TypeId, V, BuildHasherDefault<TypeIdHasher>>;
 
 /// Hashes a `TypeId` as the hash it already is.
@@ -131,16 +144,17 @@ impl Scope {
     /// If another value type already uses `T::KEY`: the two would overwrite each other when the
     /// conversation is serialized.
     pub fn insert<T: ScopeValue>(&mut self, value: T) {
+        let maps = self.maps_mut();
         let clash =
-            self.values.iter().any(|(id, stored)| stored.key == T::KEY && *id != TypeId::of::<T>());
+            maps.values.iter().any(|(id, stored)| stored.key == T::KEY && *id != TypeId::of::<T>());
         assert!(
             !clash,
             "scope key `{}` is used by `{}` and by another type",
             T::KEY,
             type_name::<T>()
         );
-        self.revived.remove(T::KEY);
-        self.values.insert(TypeId::of::<T>(), Value::new(value));
+        maps.revived.remove(T::KEY);
+        maps.values.insert(TypeId::of::<T>(), Value::new(value));
     }
 
     /// The durable value of type `T`. A value read back from a serialized conversation is
@@ -152,11 +166,12 @@ impl Scope {
 
     /// The durable value of type `T`, or an error naming what is missing or malformed.
     pub fn require<T: ScopeValue>(&self) -> Result<&T, ScopeError> {
-        if let Some(stored) = self.values.get(&TypeId::of::<T>()) {
+        let maps = self.maps();
+        if let Some(stored) = maps.values.get(&TypeId::of::<T>()) {
             return Ok(stored.value.downcast_ref().expect("stored under its own type"));
         }
         let revived =
-            self.revived.get(T::KEY).ok_or(ScopeError::Missing { name: type_name::<T>() })?;
+            maps.revived.get(T::KEY).ok_or(ScopeError::Missing { name: type_name::<T>() })?;
         if revived.typed.get().is_none() {
             let value: T = serde_json::from_value(revived.json.clone()).map_err(|error| {
                 ScopeError::Malformed { key: T::KEY, message: error.to_string() }
@@ -169,21 +184,56 @@ impl Scope {
 
     /// The durable value of type `T`, mutably.
     pub fn get_mut<T: ScopeValue>(&mut self) -> Option<&mut T> {
-        if !self.values.contains_key(&TypeId::of::<T>()) {
-            let value: T = self.remove_revived()?;
-            self.values.insert(TypeId::of::<T>(), Value::new(value));
+        let maps = self.maps.as_deref_mut()?;
+        if !maps.values.contains_key(&TypeId::of::<T>()) {
+            let value: T = maps.remove_revived()?;
+            maps.values.insert(TypeId::of::<T>(), Value::new(value));
         }
-        self.values.get_mut(&TypeId::of::<T>()).and_then(|stored| stored.value.downcast_mut())
+        maps.values.get_mut(&TypeId::of::<T>()).and_then(|stored| stored.value.downcast_mut())
     }
 
     /// Removes and returns the durable value of type `T`.
     pub fn remove<T: ScopeValue>(&mut self) -> Option<T> {
-        match self.values.remove(&TypeId::of::<T>()) {
+        let maps = self.maps.as_deref_mut()?;
+        match maps.values.remove(&TypeId::of::<T>()) {
             Some(stored) => stored.value.downcast().ok().map(|boxed| *boxed),
-            None => self.remove_revived(),
+            None => maps.remove_revived(),
         }
     }
 
+    /// Stores a resource (not serialized), replacing any resource of the same type.
+    pub fn insert_resource<T: Send + Sync + 'static>(&mut self, resource: T) {
+        let resource = Resource { type_name: type_name::<T>(), value: Box::new(resource) };
+        self.maps_mut().resources.insert(TypeId::of::<T>(), resource);
+    }
+
+    /// The resource of type `T`.
+    pub fn resource<T: Send + Sync + 'static>(&self) -> Option<&T> {
+        self.maps().resources.get(&TypeId::of::<T>()).and_then(|stored| stored.value.downcast_ref())
+    }
+
+    /// The resource of type `T`, mutably.
+    pub fn resource_mut<T: Send + Sync + 'static>(&mut self) -> Option<&mut T> {
+        let maps = self.maps.as_deref_mut()?;
+        maps.resources.get_mut(&TypeId::of::<T>()).and_then(|stored| stored.value.downcast_mut())
+    }
+
+    /// Removes and returns the resource of type `T`.
+    pub fn remove_resource<T: Send + Sync + 'static>(&mut self) -> Option<T> {
+        let stored = self.maps.as_deref_mut()?.resources.remove(&TypeId::of::<T>())?;
+        stored.value.downcast().ok().map(|boxed| *boxed)
+    }
+
+    fn maps(&self) -> &Maps {
+        self.maps.as_deref().unwrap_or(&EMPTY)
+    }
+
+    fn maps_mut(&mut self) -> &mut Maps {
+        self.maps.get_or_insert_with(Box::default)
+    }
+}
+
+impl Maps {
     fn remove_revived<T: ScopeValue>(&mut self) -> Option<T> {
         let revived = self.revived.remove(T::KEY)?;
         match revived.typed.into_inner() {
@@ -191,50 +241,30 @@ impl Scope {
             None => serde_json::from_value(revived.json).ok(),
         }
     }
-
-    /// Stores a resource (not serialized), replacing any resource of the same type.
-    pub fn insert_resource<T: Send + Sync + 'static>(&mut self, resource: T) {
-        let resource = Resource { type_name: type_name::<T>(), value: Box::new(resource) };
-        self.resources.insert(TypeId::of::<T>(), resource);
-    }
-
-    /// The resource of type `T`.
-    pub fn resource<T: Send + Sync + 'static>(&self) -> Option<&T> {
-        self.resources.get(&TypeId::of::<T>()).and_then(|stored| stored.value.downcast_ref())
-    }
-
-    /// The resource of type `T`, mutably.
-    pub fn resource_mut<T: Send + Sync + 'static>(&mut self) -> Option<&mut T> {
-        self.resources.get_mut(&TypeId::of::<T>()).and_then(|stored| stored.value.downcast_mut())
-    }
-
-    /// Removes and returns the resource of type `T`.
-    pub fn remove_resource<T: Send + Sync + 'static>(&mut self) -> Option<T> {
-        let stored = self.resources.remove(&TypeId::of::<T>())?;
-        stored.value.downcast().ok().map(|boxed| *boxed)
-    }
 }
 
 impl fmt::Debug for Scope {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let values: Vec<&str> = self
+        let maps = self.maps();
+        let values: Vec<&str> = maps
             .values
             .values()
             .map(|stored| stored.key)
-            .chain(self.revived.keys().map(String::as_str))
+            .chain(maps.revived.keys().map(String::as_str))
             .collect();
-        let resources: Vec<&str> = self.resources.values().map(|stored| stored.type_name).collect();
+        let resources: Vec<&str> = maps.resources.values().map(|stored| stored.type_name).collect();
         f.debug_struct("Scope").field("values", &values).field("resources", &resources).finish()
     }
 }
 
 impl Serialize for Scope {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let maps = self.maps();
         let mut entries = BTreeMap::new();
-        for (key, revived) in &self.revived {
+        for (key, revived) in &maps.revived {
             entries.insert(key.as_str(), revived.json.clone());
         }
-        for stored in self.values.values() {
+        for stored in maps.values.values() {
             let json = (stored.to_json)(&stored.value).map_err(serde::ser::Error::custom)?;
             entries.insert(stored.key, json);
         }
@@ -249,11 +279,14 @@ impl Serialize for Scope {
 impl<'de> Deserialize<'de> for Scope {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let entries = BTreeMap::<String, serde_json::Value>::deserialize(deserializer)?;
+        if entries.is_empty() {
+            return Ok(Scope::default());
+        }
         let revived = entries
             .into_iter()
             .map(|(key, json)| (key, Revived { json, typed: OnceLock::new() }))
             .collect();
-        Ok(Scope { revived, ..Scope::default() })
+        Ok(Scope { maps: Some(Box::new(Maps { revived, ..Maps::default() })) })
     }
 }
 
