@@ -995,14 +995,14 @@ impl<T: ToolSet> NextTool for CallTool<'_, T> {
 /// entry; a dropped turn also records that it was cancelled.
 struct OpenTurn<'c> {
     home: &'c mut Conversation,
-    turn: Option<Turn>,
+    turn: Turn,
     finished: bool,
 }
 
 impl<'c> OpenTurn<'c> {
     fn open(home: &'c mut Conversation, message: Message) -> Self {
         let turn = Turn::open(mem::take(home), message);
-        OpenTurn { home, turn: Some(turn), finished: false }
+        OpenTurn { home, turn, finished: false }
     }
 
     fn finish(mut self) {
@@ -1014,25 +1014,24 @@ impl Deref for OpenTurn<'_> {
     type Target = Turn;
 
     fn deref(&self) -> &Turn {
-        self.turn.as_ref().expect("the turn is open until dropped")
+        &self.turn
     }
 }
 
 impl DerefMut for OpenTurn<'_> {
     fn deref_mut(&mut self) -> &mut Turn {
-        self.turn.as_mut().expect("the turn is open until dropped")
+        &mut self.turn
     }
 }
 
 impl Drop for OpenTurn<'_> {
     fn drop(&mut self) {
-        if let Some(mut turn) = self.turn.take() {
-            if !self.finished {
-                let error = "the turn was cancelled before it ended".to_owned();
-                turn.append(Entry::Failed { turn: turn.turn_ref(), error });
-            }
-            *self.home = turn.close();
+        if !self.finished {
+            let error = "the turn was cancelled before it ended".to_owned();
+            self.turn.append(Entry::Failed { turn: self.turn.turn_ref(), error });
         }
+        // The conversation goes home; the turn keeps the empty one `open` left there.
+        self.turn.swap_conversation(self.home);
     }
 }
 

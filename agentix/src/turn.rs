@@ -98,8 +98,10 @@ impl Turn {
         }
     }
 
-    pub(crate) fn close(self) -> Conversation {
-        self.conversation
+    /// Trades the turn's conversation for `other`: how a finished turn hands the conversation
+    /// back without moving the turn.
+    pub(crate) fn swap_conversation(&mut self, other: &mut Conversation) {
+        std::mem::swap(&mut self.conversation, other);
     }
 
     /// The turn's reference, shared by its log entries and traces.
