@@ -16,7 +16,7 @@ use std::hint::black_box;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use agentix::{
     Agent, AssistantMessage, CharsPerToken, Config, Conversation, Entry, Message, Model,
@@ -533,40 +533,36 @@ fn turns(c: &mut Criterion) {
     }
 }
 
-/// The median time of one turn over `samples` batches of `batch` turns.
-fn median(run: &dyn Fn() -> Transcript, samples: usize, batch: usize) -> Duration {
-    let mut times: Vec<Duration> = (0..samples)
-        .map(|_| {
-            let started = Instant::now();
-            for _ in 0..batch {
-                drop(black_box(run()));
-            }
-            started.elapsed() / batch as u32
-        })
-        .collect();
-    times.sort_unstable();
-    times[samples / 2]
-}
+/// Rounds of the interleaved measurement, and turns per batch.
+const ROUNDS: usize = 1001;
+const BATCH: usize = 50;
 
-/// Prints the ratios the issue asks for, interleaving the variants so that drift on the
-/// machine affects them alike.
+/// Prints the ratios the issue asks for. The machine's speed drifts (on a shared VM, by up to
+/// 2× within seconds), so the variants are interleaved batch by batch: each round times one
+/// batch of each, in a rotating order, and each variant's figure is the median over the
+/// rounds — the three see the same spread of the machine's states.
 fn ratios() {
     println!(
         "\nhooks  agentix (a)  by hand (b)  dynamic (c)   a/b     c/a    (a-b)   (c-b)   (c-b)/(a-b)"
     );
     for hooks in HOOK_COUNTS {
-        let [(_, a), (_, b), (_, c)] = variants(hooks, None);
-        let (mut ta, mut tb, mut tc) = (Vec::new(), Vec::new(), Vec::new());
-        for _ in 0..9 {
-            ta.push(median(&a, 15, 200));
-            tb.push(median(&b, 15, 200));
-            tc.push(median(&c, 15, 200));
+        let runs = variants(hooks, None);
+        let mut times: [Vec<f64>; 3] = Default::default();
+        for round in 0..ROUNDS {
+            for offset in 0..3 {
+                let variant = (round + offset) % 3;
+                let run = &runs[variant].1;
+                let started = Instant::now();
+                for _ in 0..BATCH {
+                    drop(black_box(run()));
+                }
+                times[variant].push(started.elapsed().as_secs_f64() * 1e9 / BATCH as f64);
+            }
         }
-        let mid = |times: &mut Vec<Duration>| {
-            times.sort_unstable();
-            times[times.len() / 2].as_secs_f64() * 1e9
-        };
-        let (a, b, c) = (mid(&mut ta), mid(&mut tb), mid(&mut tc));
+        let [a, b, c] = times.map(|mut times| {
+            times.sort_unstable_by(f64::total_cmp);
+            times[times.len() / 2]
+        });
         println!(
             "{hooks:>5}  {a:>9.0}ns  {b:>9.0}ns  {c:>9.0}ns  {:>6.3}  {:>6.3}  {:>6.0}ns {:>6.0}ns  {:>8.1}",
             a / b,
