@@ -214,16 +214,55 @@ pub type Outcome = Result<AssistantMessage, Error>;
 
 /// Starts a future and runs it, catching a panic from either: a hand-written hook may panic
 /// before it returns its future.
-fn caught<F: std::future::Future>(
-    start: impl FnOnce() -> F,
-) -> impl std::future::Future<Output = Result<F::Output, Box<dyn std::any::Any + Send>>> {
-    use futures::FutureExt;
-    use futures::future::Either;
+fn caught<F: std::future::Future>(start: impl FnOnce() -> F) -> Caught<F> {
     use std::panic::{AssertUnwindSafe, catch_unwind};
 
     match catch_unwind(AssertUnwindSafe(start)) {
-        Ok(future) => Either::Left(AssertUnwindSafe(future).catch_unwind()),
-        Err(payload) => Either::Right(std::future::ready(Err(payload))),
+        Ok(future) => Caught { future: Some(future), panicked: None },
+        Err(payload) => Caught { future: None, panicked: Some(payload) },
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// A future polled under a panic guard, or the panic that starting it raised: one plain
+    /// future where a `CatchUnwind` inside an `Either` nested two.
+    struct Caught<F> {
+        #[pin]
+        future: Option<F>,
+        panicked: Option<Box<dyn std::any::Any + Send>>,
+    }
+}
+
+impl<F: std::future::Future> std::future::Future for Caught<F> {
+    type Output = Result<F::Output, Box<dyn std::any::Any + Send>>;
+
+    fn poll(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Self::Output> {
+        let this = self.project();
+        match this.future.as_pin_mut() {
+            Some(future) => poll_guarded(future, cx),
+            None => std::task::Poll::Ready(Err(this
+                .panicked
+                .take()
+                .expect("a caught future is polled after it ended"))),
+        }
+    }
+}
+
+/// Polls `future`, catching a panic.
+fn poll_guarded<F: std::future::Future>(
+    future: std::pin::Pin<&mut F>,
+    cx: &mut std::task::Context<'_>,
+) -> std::task::Poll<Result<F::Output, Box<dyn std::any::Any + Send>>> {
+    use std::panic::{AssertUnwindSafe, catch_unwind};
+    use std::task::Poll;
+
+    match catch_unwind(AssertUnwindSafe(|| future.poll(cx))) {
+        Ok(Poll::Pending) => Poll::Pending,
+        Ok(Poll::Ready(output)) => Poll::Ready(Ok(output)),
+        Err(payload) => Poll::Ready(Err(payload)),
     }
 }
 

@@ -33,7 +33,7 @@ use crate::observe::{Decision, Observation, Observer};
 use crate::on;
 use crate::turn::Turn;
 use crate::verdict::{Halt, Verdict};
-use crate::{Outcome, caught, panic_message};
+use crate::{Outcome, caught, panic_message, poll_guarded};
 
 use event::Payload as _;
 
@@ -976,18 +976,6 @@ fn start<W: Wrapped, F>(
             abort(turn, observer, W::EVENT, hook, payload);
             None
         }
-    }
-}
-
-/// Polls a layer's hook, catching a panic.
-fn poll_guarded<F: Future>(
-    future: Pin<&mut F>,
-    cx: &mut Context<'_>,
-) -> Poll<Result<F::Output, Box<dyn Any + Send>>> {
-    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| future.poll(cx))) {
-        Ok(Poll::Pending) => Poll::Pending,
-        Ok(Poll::Ready(output)) => Poll::Ready(Ok(output)),
-        Err(payload) => Poll::Ready(Err(payload)),
     }
 }
 
