@@ -1,6 +1,7 @@
 //! The turn: what every hook of a turn sees.
 
 use std::borrow::Cow;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, OnceLock};
 
 use serde::{Deserialize, Serialize};
@@ -39,6 +40,10 @@ pub struct Turn {
     pub(crate) aborted: OnceLock<Aborted>,
     #[serde(skip)]
     blame: Mutex<Blame>,
+    /// Whether `blame` holds anything but `Nobody`: a successful call, the usual case, then
+    /// has nothing to clear and takes no lock.
+    #[serde(skip)]
+    blamed: AtomicBool,
     /// The summary of the earlier turns compaction dropped, and where the dropped turns end.
     #[serde(skip)]
     pub(crate) summary: Option<(usize, Message)>,
@@ -93,6 +98,7 @@ impl Turn {
             running_durable: false,
             aborted: OnceLock::new(),
             blame: Mutex::default(),
+            blamed: AtomicBool::new(false),
             summary: None,
             entry_tokens: Vec::new(),
         }
@@ -278,6 +284,9 @@ impl Turn {
     /// hook. A success clears the blame; an error from a hook whose `next` did not fail is the
     /// hook's own.
     pub(crate) fn settle_model_call(&self, hook: Option<&'static str>, ok: bool) {
+        if ok && !self.blamed.load(Ordering::Relaxed) {
+            return;
+        }
         let mut blame = crate::lock(&self.blame);
         *blame = match (ok, hook, *blame) {
             (true, ..) => Blame::Nobody,
@@ -285,10 +294,14 @@ impl Turn {
             (false, Some(hook), Blame::Nobody) => Blame::Hook(hook),
             (false, Some(_), kept) => kept,
         };
+        self.blamed.store(*blame != Blame::Nobody, Ordering::Relaxed);
     }
 
     /// Who made the onion's latest error.
     pub(crate) fn model_blame(&self) -> Blame {
+        if !self.blamed.load(Ordering::Relaxed) {
+            return Blame::Nobody;
+        }
         *crate::lock(&self.blame)
     }
 
