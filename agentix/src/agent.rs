@@ -875,8 +875,8 @@ impl<M: Model, O: Observer, X: StreamTransformer> CallModel<'_, M, O, X> {
     /// The model's answer, its text through the stream transformers: streamed piece by piece
     /// when the observer wants the pieces, whole otherwise — assembled the same way either way.
     async fn answer(&self, request: &ModelRequest) -> Result<ModelResponse, ModelError> {
-        let mut answer = Assembly::new(self.transformer);
         if O::STREAMS {
+            let mut answer = Assembly::new(self.transformer);
             // A wrap hook that calls the model again discards what the earlier call streamed.
             if self.streamed.swap(true, Ordering::Relaxed) {
                 self.observer
@@ -892,6 +892,7 @@ impl<M: Model, O: Observer, X: StreamTransformer> CallModel<'_, M, O, X> {
         if X::IDENTITY && Assembly::<X>::assembled(&response.message) {
             return Ok(response);
         }
+        let mut answer = Assembly::new(self.transformer);
         for chunk in Chunk::of(response) {
             answer.add(chunk, &());
         }
