@@ -450,10 +450,21 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
 
         // Each entry rendered once: counted (if not yet this turn), then moved into the request.
         let rendered: Vec<Option<Message>> = turn.log().iter().map(Entry::to_message).collect();
-        turn.count_entries(&rendered, counter);
+        let logged = turn.count_entries(&rendered, counter);
         let units = Units::of(turn.log(), turn.user_entry());
-        let (mut plan, mut total) = units.plan(turn.log(), turn.entry_tokens(), fixed, target);
+        // The turn's durable `pre` output counts against the injection reserve, not here.
+        let durable: usize = rendered[units.durable.clone()]
+            .iter()
+            .flatten()
+            .map(|message| counter.count_message(message))
+            .sum();
+        let mut total = fixed + logged - durable;
+        let mut plan = units.keep_all();
         let mut summary = None;
+        if total > target {
+            turn.itemize_tokens(&rendered, counter);
+            (plan, total) = units.plan(turn.log(), turn.entry_tokens(), fixed, target);
+        }
         if let Some(summarizer) = &self.settings.summarizer {
             // A summary takes room too: while it makes more turns go, summarize those as well.
             // The dropped range only grows, so this ends.

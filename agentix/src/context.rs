@@ -210,6 +210,11 @@ impl Units {
         steps
     }
 
+    /// The plan that drops nothing.
+    pub(crate) fn keep_all(&self) -> Plan {
+        Plan { dropped_history: 0..0, dropped_steps: self.durable.end..self.durable.end }
+    }
+
     /// Drops the oldest history, then the oldest steps (always keeping the latest one), until
     /// the tokens fit `target`; returns what to drop, and the tokens left. `entry_tokens` holds
     /// each entry of `log`'s tokens.
@@ -221,8 +226,7 @@ impl Units {
         target: usize,
     ) -> (Plan, usize) {
         let tokens = |range: &Range<usize>| -> usize { entry_tokens[range.clone()].iter().sum() };
-        let kept_all =
-            Plan { dropped_history: 0..0, dropped_steps: self.durable.end..self.durable.end };
+        let kept_all = self.keep_all();
         let mut total =
             fixed + tokens(&(0..self.opening.end)) + tokens(&(self.durable.end..log.len()));
         if total <= target {

@@ -47,10 +47,16 @@ pub struct Turn {
     /// The summary of the earlier turns compaction dropped, and where the dropped turns end.
     #[serde(skip)]
     pub(crate) summary: Option<(usize, Message)>,
-    /// The tokens of the log's first entries, as counted this turn: the log only grows, so each
-    /// entry is counted once per turn rather than once per request.
+    /// How many of the log's first entries this turn has counted, and their tokens: the log
+    /// only grows, so each entry is counted once per turn rather than once per request.
     #[serde(skip)]
-    entry_tokens: Vec<usize>,
+    counted: usize,
+    #[serde(skip)]
+    counted_tokens: usize,
+    /// Each counted entry's tokens: kept from the first request over budget on, when
+    /// compaction needs them one by one.
+    #[serde(skip)]
+    entry_tokens: Option<Vec<usize>>,
 }
 
 /// Who made the `wrap_model` onion's latest error: the model, or a hook that made its own
@@ -100,7 +106,9 @@ impl Turn {
             blame: Mutex::default(),
             blamed: AtomicBool::new(false),
             summary: None,
-            entry_tokens: Vec::new(),
+            counted: 0,
+            counted_tokens: 0,
+            entry_tokens: None,
         }
     }
 
@@ -252,24 +260,42 @@ impl Turn {
         }
     }
 
-    /// Counts the entries not counted yet this turn; `rendered` is the log, each entry as the
-    /// message it renders to (if any).
+    /// Counts the entries not counted yet this turn, and returns the tokens of the whole log;
+    /// `rendered` is the log, each entry as the message it renders to (if any).
     pub(crate) fn count_entries(
         &mut self,
         rendered: &[Option<Message>],
         counter: &dyn TokenCounter,
-    ) {
-        let counted = self.entry_tokens.len();
-        self.entry_tokens.extend(
-            rendered[counted..].iter().map(|message| {
-                message.as_ref().map_or(0, |message| counter.count_message(message))
-            }),
-        );
+    ) -> usize {
+        for message in &rendered[self.counted..] {
+            let tokens = message.as_ref().map_or(0, |message| counter.count_message(message));
+            self.counted_tokens += tokens;
+            if let Some(entry_tokens) = &mut self.entry_tokens {
+                entry_tokens.push(tokens);
+            }
+        }
+        self.counted = rendered.len();
+        self.counted_tokens
     }
 
-    /// Each log entry's tokens, as [`count_entries`](Turn::count_entries) counted them.
+    /// Keeps each entry's tokens from now on (counting the log once more, this once), for
+    /// [`entry_tokens`](Turn::entry_tokens).
+    pub(crate) fn itemize_tokens(
+        &mut self,
+        rendered: &[Option<Message>],
+        counter: &dyn TokenCounter,
+    ) {
+        if self.entry_tokens.is_none() {
+            let tokens = rendered[..self.counted].iter().map(|message| {
+                message.as_ref().map_or(0, |message| counter.count_message(message))
+            });
+            self.entry_tokens = Some(tokens.collect());
+        }
+    }
+
+    /// Each log entry's tokens, once [`itemize_tokens`](Turn::itemize_tokens) keeps them.
     pub(crate) fn entry_tokens(&self) -> &[usize] {
-        &self.entry_tokens
+        self.entry_tokens.as_deref().unwrap_or_default()
     }
 
     pub(crate) fn user_entry(&self) -> usize {
