@@ -450,15 +450,8 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
 
         // Each entry rendered once: counted (if not yet this turn), then moved into the request.
         let rendered: Vec<Option<Message>> = turn.log().iter().map(Entry::to_message).collect();
-        let logged = turn.count_entries(&rendered, counter);
         let units = Units::of(turn.log(), turn.user_entry());
-        // The turn's durable `pre` output counts against the injection reserve, not here.
-        let durable: usize = rendered[units.durable.clone()]
-            .iter()
-            .flatten()
-            .map(|message| counter.count_message(message))
-            .sum();
-        let mut total = fixed + logged - durable;
+        let mut total = fixed + turn.count_entries(&rendered, &units.durable, counter);
         let mut plan = units.keep_all();
         let mut summary = None;
         if total > target {
@@ -561,8 +554,8 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
 
     /// Runs the step's tool calls in order and commits the step — the assistant message with one
     /// result per call — even when the turn ends midway, so the log never holds an unanswered call.
-    /// `before_tool` hooks (and an approver) edit each call in place: the log records the calls
-    /// that ran, so every result answers the call written beside it.
+    /// `before_tool` hooks (and an approver) edit each call in place: the log records each call
+    /// as they left it, so every result answers the call written beside it.
     async fn run_tools<O: Observer>(
         &self,
         mut message: AssistantMessage,

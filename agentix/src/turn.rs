@@ -1,6 +1,7 @@
 //! The turn: what every hook of a turn sees.
 
 use std::borrow::Cow;
+use std::ops::Range;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, OnceLock};
 
@@ -47,8 +48,9 @@ pub struct Turn {
     /// The summary of the earlier turns compaction dropped, and where the dropped turns end.
     #[serde(skip)]
     pub(crate) summary: Option<(usize, Message)>,
-    /// How many of the log's first entries this turn has counted, and their tokens: the log
-    /// only grows, so each entry is counted once per turn rather than once per request.
+    /// How many of the log's first entries this turn has counted, and their tokens (but for the
+    /// turn's durable `pre` output, which counts against the injection reserve): the log only
+    /// grows, so each entry is counted once per turn rather than once per request.
     #[serde(skip)]
     counted: usize,
     #[serde(skip)]
@@ -260,16 +262,20 @@ impl Turn {
         }
     }
 
-    /// Counts the entries not counted yet this turn, and returns the tokens of the whole log;
-    /// `rendered` is the log, each entry as the message it renders to (if any).
+    /// Counts the entries not counted yet this turn, and returns the tokens of the whole log but
+    /// the `durable` range (the turn's durable `pre` output: committed before the first request,
+    /// so it never moves); `rendered` is the log, each entry as the message it renders to.
     pub(crate) fn count_entries(
         &mut self,
         rendered: &[Option<Message>],
+        durable: &Range<usize>,
         counter: &dyn TokenCounter,
     ) -> usize {
-        for message in &rendered[self.counted..] {
+        for (entry, message) in rendered.iter().enumerate().skip(self.counted) {
             let tokens = message.as_ref().map_or(0, |message| counter.count_message(message));
-            self.counted_tokens += tokens;
+            if !durable.contains(&entry) {
+                self.counted_tokens += tokens;
+            }
             if let Some(entry_tokens) = &mut self.entry_tokens {
                 entry_tokens.push(tokens);
             }
@@ -295,6 +301,7 @@ impl Turn {
 
     /// Each log entry's tokens, once [`itemize_tokens`](Turn::itemize_tokens) keeps them.
     pub(crate) fn entry_tokens(&self) -> &[usize] {
+        debug_assert!(self.entry_tokens.is_some(), "entry tokens read before they were itemized");
         self.entry_tokens.as_deref().unwrap_or_default()
     }
 
