@@ -214,26 +214,26 @@ pub type Outcome = Result<AssistantMessage, Error>;
 
 /// Starts a future and runs it, catching a panic from either: a hand-written hook may panic
 /// before it returns its future.
-fn caught<F: std::future::Future>(start: impl FnOnce() -> F) -> Caught<F> {
+fn caught<F: std::future::Future>(start: impl FnOnce() -> F) -> Guarded<F> {
     use std::panic::{AssertUnwindSafe, catch_unwind};
 
     match catch_unwind(AssertUnwindSafe(start)) {
-        Ok(future) => Caught { future: Some(future), panicked: None },
-        Err(payload) => Caught { future: None, panicked: Some(payload) },
+        Ok(future) => Guarded { future: Some(future), panicked: None },
+        Err(payload) => Guarded { future: None, panicked: Some(payload) },
     }
 }
 
 pin_project_lite::pin_project! {
     /// A future polled under a panic guard, or the panic that starting it raised: one plain
     /// future where a `CatchUnwind` inside an `Either` nested two.
-    struct Caught<F> {
+    struct Guarded<F> {
         #[pin]
         future: Option<F>,
         panicked: Option<Box<dyn std::any::Any + Send>>,
     }
 }
 
-impl<F: std::future::Future> std::future::Future for Caught<F> {
+impl<F: std::future::Future> std::future::Future for Guarded<F> {
     type Output = Result<F::Output, Box<dyn std::any::Any + Send>>;
 
     fn poll(
