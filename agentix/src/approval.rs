@@ -24,7 +24,8 @@ pub enum Approval {
     Approve,
     /// Do not run it; the model reads the reason.
     Reject(String),
-    /// Run this call instead (with the model's call id); the log records it as the call.
+    /// Run this call instead, under the id of the call it replaces; the log records it as the
+    /// call.
     Edit(ToolCall),
 }
 

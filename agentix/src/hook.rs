@@ -108,7 +108,8 @@ pub trait Hook: Send + Sync {
     }
 
     /// `before_tool`: before each tool call. An edit to the call is what runs and what the log
-    /// records.
+    /// records — the model's own call is not kept, so record it here if an audit needs it. The
+    /// id is the call's too: the result answers the id the call leaves the hooks with.
     fn before_tool(
         &self,
         call: &mut ToolCall,

@@ -160,11 +160,11 @@ fn join_text(parts: &[Part]) -> Cow<'_, str> {
 /// The model's request to run a tool. The value of `before_tool`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ToolCall {
-    /// Pairs the call with its result.
+    /// Pairs the call with its result: unique within the step.
     pub id: String,
     /// The tool's name.
     pub name: String,
-    /// The arguments, as the model wrote them.
+    /// The arguments: as the model wrote them, unless a `before_tool` hook edited them.
     pub arguments: serde_json::Value,
 }
 

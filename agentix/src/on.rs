@@ -56,7 +56,7 @@ single_event_traits! {
     }
     /// An `after_model` hook: it may edit the message, RETRY, STOP with a final message, or halt.
     AfterModel { fn after_model(message: &mut AssistantMessage, turn: &mut Turn) -> Verdict<event::AfterModel>; }
-    /// A `before_tool` hook: it may edit the call (the log records the call as it ran), REJECT it,
+    /// A `before_tool` hook: it may edit the call (the log records the edited call), REJECT it,
     /// ESCALATE it, or halt.
     BeforeTool { fn before_tool(call: &mut ToolCall, turn: &mut Turn) -> Verdict<event::BeforeTool>; }
     /// A `wrap_tool` hook: it owns the tool call and may call `next` any number of times.

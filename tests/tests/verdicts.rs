@@ -298,9 +298,38 @@ async fn before_tool_edit_changes_the_call_that_runs() {
     assert_log_consistent(conversation.log());
 }
 
+/// Gives each call a new id: the id is the call's, and the hook's to edit.
+struct Renumber;
+
+impl agentix::on::BeforeTool for Renumber {
+    async fn before_tool(
+        &self,
+        call: &mut ToolCall,
+        _turn: &mut agentix::Turn,
+    ) -> agentix::Verdict<agentix::event::BeforeTool> {
+        call.id = format!("{}-renumbered", call.id);
+        agentix::Verdict::Continue
+    }
+}
+
+#[tokio::test]
+async fn a_before_tool_edit_to_the_id_is_the_id_the_result_answers() {
+    let model = weather_then("ok");
+    let agent = Agent::builder(&model).tool(Weather::default()).hook(Renumber).build();
+    let mut conversation = Conversation::new();
+    agent.run(&mut conversation, "weather?").await.unwrap();
+    assert_log_consistent(conversation.log());
+    let request = &model.requests()[1];
+    assert_eq!(tool_results(request)[0].call_id, "call_1-renumbered");
+    let Some(Entry::Assistant { message, .. }) = conversation.log().get(1) else {
+        panic!("{:?}", conversation.log())
+    };
+    assert_eq!(message.tool_calls().next().unwrap().id, "call_1-renumbered");
+}
+
 async fn escalate_with(
     approver: impl agentix::Approver + 'static,
-) -> (Vec<String>, agentix::ToolResult) {
+) -> (Vec<String>, agentix::ToolResult, Conversation) {
     let model = weather_then("ok");
     let weather = Weather::default();
     let calls = weather.calls.clone();
@@ -310,15 +339,17 @@ async fn escalate_with(
         .hook(Probe::new("guard", &record).on(BeforeTool, Action::Escalate("costly".into())))
         .approver(approver)
         .build();
-    agent.run(&mut Conversation::new(), "weather?").await.unwrap();
+    let mut conversation = Conversation::new();
+    agent.run(&mut conversation, "weather?").await.unwrap();
+    assert_log_consistent(conversation.log());
     let result = tool_results(&model.requests()[1]).remove(0);
     let calls = calls.lock().unwrap().clone();
-    (calls, result)
+    (calls, result, conversation)
 }
 
 #[tokio::test]
 async fn before_tool_escalate_asks_the_approver() {
-    let (calls, result) = escalate_with(|_call: ToolCall, escalation: Escalation| async move {
+    let (calls, result, _) = escalate_with(|_call: ToolCall, escalation: Escalation| async move {
         assert_eq!(escalation.reason, "costly");
         Approval::Approve
     })
@@ -326,7 +357,7 @@ async fn before_tool_escalate_asks_the_approver() {
     assert_eq!(calls, ["Oslo"]);
     assert_eq!(result.output, "sunny in Oslo");
 
-    let (calls, result) = escalate_with(|_: ToolCall, _: Escalation| async {
+    let (calls, result, _) = escalate_with(|_: ToolCall, _: Escalation| async {
         Approval::Reject("the user said no".into())
     })
     .await;
@@ -339,14 +370,19 @@ async fn before_tool_escalate_asks_the_approver() {
         })
     );
 
-    // An edit runs in the call's place, still answering the model's call id.
-    let (calls, result) = escalate_with(|_: ToolCall, _: Escalation| async move {
+    // An edit runs in the call's place, under its id, and the log records it.
+    let (calls, result, conversation) = escalate_with(|_: ToolCall, _: Escalation| async move {
         Approval::Edit(ToolCall::new("made_up", "get_weather", json!({ "city": "Tromsø" })))
     })
     .await;
     assert_eq!(calls, ["Tromsø"]);
     assert_eq!(result.output, "sunny in Tromsø");
     assert_eq!(result.call_id, "call_1");
+    let Some(Entry::Assistant { message, .. }) = conversation.log().get(1) else {
+        panic!("{:?}", conversation.log())
+    };
+    let logged: Vec<_> = message.tool_calls().collect();
+    assert_eq!(logged, [&ToolCall::new("call_1", "get_weather", json!({ "city": "Tromsø" }))]);
 }
 
 #[tokio::test]
