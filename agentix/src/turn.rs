@@ -272,7 +272,7 @@ impl Turn {
         counter: &dyn TokenCounter,
     ) -> usize {
         for (entry, message) in rendered.iter().enumerate().skip(self.counted) {
-            let tokens = message.as_ref().map_or(0, |message| counter.count_message(message));
+            let tokens = tokens_of(message, counter);
             if !durable.contains(&entry) {
                 self.counted_tokens += tokens;
             }
@@ -292,9 +292,7 @@ impl Turn {
         counter: &dyn TokenCounter,
     ) {
         if self.entry_tokens.is_none() {
-            let tokens = rendered[..self.counted].iter().map(|message| {
-                message.as_ref().map_or(0, |message| counter.count_message(message))
-            });
+            let tokens = rendered[..self.counted].iter().map(|message| tokens_of(message, counter));
             self.entry_tokens = Some(tokens.collect());
         }
     }
@@ -342,4 +340,9 @@ impl Turn {
         // The first panic is the cause; later ones are its echoes.
         let _ = self.aborted.set(Aborted { event, hook, message });
     }
+}
+
+/// A log entry's tokens: its message's, or none for an entry that renders to no message.
+fn tokens_of(message: &Option<Message>, counter: &dyn TokenCounter) -> usize {
+    message.as_ref().map_or(0, |message| counter.count_message(message))
 }
