@@ -223,6 +223,9 @@ fn caught<F: std::future::Future>(start: impl FnOnce() -> F) -> Guarded<F> {
     }
 }
 
+/// What a panic guard returns: the output, or the panic's payload.
+type Caught<T> = Result<T, Box<dyn std::any::Any + Send>>;
+
 pin_project_lite::pin_project! {
     /// A future polled under a panic guard, or the panic that starting it raised: one plain
     /// future where a `CatchUnwind` inside an `Either` nested two.
@@ -234,7 +237,7 @@ pin_project_lite::pin_project! {
 }
 
 impl<F: std::future::Future> std::future::Future for Guarded<F> {
-    type Output = Result<F::Output, Box<dyn std::any::Any + Send>>;
+    type Output = Caught<F::Output>;
 
     fn poll(
         self: std::pin::Pin<&mut Self>,
@@ -255,7 +258,7 @@ impl<F: std::future::Future> std::future::Future for Guarded<F> {
 fn poll_guarded<F: std::future::Future>(
     future: std::pin::Pin<&mut F>,
     cx: &mut std::task::Context<'_>,
-) -> std::task::Poll<Result<F::Output, Box<dyn std::any::Any + Send>>> {
+) -> std::task::Poll<Caught<F::Output>> {
     use std::panic::{AssertUnwindSafe, catch_unwind};
     use std::task::Poll;
 

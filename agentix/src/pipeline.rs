@@ -33,7 +33,7 @@ use crate::observe::{Decision, Observation, Observer};
 use crate::on;
 use crate::turn::Turn;
 use crate::verdict::{Halt, Verdict};
-use crate::{Outcome, caught, panic_message, poll_guarded};
+use crate::{Caught, Outcome, caught, panic_message, poll_guarded};
 
 use event::Payload as _;
 
@@ -121,8 +121,6 @@ impl<E: Event> Flow<E> {
         }
     }
 }
-
-type Caught<T> = Result<T, Box<dyn Any + Send>>;
 
 /// Reports a hook's decision: always when it did not continue, and when it continued only if
 /// the hook declares the event (a `Hook` is called at every event, but traced at its own).
