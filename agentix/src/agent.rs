@@ -252,6 +252,9 @@ macro_rules! run_chain {
             Flow::Continue
         } else {
             let future = chain.$method($($value,)? &mut *$turn, $observer);
+            // A plain `CatchUnwind`, not `caught`: a chain's future runs no code until it is
+            // polled, so there is no panic in making it to catch (and that check costs about a
+            // dozen instructions an event).
             let caught = std::panic::AssertUnwindSafe(future).catch_unwind().await;
             settle(caught, $turn, $observer)
         }
@@ -729,8 +732,8 @@ async fn summarize(turn: &mut Turn, summarizer: &dyn Summarizer, end: usize) -> 
     message
 }
 
-/// The result answers the call that ran, whatever result a `wrap_tool` hook made up: the log
-/// pairs every call with its result by id.
+/// The result answers the call that ran, whatever id and name a `wrap_tool`, `after_tool` or
+/// `tool_error` hook gave it: the log pairs every call with its result by id.
 fn answering(call: &ToolCall, mut result: ToolResult) -> ToolResult {
     if result.call_id != call.id {
         result.call_id.clone_from(&call.id);
