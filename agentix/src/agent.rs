@@ -22,7 +22,7 @@ use crate::hook::{NextModel, NextTool};
 use crate::message::{AssistantMessage, Message, Part, Role, ToolCall, ToolFailure, ToolResult};
 use crate::model::{Chunk, Model, ModelError, ModelParams, ModelRequest, ModelResponse, Usage};
 use crate::observe::{Observation, Observer};
-use crate::pipeline::{Chain, Flow, Hooks, Pipeline, Register, not_run, settle};
+use crate::pipeline::{Chain, Flow, Hooks, Pipeline, Register, escaped_panic, not_run, settle};
 use crate::tool::{NoTools, Tool, ToolSet, ToolSpec, Toolbox};
 use crate::transform::StreamTransformer;
 use crate::turn::{Blame, Turn};
@@ -243,9 +243,25 @@ impl<M, T, P, A, X> AgentBuilder<M, T, P, A, X> {
     }
 }
 
-/// Runs one event's chain in the loop's own future (no future of its own): skipped at compile
-/// time when no hook is on the event, otherwise under one panic guard for the whole chain.
+/// Runs one event's chain in the loop's own future (no future of its own), skipped at compile
+/// time when no hook is on the event. No guard of its own: a panic in one of its hooks unwinds
+/// out of the loop to the turn's one guard (`run_observed`), which names the hook. The loop holds
+/// nothing at these events that the log must keep, so it loses nothing by unwinding.
 macro_rules! run_chain {
+    ($agent:expr, $turn:expr, $observer:expr, $event:ident, $method:ident($($value:expr)?)) => {{
+        let chain = $agent.hooks.chain();
+        if !handles(chain, EventKind::$event) {
+            Flow::Continue
+        } else {
+            chain.$method($($value,)? &mut *$turn, $observer).await
+        }
+    }};
+}
+
+/// [`run_chain!`] under a panic guard of its own, for the events after which the loop must still
+/// write something to the log: the tool events (the step, with a result for every call) and
+/// `post` (which runs after the turn's guard).
+macro_rules! run_guarded_chain {
     ($agent:expr, $turn:expr, $observer:expr, $event:ident, $method:ident($($value:expr)?)) => {{
         let chain = $agent.hooks.chain();
         if !handles(chain, EventKind::$event) {
@@ -289,7 +305,12 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
         observer: &O,
     ) -> Outcome {
         let mut turn = OpenTurn::open(conversation, message.into());
-        let outcome = self.drive(&mut turn, observer).await;
+        // The turn's one panic guard, for the hooks of the events `drive` runs unguarded.
+        let caught = caught(|| self.drive(&mut turn, observer)).await;
+        let outcome = caught.unwrap_or_else(|payload| {
+            let (event, hook, message) = escaped_panic(payload, &mut turn, observer);
+            Err(panicked(event, hook, message))
+        });
         let outcome = self.end(outcome, &mut turn, observer).await;
         turn.finish();
         outcome
@@ -602,7 +623,8 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
         observer: &O,
     ) -> Result<ToolResult, Interrupted> {
         fire(observer, turn, EventKind::BeforeTool);
-        let refusal = match run_chain!(self, turn, observer, BeforeTool, before_tool(call)) {
+        let refusal = match run_guarded_chain!(self, turn, observer, BeforeTool, before_tool(call))
+        {
             Flow::Continue => None,
             Flow::Reject { hook, rejection } => Some((hook.to_owned(), rejection.reason)),
             Flow::Escalate { hook, escalation } => {
@@ -647,11 +669,11 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
 
         let (event, end) = if result.is_error() {
             fire(observer, turn, EventKind::ToolError);
-            let flow = run_chain!(self, turn, observer, ToolError, tool_error(&mut result));
+            let flow = run_guarded_chain!(self, turn, observer, ToolError, tool_error(&mut result));
             (EventKind::ToolError, flow.into_end())
         } else {
             fire(observer, turn, EventKind::AfterTool);
-            let flow = run_chain!(self, turn, observer, AfterTool, after_tool(&mut result));
+            let flow = run_guarded_chain!(self, turn, observer, AfterTool, after_tool(&mut result));
             (EventKind::AfterTool, flow.into_end())
         };
         let result = answering(call, result);
@@ -680,7 +702,7 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
             record(turn, error);
         }
         fire(observer, turn, EventKind::Post);
-        let post_flow = run_chain!(self, turn, observer, Post, post(&mut outcome));
+        let post_flow = run_guarded_chain!(self, turn, observer, Post, post(&mut outcome));
         turn.commit_durable(EventKind::Post);
         let post_error = match post_flow {
             Flow::Continue => None,

@@ -288,10 +288,10 @@ macro_rules! chain_trait {
 
 chain_events!(chain_trait);
 
-/// The chain's flow, or the panic of the hook that was running. The loop runs each event's
-/// chain under one panic guard, not one per hook: each hook is marked running on the turn for
-/// as long as it runs, so the guard knows whose panic it caught. A panic outside any hook (an
-/// observer's) is not a hook's to answer for: it goes on unwinding.
+/// The chain's flow, or the panic of the hook that was running. A panic guard covers a whole
+/// chain, not each hook: each hook is marked running on the turn for as long as it runs, so the
+/// guard knows whose panic it caught. A panic outside any hook (an observer's) is not a hook's
+/// to answer for: it goes on unwinding.
 #[inline]
 pub(crate) fn settle<E: Event>(
     caught: Caught<Flow<E>>,
@@ -318,6 +318,25 @@ fn hook_panicked<E: Event>(
     flow
 }
 
+/// The hook whose panic unwound out of the loop (which runs most events' chains under the
+/// turn's one guard), reported as panicked, with its event and the panic's message. A panic
+/// outside any hook goes on unwinding.
+#[cold]
+pub(crate) fn escaped_panic(
+    payload: Box<dyn Any + Send>,
+    turn: &mut Turn,
+    observer: &impl Observer,
+) -> (EventKind, &'static str, String) {
+    let Some(hook) = turn.leave_hook() else {
+        std::panic::resume_unwind(payload);
+    };
+    let event = turn.running_event();
+    let message = panic_message(payload.as_ref());
+    let decision = Decision::Panicked { message: &message };
+    observer.observe(&Observation::Hook { event, hook, decision });
+    (event, hook, message)
+}
+
 /// A [`Hook`] in the pipeline; shared between the chain and both onions.
 #[derive(Debug)]
 pub struct Lifecycle<H>(Arc<H>);
@@ -336,7 +355,7 @@ macro_rules! lifecycle_chain {
 
             async fn pre<O: Observer>(&self, turn: &mut Turn, observer: &O) -> Flow<Pre> {
                 let name = self.0.name();
-                turn.enter_hook(name, H::DURABLE);
+                turn.enter_hook(name, EventKind::Pre, H::DURABLE);
                 let verdict = self.0.pre(turn).await;
                 turn.leave_hook();
                 let flow = Flow::decided(name, verdict);
@@ -347,7 +366,7 @@ macro_rules! lifecycle_chain {
             $(
                 async fn $method<O: Observer>(&self, $arg: $ty, turn: &mut Turn, observer: &O) -> Flow<$event> {
                     let name = self.0.name();
-                    turn.enter_hook(name, H::DURABLE && $event::KIND == EventKind::Post);
+                    turn.enter_hook(name, $event::KIND, H::DURABLE && $event::KIND == EventKind::Post);
                     let verdict = self.0.$method(&mut *$arg, turn).await;
                     turn.leave_hook();
                     let flow = checked(Flow::decided(name, verdict), name, &*$arg);
@@ -375,7 +394,7 @@ impl<H: on::Pre> Chain for Single<H, Pre> {
 
     async fn pre<O: Observer>(&self, turn: &mut Turn, observer: &O) -> Flow<Pre> {
         let name = self.0.name();
-        turn.enter_hook(name, H::DURABLE);
+        turn.enter_hook(name, EventKind::Pre, H::DURABLE);
         let verdict = self.0.pre(turn).await;
         turn.leave_hook();
         let flow = Flow::decided(name, verdict);
@@ -402,7 +421,7 @@ macro_rules! single_chain {
 
             async fn $method<O: Observer>(&self, $arg: $ty, turn: &mut Turn, observer: &O) -> Flow<$event> {
                 let name = self.0.name();
-                turn.enter_hook(name, durable_output!($event, H));
+                turn.enter_hook(name, $event::KIND, durable_output!($event, H));
                 let verdict = self.0.$method(&mut *$arg, turn).await;
                 turn.leave_hook();
                 let flow = checked(Flow::decided(name, verdict), name, &*$arg);

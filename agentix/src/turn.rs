@@ -37,6 +37,9 @@ pub struct Turn {
     running_hook: &'static str,
     #[serde(skip)]
     running_durable: bool,
+    /// The event of the running hook, for a panic that unwinds out of the loop.
+    #[serde(skip, default = "no_event")]
+    running_event: EventKind,
     #[serde(skip)]
     pub(crate) aborted: OnceLock<Aborted>,
     #[serde(skip)]
@@ -104,6 +107,7 @@ impl Turn {
             committed: 0,
             running_hook: "",
             running_durable: false,
+            running_event: no_event(),
             aborted: OnceLock::new(),
             blame: Mutex::default(),
             blamed: AtomicBool::new(false),
@@ -210,11 +214,17 @@ impl Turn {
         }));
     }
 
-    /// Marks `hook` as the one running, so what it injects is attributed to it; `durable` says
-    /// whether its output joins the log.
-    pub(crate) fn enter_hook(&mut self, hook: &'static str, durable: bool) {
+    /// Marks `hook`, on `event`, as the one running, so what it injects is attributed to it and
+    /// a panic to it; `durable` says whether its output joins the log.
+    pub(crate) fn enter_hook(&mut self, hook: &'static str, event: EventKind, durable: bool) {
         self.running_hook = hook;
+        self.running_event = event;
         self.running_durable = durable;
+    }
+
+    /// The event of the hook running (or last run).
+    pub(crate) fn running_event(&self) -> EventKind {
+        self.running_event
     }
 
     /// Marks the running hook as finished, returning it (if one was running).
@@ -340,6 +350,11 @@ impl Turn {
         // The first panic is the cause; later ones are its echoes.
         let _ = self.aborted.set(Aborted { event, hook, message });
     }
+}
+
+/// What a turn's running event is before any hook ran (never read then).
+fn no_event() -> EventKind {
+    EventKind::Pre
 }
 
 /// A log entry's tokens: its message's, or none for an entry that renders to no message.

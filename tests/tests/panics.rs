@@ -296,7 +296,7 @@ async fn eager_panics_in_a_model_or_a_tool_set_become_errors() {
     assert_eq!(result.error, Some(ToolFailure::Panicked { message: "tool set exploded".into() }));
 }
 
-/// Hooks run under one panic guard per event, which blames the hook marked running: a panic
+/// A panic guard (the turn's, or a tool event's own) blames the hook marked running: a panic
 /// outside any hook (here, an observer's, reporting a hook's decision) is no hook's to answer
 /// for, and unwinds out of the turn as it would without hooks.
 #[tokio::test]
@@ -318,4 +318,29 @@ async fn an_observer_panic_is_not_blamed_on_a_hook() {
     let turn = agent.run_observed(&mut conversation, "hi", &observer);
     let payload = std::panic::AssertUnwindSafe(turn).catch_unwind().await.expect_err("it unwinds");
     assert_eq!(payload.downcast_ref::<&str>(), Some(&"observer down"));
+}
+
+/// The observer hears a hook's panic as that hook's decision at its event, whichever guard
+/// caught it: the turn's (`before_model`) or the tool event's own (`after_tool`).
+#[tokio::test]
+async fn the_observer_hears_a_panic_as_the_hooks_decision() {
+    for event in [BeforeModel, AfterTool] {
+        let record = Record::new();
+        let agent = Agent::builder(model())
+            .tool(Weather::default())
+            .hook(Probe::new("bomb", &record).on(event, Action::Panic("boom".into())))
+            .build();
+        let heard = std::sync::Mutex::new(Vec::new());
+        let observer = |observation: &agentix::Observation<'_>| {
+            if let agentix::Observation::Hook { event, hook, decision } = observation
+                && matches!(decision, agentix::Decision::Panicked { .. })
+            {
+                heard.lock().unwrap().push(format!("{event} {hook}: {decision}"));
+            }
+        };
+        let error = agent.run_observed(&mut Conversation::new(), "hi", &observer).await;
+        let expected = Error::HookPanicked { event, hook: "bomb", message: "boom".into() };
+        assert_eq!(error.unwrap_err(), expected);
+        assert_eq!(heard.into_inner().unwrap(), [format!("{event} bomb: panicked (boom)")]);
+    }
 }
