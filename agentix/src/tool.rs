@@ -3,6 +3,7 @@
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
+use std::any::Any;
 use std::fmt;
 use std::future::Future;
 
@@ -45,8 +46,9 @@ pub trait Tool: Send + Sync {
     const NAME: &'static str;
     /// The arguments; their JSON schema is what the model sees.
     type Args: DeserializeOwned + JsonSchema + Send;
-    /// The output, serialized to JSON for the model (a string output is passed as is).
-    type Output: Serialize + Send;
+    /// The output, serialized to JSON for the model (a string output is passed as is: a
+    /// `String` without being copied). Owned (`'static`): it outlives the call that made it.
+    type Output: Serialize + Send + 'static;
     /// The failure, displayed to the model.
     type Error: fmt::Display + Send;
 
@@ -146,19 +148,8 @@ async fn run_tool<T: Tool>(tool: &T, call: &ToolCall, turn: &Turn) -> ToolResult
         }
     };
     match tool.call(args, turn).await {
-        Ok(output) => match serde_json::to_string(&output) {
-            // A string output reaches the model as the text itself, not as a JSON literal; one
-            // without escapes is the literal without its quotes.
-            Ok(mut json) if json.starts_with('"') && !json.contains('\\') => {
-                json.pop();
-                json.remove(0);
-                ToolResult::success(call, json)
-            }
-            Ok(json) if json.starts_with('"') => {
-                let text = serde_json::from_str(&json).unwrap_or(json);
-                ToolResult::success(call, text)
-            }
-            Ok(json) => ToolResult::success(call, json),
+        Ok(output) => match output_text(output) {
+            Ok(text) => ToolResult::success(call, text),
             Err(error) => {
                 let message = format!("its output did not serialize: {error}");
                 ToolResult::failure(call, ToolFailure::Failed { message })
@@ -166,4 +157,27 @@ async fn run_tool<T: Tool>(tool: &T, call: &ToolCall, turn: &Turn) -> ToolResult
         },
         Err(error) => ToolResult::failure(call, ToolFailure::Failed { message: error.to_string() }),
     }
+}
+
+/// What the model reads of a tool's output: its JSON, or, for an output that serializes to a
+/// string, the text itself rather than a JSON literal. A `String` output moves through as it is,
+/// where serializing it would copy, escape and unescape it.
+fn output_text<O: Serialize + 'static>(output: O) -> serde_json::Result<String> {
+    // In an `Option`, to be taken out by value once known to be a `String`; `Some(output)`
+    // serializes as `output` does.
+    let mut slot = Some(output);
+    if let Some(text) = (&mut slot as &mut dyn Any).downcast_mut::<Option<String>>() {
+        return Ok(text.take().unwrap_or_default());
+    }
+    let mut json = serde_json::to_string(&slot)?;
+    if !json.starts_with('"') {
+        return Ok(json);
+    }
+    if json.contains('\\') {
+        return Ok(serde_json::from_str(&json).unwrap_or(json));
+    }
+    // A literal without escapes is the text between its quotes.
+    json.pop();
+    json.remove(0);
+    Ok(json)
 }

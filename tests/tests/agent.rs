@@ -56,6 +56,35 @@ impl Tool for Structured {
     }
 }
 
+/// A tool whose output is not a `String` but serializes to a JSON string.
+struct Label;
+
+impl Tool for Label {
+    const NAME: &'static str = "label";
+    type Args = tests::City;
+    type Output = &'static str;
+    type Error = String;
+
+    fn description(&self) -> &str {
+        "A label for a city."
+    }
+
+    async fn call(&self, args: tests::City, _turn: &Turn) -> Result<&'static str, String> {
+        Ok(if args.city == "Oslo" { "calm" } else { "a \"quoted\"\nlabel" })
+    }
+}
+
+#[tokio::test]
+async fn an_output_serialized_to_a_string_reaches_the_model_as_its_text() {
+    let calls = [("label", json!({ "city": "Oslo" })), ("label", json!({ "city": "Rome" }))];
+    let model = ScriptedModel::new().tool_calls(calls).text("ok");
+    let agent = Agent::builder(&model).tool(Label).build();
+    agent.run(&mut Conversation::new(), "hi").await.unwrap();
+    let results = tool_results(&model.requests()[1]);
+    assert_eq!(results[0].output, "calm");
+    assert_eq!(results[1].output, "a \"quoted\"\nlabel");
+}
+
 #[tokio::test]
 async fn a_string_output_reaches_the_model_as_its_text_escapes_and_all() {
     let city = "Os\"lo\\\n";
