@@ -437,7 +437,10 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
                 }
             }
             // A hook edited tool calls into the answer: committing it would leave them unanswered.
-            let answer = final_answer(EventKind::BeforeFinal, "before_final chain", answer)?;
+            // (Without `before_final` hooks, the answer is as `after_model` left it: checked.)
+            if handles(self.hooks.chain(), EventKind::BeforeFinal) {
+                answer = final_answer(EventKind::BeforeFinal, "before_final chain", answer)?;
+            }
             turn.append(Entry::Assistant { turn: turn.turn_ref(), message: answer.clone() });
             return Ok(answer);
         }
@@ -676,7 +679,7 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
             let flow = run_guarded_chain!(self, turn, observer, AfterTool, after_tool(&mut result));
             (EventKind::AfterTool, flow.into_end())
         };
-        let result = answering(call, result);
+        answer_the_call(call, &mut result);
         observer.observe(&Observation::ToolFinished { result: &result });
         match end {
             None => Ok(result),
@@ -724,8 +727,16 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
 
 /// Fails the turn when what hooks injected is over the reserve, naming the hook whose content
 /// crossed it: nothing is truncated.
+#[inline]
 fn check_injections(turn: &Turn, counter: &dyn TokenCounter, reserve: usize) -> Result<(), Error> {
-    let mut size = if turn.injections().is_empty() { 0 } else { MESSAGE_OVERHEAD };
+    if turn.injections().is_empty() {
+        return Ok(());
+    }
+    count_injections(turn, counter, reserve)
+}
+
+fn count_injections(turn: &Turn, counter: &dyn TokenCounter, reserve: usize) -> Result<(), Error> {
+    let mut size = MESSAGE_OVERHEAD;
     let mut offender = None;
     for injection in turn.injections() {
         size += counter.count_part(&injection.part);
@@ -756,14 +767,13 @@ async fn summarize(turn: &mut Turn, summarizer: &dyn Summarizer, end: usize) -> 
 
 /// The result answers the call that ran, whatever id and name a `wrap_tool`, `after_tool` or
 /// `tool_error` hook gave it: the log pairs every call with its result by id.
-fn answering(call: &ToolCall, mut result: ToolResult) -> ToolResult {
+fn answer_the_call(call: &ToolCall, result: &mut ToolResult) {
     if result.call_id != call.id {
         result.call_id.clone_from(&call.id);
     }
     if result.name != call.name {
         result.name.clone_from(&call.name);
     }
-    result
 }
 
 fn fire<O: Observer>(observer: &O, turn: &Turn, event: EventKind) {
@@ -1035,7 +1045,9 @@ impl<'c> OpenTurn<'c> {
         OpenTurn { home, turn, finished: false }
     }
 
-    fn finish(mut self) {
+    /// Marks the turn ended, so dropping it records no cancellation. By reference: moving the
+    /// turn out to consume it would copy all of it.
+    fn finish(&mut self) {
         self.finished = true;
     }
 }
