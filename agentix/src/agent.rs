@@ -712,14 +712,14 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
             Flow::Halt { hook, halt } => Some(halted(EventKind::Post, hook, halt)),
             Flow::Panicked { hook, message } => Some(panicked(EventKind::Post, hook, message)),
         };
-        if let Some(error) = &post_error {
-            record(turn, error);
+        if let Some(error) = post_error {
+            record(turn, &error);
+            // A post hook's halt ends a completed turn; after a failure, the failure stays the
+            // cause.
+            if outcome.is_ok() {
+                outcome = Err(error);
+            }
         }
-        // A post hook's halt ends a completed turn; after a failure, the failure stays the cause.
-        let outcome = match (outcome, post_error) {
-            (Ok(_), Some(error)) => Err(error),
-            (outcome, _) => outcome,
-        };
         observer.observe(&Observation::TurnEnded { turn: turn.turn_ref(), outcome: &outcome });
         outcome
     }

@@ -206,6 +206,7 @@ impl Conversation {
         (turn, self.log.len() - 1)
     }
 
+    #[inline]
     pub(crate) fn append(&mut self, entry: Entry) {
         self.log.push(entry);
     }

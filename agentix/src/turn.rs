@@ -242,10 +242,15 @@ impl Turn {
 
     /// Appends what durable hooks produced since the last commit to the log, one entry per hook
     /// and run, in the order they produced it.
+    #[inline]
     pub(crate) fn commit_durable(&mut self, event: EventKind) {
-        if self.committed == self.injections.len() {
-            return;
+        if self.committed < self.injections.len() {
+            self.commit_fresh(event);
         }
+    }
+
+    /// `commit_durable`'s work, out of line: most events have nothing to commit.
+    fn commit_fresh(&mut self, event: EventKind) {
         let turn = self.turn_ref;
         let fresh: Vec<Injection> = self.injections[self.committed..]
             .iter()
@@ -317,6 +322,7 @@ impl Turn {
         self.user_entry
     }
 
+    #[inline]
     pub(crate) fn append(&mut self, entry: Entry) {
         self.conversation.append(entry);
     }
@@ -324,10 +330,15 @@ impl Turn {
     /// Records how one part of the `wrap_model` onion returned: the model (`hook: None`) or a
     /// hook. A success clears the blame; an error from a hook whose `next` did not fail is the
     /// hook's own.
+    #[inline]
     pub(crate) fn settle_model_call(&self, hook: Option<&'static str>, ok: bool) {
-        if ok && !self.blamed.load(Ordering::Relaxed) {
-            return;
+        if !ok || self.blamed.load(Ordering::Relaxed) {
+            self.blame_model_call(hook, ok);
         }
+    }
+
+    /// `settle_model_call`'s work, out of line: a success with nothing blamed has none.
+    fn blame_model_call(&self, hook: Option<&'static str>, ok: bool) {
         let mut blame = crate::lock(&self.blame);
         *blame = match (ok, hook, *blame) {
             (true, ..) => Blame::Nobody,
