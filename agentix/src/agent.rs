@@ -780,6 +780,7 @@ fn fire<O: Observer>(observer: &O, turn: &Turn, event: EventKind) {
     observer.observe(&Observation::Event { turn: turn.turn_ref(), step: turn.step(), event });
 }
 
+#[cold]
 fn halted(event: EventKind, hook: &'static str, halt: Halt) -> Error {
     if halt.failed {
         Error::HookFailed { event, hook, message: halt.reason }
@@ -788,10 +789,12 @@ fn halted(event: EventKind, hook: &'static str, halt: Halt) -> Error {
     }
 }
 
+#[cold]
 fn panicked(event: EventKind, hook: &'static str, message: String) -> Error {
     Error::HookPanicked { event, hook, message }
 }
 
+#[cold]
 fn record(turn: &mut Turn, error: &Error) {
     let entry = match error {
         Error::Halted { event, hook, reason } => Entry::Halted {
@@ -844,10 +847,12 @@ struct Interrupted {
 }
 
 impl Interrupted {
+    #[cold]
     fn before(error: Error) -> Self {
         Interrupted { result: None, error }
     }
 
+    #[cold]
     fn after(result: ToolResult, error: Error) -> Self {
         Interrupted { result: Some(result), error }
     }
