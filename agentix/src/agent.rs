@@ -596,13 +596,9 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
             _ => None,
         });
         for call in calls {
-            match self.run_tool_call(call, turn, observer).await {
-                Ok(result) => results.push(result),
-                Err(Interrupted { result, error }) => {
-                    results.extend(result);
-                    interruption = Some(error);
-                    break;
-                }
+            if let Err(error) = self.run_tool_call(call, &mut results, turn, observer).await {
+                interruption = Some(error);
+                break;
             }
         }
         if let Some(error) = &interruption {
@@ -619,12 +615,16 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
         interruption.map_or(Ok(()), Err)
     }
 
+    /// Runs one call and pushes its result onto `results` (where the `after_tool` and
+    /// `tool_error` hooks then edit it: the result is not moved again). An error ends the turn;
+    /// the call has a result if the tool ran.
     async fn run_tool_call<O: Observer>(
         &self,
         call: &mut ToolCall,
+        results: &mut Vec<ToolResult>,
         turn: &mut Turn,
         observer: &O,
-    ) -> Result<ToolResult, Interrupted> {
+    ) -> Result<(), Error> {
         fire(observer, turn, EventKind::BeforeTool);
         let refusal = match run_guarded_chain!(self, turn, observer, BeforeTool, before_tool(call))
         {
@@ -651,44 +651,40 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
                     }
                 }
             }
-            Flow::Halt { hook, halt } => {
-                return Err(Interrupted::before(halted(EventKind::BeforeTool, hook, halt)));
-            }
+            Flow::Halt { hook, halt } => return Err(halted(EventKind::BeforeTool, hook, halt)),
             Flow::Panicked { hook, message } => {
-                return Err(Interrupted::before(panicked(EventKind::BeforeTool, hook, message)));
+                return Err(panicked(EventKind::BeforeTool, hook, message));
             }
         };
         if let Some((by, reason)) = refusal {
-            return Ok(ToolResult::failure(call, ToolFailure::Rejected { by, reason }));
+            results.push(ToolResult::failure(call, ToolFailure::Rejected { by, reason }));
+            return Ok(());
         }
 
         fire(observer, turn, EventKind::WrapTool);
         let tool = CallTool { tools: &self.tools, names: &self.tool_names, turn };
-        let mut result = self.hooks.wrap_tool(call, turn, observer, tool).await;
+        let result = self.hooks.wrap_tool(call, turn, observer, tool).await;
         if let Some(aborted) = turn.aborted.get() {
-            let error = panicked(aborted.event, aborted.hook, aborted.message.clone());
-            return Err(Interrupted::before(error));
+            return Err(panicked(aborted.event, aborted.hook, aborted.message.clone()));
         }
+        results.push(result);
+        let Some(result) = results.last_mut() else { unreachable!("a result was just pushed") };
 
         let (event, end) = if result.is_error() {
             fire(observer, turn, EventKind::ToolError);
-            let flow = run_guarded_chain!(self, turn, observer, ToolError, tool_error(&mut result));
+            let flow = run_guarded_chain!(self, turn, observer, ToolError, tool_error(result));
             (EventKind::ToolError, flow.into_end())
         } else {
             fire(observer, turn, EventKind::AfterTool);
-            let flow = run_guarded_chain!(self, turn, observer, AfterTool, after_tool(&mut result));
+            let flow = run_guarded_chain!(self, turn, observer, AfterTool, after_tool(result));
             (EventKind::AfterTool, flow.into_end())
         };
-        answer_the_call(call, &mut result);
-        observer.observe(&Observation::ToolFinished { result: &result });
+        answer_the_call(call, result);
+        observer.observe(&Observation::ToolFinished { result });
         match end {
-            None => Ok(result),
-            Some(End::Halt { hook, halt }) => {
-                Err(Interrupted::after(result, halted(event, hook, halt)))
-            }
-            Some(End::Panicked { hook, message }) => {
-                Err(Interrupted::after(result, panicked(event, hook, message)))
-            }
+            None => Ok(()),
+            Some(End::Halt { hook, halt }) => Err(halted(event, hook, halt)),
+            Some(End::Panicked { hook, message }) => Err(panicked(event, hook, message)),
         }
     }
 
@@ -837,24 +833,6 @@ impl Retry {
         }
         turn.retries += 1;
         Ok(Retry { rejected, feedback })
-    }
-}
-
-/// A tool call that ended the turn: the result, if the tool ran, and why the turn ended.
-struct Interrupted {
-    result: Option<ToolResult>,
-    error: Error,
-}
-
-impl Interrupted {
-    #[cold]
-    fn before(error: Error) -> Self {
-        Interrupted { result: None, error }
-    }
-
-    #[cold]
-    fn after(result: ToolResult, error: Error) -> Self {
-        Interrupted { result: Some(result), error }
     }
 }
 
