@@ -561,7 +561,7 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
             transformer: &self.transformer,
             streamed: AtomicBool::new(false),
         };
-        let result = self.hooks.wrap_model(request, turn, observer, model).await;
+        let result = self.hooks.model_onion(turn, observer, model).call(request).await;
         if let Some(aborted) = turn.aborted.get() {
             return Err(panicked(aborted.event, aborted.hook, aborted.message.clone()));
         }
@@ -663,7 +663,7 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
 
         fire(observer, turn, EventKind::WrapTool);
         let tool = CallTool { tools: &self.tools, names: &self.tool_names, turn };
-        let result = self.hooks.wrap_tool(call, turn, observer, tool).await;
+        let result = self.hooks.tool_onion(turn, observer, tool).call(call).await;
         if let Some(aborted) = turn.aborted.get() {
             return Err(panicked(aborted.event, aborted.hook, aborted.message.clone()));
         }

@@ -186,23 +186,22 @@ pub trait Pipeline: sealed::Sealed + Send + Sync {
     /// The chain of every event but the two wraps.
     fn chain(&self) -> &Self::Chain;
 
-    /// Runs the `wrap_model` onion around `model`.
-    fn wrap_model<O: Observer>(
-        &self,
-        request: &ModelRequest,
-        turn: &Turn,
-        observer: &O,
-        model: impl NextModel,
-    ) -> impl Future<Output = Result<ModelResponse, ModelError>> + Send;
+    /// The `wrap_model` onion around `model`: the loop calls it and keeps it while the call
+    /// runs (no future of the pipeline's own around the call).
+    fn model_onion<'a, O: Observer>(
+        &'a self,
+        turn: &'a Turn,
+        observer: &'a O,
+        model: impl NextModel + 'a,
+    ) -> impl NextModel + 'a;
 
-    /// Runs the `wrap_tool` onion around `tool`.
-    fn wrap_tool<O: Observer>(
-        &self,
-        call: &ToolCall,
-        turn: &Turn,
-        observer: &O,
-        tool: impl NextTool,
-    ) -> impl Future<Output = ToolResult> + Send;
+    /// The `wrap_tool` onion around `tool`, as [`model_onion`](Pipeline::model_onion).
+    fn tool_onion<'a, O: Observer>(
+        &'a self,
+        turn: &'a Turn,
+        observer: &'a O,
+        tool: impl NextTool + 'a,
+    ) -> impl NextTool + 'a;
 }
 
 impl<C, M, T> sealed::Sealed for Hooks<C, M, T> {}
@@ -214,24 +213,22 @@ impl<C: Chain, M: ModelWraps, T: ToolWraps> Pipeline for Hooks<C, M, T> {
         &self.chain
     }
 
-    async fn wrap_model<O: Observer>(
-        &self,
-        request: &ModelRequest,
-        turn: &Turn,
-        observer: &O,
-        model: impl NextModel,
-    ) -> Result<ModelResponse, ModelError> {
-        self.model.around(turn, observer, model).call(request).await
+    fn model_onion<'a, O: Observer>(
+        &'a self,
+        turn: &'a Turn,
+        observer: &'a O,
+        model: impl NextModel + 'a,
+    ) -> impl NextModel + 'a {
+        self.model.around(turn, observer, model)
     }
 
-    async fn wrap_tool<O: Observer>(
-        &self,
-        call: &ToolCall,
-        turn: &Turn,
-        observer: &O,
-        tool: impl NextTool,
-    ) -> ToolResult {
-        self.tool.around(turn, observer, tool).call(call).await
+    fn tool_onion<'a, O: Observer>(
+        &'a self,
+        turn: &'a Turn,
+        observer: &'a O,
+        tool: impl NextTool + 'a,
+    ) -> impl NextTool + 'a {
+        self.tool.around(turn, observer, tool)
     }
 }
 
