@@ -475,6 +475,15 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
             + feedback.iter().map(|message| counter.count_message(message)).sum::<usize>();
         let target = config.context_budget.saturating_sub(config.injection_reserve);
 
+        // Most steps: nothing to add to the log's messages, and they fit.
+        if feedback.is_empty()
+            && turn.injections().is_empty()
+            && let Some(room) = target.checked_sub(fixed)
+            && let Some(messages) = turn.render_within(room, counter)
+        {
+            return Ok(self.request(messages));
+        }
+
         // Each entry rendered once: counted (if not yet this turn), then moved into the request.
         let rendered: Vec<Option<Message>> = turn.log().iter().map(Entry::to_message).collect();
         let units = Units::of(turn.log(), turn.user_entry());
@@ -536,13 +545,17 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
             messages.insert(0, summary);
         }
         messages.extend(feedback);
-        Ok(ModelRequest {
+        Ok(self.request(messages))
+    }
+
+    fn request(&self, messages: Vec<Message>) -> ModelRequest {
+        ModelRequest {
             system: self.settings.system.clone(),
             messages,
             tools: self.tool_specs.clone(),
             model: self.settings.model_name.clone(),
             params: self.settings.params.clone(),
-        })
+        }
     }
 
     async fn call_model<O: Observer>(

@@ -299,6 +299,33 @@ impl Turn {
         self.counted_tokens
     }
 
+    /// Every message of the log, counting the entries not yet counted, if they fit in `budget`
+    /// tokens and nothing calls for planning the request: no durable output of this turn's `pre`
+    /// (counted apart, with the injections) and no itemized counts (the log was over budget
+    /// earlier). `None` leaves the request to the planner.
+    pub(crate) fn render_within(
+        &mut self,
+        budget: usize,
+        counter: &dyn TokenCounter,
+    ) -> Option<Vec<Message>> {
+        let log = self.conversation.log();
+        let durable = matches!(log.get(self.user_entry + 1), Some(Entry::HookOutput { .. }));
+        if durable || self.entry_tokens.is_some() {
+            return None;
+        }
+        let mut messages = Vec::with_capacity(log.len());
+        for (index, entry) in log.iter().enumerate() {
+            if let Some(message) = entry.to_message() {
+                if index >= self.counted {
+                    self.counted_tokens += counter.count_message(&message);
+                }
+                messages.push(message);
+            }
+        }
+        self.counted = log.len();
+        (self.counted_tokens <= budget).then_some(messages)
+    }
+
     /// Keeps each entry's tokens from now on (counting the log once more, this once), for
     /// [`entry_tokens`](Turn::entry_tokens).
     pub(crate) fn itemize_tokens(

@@ -481,6 +481,7 @@ proptest! {
         for (n, (question, steps, answer)) in turns.iter().enumerate() {
             log.extend(earlier_turn(n as u64 + 1, *question, steps, *answer));
         }
+        let earlier = log.len();
         let config = Config { context_budget: budget, injection_reserve: reserve, ..Config::default() };
         let conversation = json!({ "config": config, "log": log, "turns": turns.len() });
         let mut conversation: Conversation = serde_json::from_value(conversation).unwrap();
@@ -496,14 +497,22 @@ proptest! {
         }
         let counter = agentix::CharsPerToken::default();
         let target = budget - reserve;
-        for request in model.requests() {
-            assert_no_orphans(&request);
+        // Each step adds the assistant's call and its result to what the next request renders.
+        let whole: Vec<Message> = conversation.log().iter().filter_map(Entry::to_message).collect();
+        for (step, request) in model.requests().iter().enumerate() {
+            assert_no_orphans(request);
             let tools: usize = request.tools.iter().map(|spec| counter.count_tool(spec)).sum();
-            let size = counter.count("Be brief.") + tools
+            let fixed = counter.count("Be brief.") + tools;
+            let size = fixed
                 + request.messages.iter().map(|m| counter.count_message(m)).sum::<usize>();
             prop_assert!(size <= target, "{} tokens sent, over the target of {}", size, target);
             prop_assert_eq!(request.system.as_deref(), Some("Be brief."));
             prop_assert!(request.messages.iter().any(|m| m.role == Role::User && m.text() == "now?"));
+            // A log that fits is sent whole, in order: compaction only drops what does not fit.
+            let log = &whole[..earlier + 1 + 2 * step];
+            if fixed + log.iter().map(|m| counter.count_message(m)).sum::<usize>() <= target {
+                prop_assert_eq!(&request.messages[..], log, "step {}", step);
+            }
         }
         tests::assert_log_consistent(conversation.log());
     }
