@@ -372,7 +372,10 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
             if turn.step >= turn.config().max_steps {
                 return Err(Error::StepLimit { limit: turn.config().max_steps });
             }
-            let mut request = self.render(turn, retry.as_ref()).await?;
+            let mut request = match self.plain_request(turn, retry.as_ref()) {
+                Some(request) => request,
+                None => self.render(turn, retry.as_ref()).await?,
+            };
             fire(observer, turn, EventKind::BeforeModel);
             let mut message =
                 match run_chain!(self, turn, observer, BeforeModel, before_model(&mut request)) {
@@ -475,15 +478,6 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
             + feedback.iter().map(|message| counter.count_message(message)).sum::<usize>();
         let target = config.context_budget.saturating_sub(config.injection_reserve);
 
-        // Most steps: nothing to add to the log's messages, and they fit.
-        if feedback.is_empty()
-            && turn.injections().is_empty()
-            && let Some(room) = target.checked_sub(fixed)
-            && let Some(messages) = turn.render_within(room, counter)
-        {
-            return Ok(self.request(messages));
-        }
-
         // Each entry rendered once: counted (if not yet this turn), then moved into the request.
         let rendered: Vec<Option<Message>> = turn.log().iter().map(Entry::to_message).collect();
         let units = Units::of(turn.log(), turn.user_entry());
@@ -546,6 +540,21 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
         }
         messages.extend(feedback);
         Ok(self.request(messages))
+    }
+
+    /// The request of most steps, rendered without planning: when the step adds nothing to the
+    /// log's messages (no injections, no retry feedback) and the log fits. `None` leaves the
+    /// request to [`render`](Agent::render).
+    fn plain_request(&self, turn: &mut Turn, retry: Option<&Retry>) -> Option<ModelRequest> {
+        if retry.is_some_and(|retry| retry.feedback.text.is_some()) || !turn.injections().is_empty()
+        {
+            return None;
+        }
+        let config = turn.config();
+        let target = config.context_budget.saturating_sub(config.injection_reserve);
+        let room = target.checked_sub(self.fixed_tokens)?;
+        let messages = turn.render_within(room, &*self.settings.counter)?;
+        Some(self.request(messages))
     }
 
     fn request(&self, messages: Vec<Message>) -> ModelRequest {
