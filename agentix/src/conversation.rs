@@ -115,6 +115,8 @@ impl Entry {
 
     /// The message this entry contributes to a model's context; `None` for records that are
     /// not conversation (halts, failures).
+    // Inline: compiled where the request is rendered, beside that crate's clones of messages.
+    #[inline]
     pub fn to_message(&self) -> Option<Message> {
         match self {
             Entry::User { message, .. } => Some(message.clone()),

@@ -302,7 +302,9 @@ impl Turn {
     /// Every message of the log, counting the entries not yet counted, if they fit in `budget`
     /// tokens and nothing calls for planning the request: no durable output of this turn's `pre`
     /// (counted apart, with the injections) and no itemized counts (the log was over budget
-    /// earlier). `None` leaves the request to the planner.
+    /// earlier). `None` leaves the request to the planner. (Inline: compiled into the crate that
+    /// runs the turn, its clones share that crate's code for the same types.)
+    #[inline]
     pub(crate) fn render_within(
         &mut self,
         budget: usize,
