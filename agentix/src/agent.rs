@@ -307,11 +307,15 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
         let mut turn = OpenTurn::open(conversation, message.into());
         // The turn's one panic guard, for the hooks of the events `drive` runs unguarded.
         let caught = caught(|| self.drive(&mut turn, observer)).await;
-        let outcome = caught.unwrap_or_else(|payload| {
+        let mut outcome = caught.unwrap_or_else(|payload| {
             let (event, hook, message) = escaped_panic(payload, &mut turn, observer);
             Err(panicked(event, hook, message))
         });
-        let outcome = self.end(outcome, &mut turn, observer).await;
+        // `post` sees every outcome, recorded first.
+        before_post(&outcome, &mut turn);
+        fire(observer, &turn, EventKind::Post);
+        let post_flow = run_guarded_chain!(self, &mut *turn, observer, Post, post(&mut outcome));
+        after_post(post_flow, &mut outcome, &mut turn, observer);
         turn.finish();
         outcome
     }
@@ -709,38 +713,38 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
             Some(End::Panicked { hook, message }) => Err(panicked(event, hook, message)),
         }
     }
+}
 
-    /// Records how the turn ended, then runs `post`, which sees every outcome.
-    async fn end<O: Observer>(
-        &self,
-        mut outcome: Outcome,
-        turn: &mut Turn,
-        observer: &O,
-    ) -> Outcome {
-        // What durable `pre` hooks produced joins the log only when `pre` went through.
-        turn.discard_uncommitted();
-        if let Err(error) = &outcome {
-            record(turn, error);
-        }
-        fire(observer, turn, EventKind::Post);
-        let post_flow = run_guarded_chain!(self, turn, observer, Post, post(&mut outcome));
-        turn.commit_durable(EventKind::Post);
-        let post_error = match post_flow {
-            Flow::Continue => None,
-            Flow::Halt { hook, halt } => Some(halted(EventKind::Post, hook, halt)),
-            Flow::Panicked { hook, message } => Some(panicked(EventKind::Post, hook, message)),
-        };
-        if let Some(error) = post_error {
-            record(turn, &error);
-            // A post hook's halt ends a completed turn; after a failure, the failure stays the
-            // cause.
-            if outcome.is_ok() {
-                outcome = Err(error);
-            }
-        }
-        observer.observe(&Observation::TurnEnded { turn: turn.turn_ref(), outcome: &outcome });
-        outcome
+/// Records how the turn ended, for `post` to see.
+fn before_post(outcome: &Outcome, turn: &mut Turn) {
+    // What durable `pre` hooks produced joins the log only when `pre` went through.
+    turn.discard_uncommitted();
+    if let Err(error) = outcome {
+        record(turn, error);
     }
+}
+
+/// Commits what durable `post` hooks produced and folds a `post` hook's halt or panic into the
+/// outcome: it ends a completed turn; after a failure, the failure stays the cause.
+fn after_post(
+    post_flow: Flow<crate::event::Post>,
+    outcome: &mut Outcome,
+    turn: &mut Turn,
+    observer: &impl Observer,
+) {
+    turn.commit_durable(EventKind::Post);
+    let post_error = match post_flow {
+        Flow::Continue => None,
+        Flow::Halt { hook, halt } => Some(halted(EventKind::Post, hook, halt)),
+        Flow::Panicked { hook, message } => Some(panicked(EventKind::Post, hook, message)),
+    };
+    if let Some(error) = post_error {
+        record(turn, &error);
+        if outcome.is_ok() {
+            *outcome = Err(error);
+        }
+    }
+    observer.observe(&Observation::TurnEnded { turn: turn.turn_ref(), outcome });
 }
 
 /// Fails the turn when what hooks injected is over the reserve, naming the hook whose content
