@@ -22,7 +22,7 @@ use crate::hook::{NextModel, NextTool};
 use crate::message::{AssistantMessage, Message, Part, Role, ToolCall, ToolFailure, ToolResult};
 use crate::model::{Chunk, Model, ModelError, ModelParams, ModelRequest, ModelResponse, Usage};
 use crate::observe::{Observation, Observer};
-use crate::pipeline::{Chain, Flow, Hooks, Pipeline, Register, escaped_panic, not_run, settle};
+use crate::pipeline::{Chain, Flow, Hooks, Pipeline, Register, hook_panic, not_run, settle};
 use crate::tool::{NoTools, Tool, ToolSet, ToolSpec, Toolbox};
 use crate::transform::StreamTransformer;
 use crate::turn::{Blame, Turn};
@@ -308,7 +308,7 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
         // The turn's one panic guard, for the hooks of the events `drive` runs unguarded.
         let caught = caught(|| self.drive(&mut turn, observer)).await;
         let mut outcome = caught.unwrap_or_else(|payload| {
-            let (event, hook, message) = escaped_panic(payload, &mut turn, observer);
+            let (event, hook, message) = hook_panic(payload, &mut turn, observer);
             Err(panicked(event, hook, message))
         });
         // `post` sees every outcome, recorded first.

@@ -301,25 +301,22 @@ pub(crate) fn settle<E: Event>(
     }
 }
 
+/// [`hook_panic`], as the guarded chain's flow; out of line, as panics are rare.
 #[cold]
 fn hook_panicked<E: Event>(
     payload: Box<dyn Any + Send>,
     turn: &mut Turn,
     observer: &impl Observer,
 ) -> Flow<E> {
-    let Some(hook) = turn.leave_hook() else {
-        std::panic::resume_unwind(payload);
-    };
-    let flow = Flow::Panicked { hook, message: panic_message(payload.as_ref()) };
-    report(observer, hook, true, &flow);
-    flow
+    let (_, hook, message) = hook_panic(payload, turn, observer);
+    Flow::Panicked { hook, message }
 }
 
-/// The hook whose panic unwound out of the loop (which runs most events' chains under the
-/// turn's one guard), reported as panicked, with its event and the panic's message. A panic
-/// outside any hook goes on unwinding.
+/// The hook whose panic a guard caught — an event's own, or the turn's around the loop —
+/// reported as panicked at its event, with the panic's message. A panic outside any hook goes
+/// on unwinding.
 #[cold]
-pub(crate) fn escaped_panic(
+pub(crate) fn hook_panic(
     payload: Box<dyn Any + Send>,
     turn: &mut Turn,
     observer: &impl Observer,
