@@ -480,7 +480,7 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
         }
         let fixed = self.fixed_tokens
             + feedback.iter().map(|message| counter.count_message(message)).sum::<usize>();
-        let target = config.context_budget.saturating_sub(config.injection_reserve);
+        let target = config.compaction_target();
 
         // Each entry rendered once: counted (if not yet this turn), then moved into the request.
         let rendered: Vec<Option<Message>> = turn.log().iter().map(Entry::to_message).collect();
@@ -554,9 +554,7 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
         {
             return None;
         }
-        let config = turn.config();
-        let target = config.context_budget.saturating_sub(config.injection_reserve);
-        let room = target.checked_sub(self.fixed_tokens)?;
+        let room = turn.config().compaction_target().checked_sub(self.fixed_tokens)?;
         let messages = turn.render_within(room, &*self.settings.counter)?;
         Some(self.request(messages))
     }

@@ -25,6 +25,14 @@ pub struct Config {
     pub injection_reserve: usize,
 }
 
+impl Config {
+    /// What the request but its injections may hold: `context_budget - injection_reserve`, the
+    /// size compaction keeps a request to.
+    pub(crate) fn compaction_target(&self) -> usize {
+        self.context_budget.saturating_sub(self.injection_reserve)
+    }
+}
+
 impl Default for Config {
     fn default() -> Self {
         Config { max_steps: 16, max_retries: 3, context_budget: 100_000, injection_reserve: 8_000 }
