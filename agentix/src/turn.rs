@@ -7,7 +7,7 @@ use std::sync::{Mutex, OnceLock};
 
 use serde::{Deserialize, Serialize};
 
-use crate::context::TokenCounter;
+use crate::context::{TokenCounter, Units};
 use crate::conversation::{Config, Conversation, Entry, TurnRef};
 use crate::event::EventKind;
 use crate::message::{Message, Part};
@@ -311,8 +311,7 @@ impl Turn {
         counter: &dyn TokenCounter,
     ) -> Option<Vec<Message>> {
         let log = self.conversation.log();
-        let durable = matches!(log.get(self.user_entry + 1), Some(Entry::HookOutput { .. }));
-        if durable || self.entry_tokens.is_some() {
+        if !Units::of(log, self.user_entry).durable.is_empty() || self.entry_tokens.is_some() {
             return None;
         }
         let mut messages = Vec::with_capacity(log.len());
