@@ -130,33 +130,36 @@ impl<Rest: ToolSet, T: Tool> ToolSet for Toolbox<Rest, T> {
         specs.push(ToolSpec::of(&self.tool));
     }
 
+    // The tool runs in this future, not in one of its own nested in it: a level less to poll
+    // and to move the result out of.
     async fn call(&self, call: &ToolCall, turn: &Turn) -> Option<ToolResult> {
-        if call.name == T::NAME {
-            Some(run_tool(&self.tool, call, turn).await)
-        } else {
-            self.rest.call(call, turn).await
+        if call.name != T::NAME {
+            return self.rest.call(call, turn).await;
         }
+        let args = match T::Args::deserialize(&call.arguments) {
+            Ok(args) => args,
+            Err(error) => return Some(invalid_arguments(call, &error)),
+        };
+        Some(match self.tool.call(args, turn).await {
+            Ok(output) => match output_text(output) {
+                Ok(text) => ToolResult::success(call, text),
+                Err(error) => {
+                    let message = format!("its output did not serialize: {error}");
+                    ToolResult::failure(call, ToolFailure::Failed { message })
+                }
+            },
+            Err(error) => {
+                ToolResult::failure(call, ToolFailure::Failed { message: error.to_string() })
+            }
+        })
     }
 }
 
-async fn run_tool<T: Tool>(tool: &T, call: &ToolCall, turn: &Turn) -> ToolResult {
-    let args = match T::Args::deserialize(&call.arguments) {
-        Ok(args) => args,
-        Err(error) => {
-            let message = format!("{error} (in {})", call.arguments);
-            return ToolResult::failure(call, ToolFailure::InvalidArguments { message });
-        }
-    };
-    match tool.call(args, turn).await {
-        Ok(output) => match output_text(output) {
-            Ok(text) => ToolResult::success(call, text),
-            Err(error) => {
-                let message = format!("its output did not serialize: {error}");
-                ToolResult::failure(call, ToolFailure::Failed { message })
-            }
-        },
-        Err(error) => ToolResult::failure(call, ToolFailure::Failed { message: error.to_string() }),
-    }
+/// The failed result of a call whose arguments did not deserialize.
+#[cold]
+fn invalid_arguments(call: &ToolCall, error: &dyn fmt::Display) -> ToolResult {
+    let message = format!("{error} (in {})", call.arguments);
+    ToolResult::failure(call, ToolFailure::InvalidArguments { message })
 }
 
 /// What the model reads of a tool's output: its JSON, or, for an output that serializes to a
