@@ -325,10 +325,24 @@ pub(crate) fn hook_panic(
         std::panic::resume_unwind(payload);
     };
     let event = turn.running_event();
-    let message = panic_message(payload.as_ref());
-    let decision = Decision::Panicked { message: &message };
-    observer.observe(&Observation::Hook { event, hook, decision });
+    let message = report_panic(observer, event, hook, payload.as_ref());
     (event, hook, message)
+}
+
+/// Tells the observer that `hook` panicked at `event`, and returns the panic's message.
+fn report_panic(
+    observer: &impl Observer,
+    event: EventKind,
+    hook: &'static str,
+    payload: &(dyn Any + Send),
+) -> String {
+    let message = panic_message(payload);
+    observer.observe(&Observation::Hook {
+        event,
+        hook,
+        decision: Decision::Panicked { message: &message },
+    });
+    message
 }
 
 /// A [`Hook`] in the pipeline; shared between the chain and both onions.
@@ -496,19 +510,15 @@ impl<G: ParallelGroup, P: on::ParallelPre> ParallelGroup for (G, P) {
     ) -> Result<(), (&'static str, String)> {
         self.0.merge(earlier, turn, observer)?;
         let hook = self.1.name();
-        let report = |decision| {
-            observer.observe(&Observation::Hook { event: EventKind::Pre, hook, decision })
-        };
         match parts {
             Ok(parts) => {
-                report(Decision::Parts { count: parts.len() });
+                let decision = Decision::Parts { count: parts.len() };
+                observer.observe(&Observation::Hook { event: EventKind::Pre, hook, decision });
                 turn.inject_as(hook, P::DURABLE, parts);
                 Ok(())
             }
             Err(payload) => {
-                let message = panic_message(payload.as_ref());
-                report(Decision::Panicked { message: &message });
-                Err((hook, message))
+                Err((hook, report_panic(observer, EventKind::Pre, hook, payload.as_ref())))
             }
         }
     }
@@ -1043,12 +1053,7 @@ fn abort(
     hook: &'static str,
     payload: Box<dyn Any + Send>,
 ) {
-    let message = panic_message(payload.as_ref());
-    observer.observe(&Observation::Hook {
-        event,
-        hook,
-        decision: Decision::Panicked { message: &message },
-    });
+    let message = report_panic(observer, event, hook, payload.as_ref());
     turn.abort(event, hook, message);
 }
 
