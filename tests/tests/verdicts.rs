@@ -282,10 +282,8 @@ async fn before_tool_edit_changes_the_call_that_runs() {
     assert_eq!(result.output, "sunny in Bergen");
     assert_eq!(result.call_id, "call_1", "the result answers the model's call id");
     // The log, and so the next request, records the call that ran beside its result.
-    let Some(Entry::Assistant { message, .. }) = conversation.log().get(1) else {
-        panic!("{:?}", conversation.log())
-    };
-    let logged: Vec<_> = message.tool_calls().map(|call| call.arguments.clone()).collect();
+    let logged: Vec<_> =
+        logged_calls(&conversation).into_iter().map(|call| call.arguments).collect();
     assert_eq!(logged, [json!({ "city": "Bergen" })]);
     let sent = request.messages.iter().flat_map(|message| &message.content);
     let sent: Vec<_> = sent
@@ -321,10 +319,15 @@ async fn a_before_tool_edit_to_the_id_is_the_id_the_result_answers() {
     assert_log_consistent(conversation.log());
     let request = &model.requests()[1];
     assert_eq!(tool_results(request)[0].call_id, "call_1-renumbered");
+    assert_eq!(logged_calls(&conversation)[0].id, "call_1-renumbered");
+}
+
+/// The tool calls of the turn's first step, as the log records them.
+fn logged_calls(conversation: &Conversation) -> Vec<ToolCall> {
     let Some(Entry::Assistant { message, .. }) = conversation.log().get(1) else {
         panic!("{:?}", conversation.log())
     };
-    assert_eq!(message.tool_calls().next().unwrap().id, "call_1-renumbered");
+    message.tool_calls().cloned().collect()
 }
 
 async fn escalate_with(
@@ -378,11 +381,8 @@ async fn before_tool_escalate_asks_the_approver() {
     assert_eq!(calls, ["Tromsø"]);
     assert_eq!(result.output, "sunny in Tromsø");
     assert_eq!(result.call_id, "call_1");
-    let Some(Entry::Assistant { message, .. }) = conversation.log().get(1) else {
-        panic!("{:?}", conversation.log())
-    };
-    let logged: Vec<_> = message.tool_calls().collect();
-    assert_eq!(logged, [&ToolCall::new("call_1", "get_weather", json!({ "city": "Tromsø" }))]);
+    let logged = logged_calls(&conversation);
+    assert_eq!(logged, [ToolCall::new("call_1", "get_weather", json!({ "city": "Tromsø" }))]);
 }
 
 #[tokio::test]
