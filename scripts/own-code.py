@@ -3,6 +3,7 @@
 
     scripts/own-code.py        # 0 hooks
     scripts/own-code.py 5      # a hook count of the turn benchmark (0, 1, 5, 20)
+    TOP=30 scripts/own-code.py # the 30 functions whose lines ran most (8 by default)
 
 Counts 1 010 turns of each variant under valgrind's callgrind, on a build of the turn benchmark
 with line tables (in target/own-code, apart from the usual build), and splits the instructions
@@ -88,7 +89,7 @@ def main():
         allocator, own, rest, functions = split(executable, variant, hooks, root)
         total = allocator + own + rest
         print(f"{label:24} {allocator:10.0f} {own:10.0f} {rest:10.0f} {total:10.0f}")
-        for function, count in functions.most_common(8):
+        for function, count in functions.most_common(int(os.environ.get("TOP", 8))):
             print(f"{'':6}{count / TURNS:8.0f}  {function[:100]}")
 
 
