@@ -13,31 +13,17 @@ such lines. Needs valgrind and python3 (neither is needed to build or test).
 """
 
 import collections
-import json
 import os
 import re
 import subprocess
 import sys
 import tempfile
 
+import turn_bench
+
 TURNS = 200
 HOT = 150
 LINE = 64
-
-
-def bench_executable():
-    out = subprocess.run(
-        ["cargo", "bench", "-p", "agentix", "--bench", "turn", "--no-run", "--message-format=json"],
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout
-    executables = [
-        message["executable"]
-        for message in map(json.loads, out.splitlines())
-        if message.get("reason") == "compiler-artifact" and message.get("executable")
-    ]
-    return executables[-1]
 
 
 def hot_lines(dump):
@@ -76,7 +62,7 @@ def main():
     variant = sys.argv[1] if len(sys.argv) > 1 else "agentix"
     hooks = sys.argv[2] if len(sys.argv) > 2 else "0"
     os.chdir(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-    executable = bench_executable()
+    executable = turn_bench.executable()
     with tempfile.NamedTemporaryFile() as out:
         subprocess.run(
             ["valgrind", "--tool=callgrind", "--dump-instr=yes", f"--callgrind-out-file={out.name}",

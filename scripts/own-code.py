@@ -17,32 +17,18 @@ Needs valgrind and python3 (neither is needed to build or test).
 """
 
 import collections
-import json
 import os
 import re
 import subprocess
 import sys
 import tempfile
 
+import turn_bench
+
 TURNS = 1010
 ALLOCATOR = re.compile(r"malloc/|__rustc::__r(ust|dl)_(alloc|dealloc|realloc)")
 # "  449,123 (3.15%)  /path/to/file.rs:function [/path/to/binary]"
 LINE = re.compile(r"^\s*([\d,]+)\s+(?:\([^)]*\)\s+)?(\S.*?)(?: \[[^\]]*\])?$")
-
-
-def bench_executable(root):
-    env = {**os.environ, "CARGO_TARGET_DIR": os.path.join(root, "target", "own-code"),
-           "CARGO_PROFILE_BENCH_DEBUG": "line-tables-only"}
-    out = subprocess.run(
-        ["cargo", "bench", "-p", "agentix", "--bench", "turn", "--no-run", "--message-format=json"],
-        check=True, capture_output=True, text=True, env=env,
-    ).stdout
-    executables = [
-        message["executable"]
-        for message in map(json.loads, out.splitlines())
-        if message.get("reason") == "compiler-artifact" and message.get("executable")
-    ]
-    return executables[-1]
 
 
 def is_own(source, root):
@@ -82,7 +68,10 @@ def split(executable, variant, hooks, root):
 def main():
     hooks = sys.argv[1] if len(sys.argv) > 1 else "0"
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    executable = bench_executable(root)
+    executable = turn_bench.executable({
+        "CARGO_TARGET_DIR": os.path.join(root, "target", "own-code"),
+        "CARGO_PROFILE_BENCH_DEBUG": "line-tables-only",
+    })
     print(f"{hooks} hooks, instructions per turn (the program's start is spread over the turns)")
     print(f"{'':24} {'allocator':>10} {'own lines':>10} {'the rest':>10} {'total':>10}")
     for variant, label in [("agentix", "agentix (a)"), ("hand_written", "by hand (b)")]:
