@@ -243,15 +243,19 @@ impl<M, T, P, A, X> AgentBuilder<M, T, P, A, X> {
     }
 }
 
-/// Runs one event's chain in the loop's own future (no future of its own), skipped at compile
-/// time when no hook is on the event. No guard of its own: a panic in one of its hooks unwinds
-/// out of the loop to the turn's one guard (`run_observed`), which names the hook. The loop holds
-/// nothing at these events that the log must keep, so it loses nothing by unwinding.
+/// Runs one event's chain, skipped at compile time when no hook is on the event. When none of
+/// the event's hooks awaits, the chain runs in place (`$in_place`: no future at all); otherwise in
+/// the loop's own future (no future of its own). No guard of its own: a panic in one of its
+/// hooks unwinds out of the loop to the turn's one guard (`run_observed`), which names the hook.
+/// The loop holds nothing at these events that the log must keep, so it loses nothing by
+/// unwinding.
 macro_rules! run_chain {
-    ($agent:expr, $turn:expr, $observer:expr, $event:ident, $method:ident($($value:expr)?)) => {{
+    ($agent:expr, $turn:expr, $observer:expr, $event:ident, $method:ident / $in_place:ident($($value:expr)?)) => {{
         let chain = $agent.hooks.chain();
         if !handles(chain, EventKind::$event) {
             Flow::Continue
+        } else if runs_in_place(chain, EventKind::$event) {
+            chain.$in_place($($value,)? &mut *$turn, $observer)
         } else {
             chain.$method($($value,)? &mut *$turn, $observer).await
         }
@@ -262,10 +266,14 @@ macro_rules! run_chain {
 /// write something to the log: the tool events (the step, with a result for every call) and
 /// `post` (which runs after the turn's guard).
 macro_rules! run_guarded_chain {
-    ($agent:expr, $turn:expr, $observer:expr, $event:ident, $method:ident($($value:expr)?)) => {{
+    ($agent:expr, $turn:expr, $observer:expr, $event:ident, $method:ident / $in_place:ident($($value:expr)?)) => {{
         let chain = $agent.hooks.chain();
         if !handles(chain, EventKind::$event) {
             Flow::Continue
+        } else if runs_in_place(chain, EventKind::$event) {
+            let run = || chain.$in_place($($value,)? &mut *$turn, $observer);
+            let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(run));
+            settle(caught, $turn, $observer)
         } else {
             let future = chain.$method($($value,)? &mut *$turn, $observer);
             // A plain `CatchUnwind`, not `caught`: a chain's future runs no code until it is
@@ -280,6 +288,11 @@ macro_rules! run_guarded_chain {
 /// Whether `chain` has hooks on `event`: a constant, once `C` is known.
 fn handles<C: Chain>(_chain: &C, event: EventKind) -> bool {
     C::EVENTS.contains(event)
+}
+
+/// Whether none of `chain`'s hooks on `event` awaits: a constant, once `C` is known.
+fn runs_in_place<C: Chain>(_chain: &C, event: EventKind) -> bool {
+    C::IN_PLACE_EVENTS.contains(event)
 }
 
 impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent<M, T, P, A, X> {
@@ -314,7 +327,13 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
         // `post` sees every outcome, recorded first.
         before_post(&outcome, &mut turn);
         fire(observer, &turn, EventKind::Post);
-        let post_flow = run_guarded_chain!(self, &mut *turn, observer, Post, post(&mut outcome));
+        let post_flow = run_guarded_chain!(
+            self,
+            &mut *turn,
+            observer,
+            Post,
+            post / post_in_place(&mut outcome)
+        );
         after_post(post_flow, &mut outcome, &mut turn, observer);
         turn.finish();
         outcome
@@ -361,7 +380,7 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
 
     async fn drive<O: Observer>(&self, turn: &mut Turn, observer: &O) -> Outcome {
         fire(observer, turn, EventKind::Pre);
-        match run_chain!(self, turn, observer, Pre, pre()) {
+        match run_chain!(self, turn, observer, Pre, pre / pre_in_place()) {
             Flow::Continue => {
                 check_injections(turn, &*self.settings.counter, turn.config().injection_reserve)?;
                 turn.commit_durable(EventKind::Pre);
@@ -381,49 +400,62 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
                 None => self.render(turn, retry.as_ref()).await?,
             };
             fire(observer, turn, EventKind::BeforeModel);
-            let mut message =
-                match run_chain!(self, turn, observer, BeforeModel, before_model(&mut request)) {
-                    Flow::Continue => self.call_model(&request, turn, observer).await?,
-                    Flow::Stop { value, .. } => value,
-                    Flow::Halt { hook, halt } => {
-                        return Err(halted(EventKind::BeforeModel, hook, halt));
-                    }
-                    Flow::Panicked { hook, message } => {
-                        return Err(panicked(EventKind::BeforeModel, hook, message));
-                    }
-                };
+            let mut message = match run_chain!(
+                self,
+                turn,
+                observer,
+                BeforeModel,
+                before_model / before_model_in_place(&mut request)
+            ) {
+                Flow::Continue => self.call_model(&request, turn, observer).await?,
+                Flow::Stop { value, .. } => value,
+                Flow::Halt { hook, halt } => {
+                    return Err(halted(EventKind::BeforeModel, hook, halt));
+                }
+                Flow::Panicked { hook, message } => {
+                    return Err(panicked(EventKind::BeforeModel, hook, message));
+                }
+            };
 
             fire(observer, turn, EventKind::AfterModel);
-            let mut answer =
-                match run_chain!(self, turn, observer, AfterModel, after_model(&mut message)) {
-                    Flow::Continue if message.calls_tools() => {
-                        self.run_tools(message, turn, observer).await?;
-                        turn.step += 1;
-                        retry = None;
-                        continue;
-                    }
-                    Flow::Continue => message,
-                    Flow::Stop { hook, value } => final_answer(EventKind::AfterModel, hook, value)?,
-                    Flow::Retry { hook, feedback } => {
-                        let withdrawn = Observation::Withdrawn {
-                            event: EventKind::AfterModel,
-                            hook: Some(hook),
-                        };
-                        observer.observe(&withdrawn);
-                        retry =
-                            Some(Retry::new(turn, EventKind::AfterModel, hook, message, feedback)?);
-                        continue;
-                    }
-                    Flow::Halt { hook, halt } => {
-                        return Err(halted(EventKind::AfterModel, hook, halt));
-                    }
-                    Flow::Panicked { hook, message } => {
-                        return Err(panicked(EventKind::AfterModel, hook, message));
-                    }
-                };
+            let mut answer = match run_chain!(
+                self,
+                turn,
+                observer,
+                AfterModel,
+                after_model / after_model_in_place(&mut message)
+            ) {
+                Flow::Continue if message.calls_tools() => {
+                    self.run_tools(message, turn, observer).await?;
+                    turn.step += 1;
+                    retry = None;
+                    continue;
+                }
+                Flow::Continue => message,
+                Flow::Stop { hook, value } => final_answer(EventKind::AfterModel, hook, value)?,
+                Flow::Retry { hook, feedback } => {
+                    let withdrawn =
+                        Observation::Withdrawn { event: EventKind::AfterModel, hook: Some(hook) };
+                    observer.observe(&withdrawn);
+                    retry = Some(Retry::new(turn, EventKind::AfterModel, hook, message, feedback)?);
+                    continue;
+                }
+                Flow::Halt { hook, halt } => {
+                    return Err(halted(EventKind::AfterModel, hook, halt));
+                }
+                Flow::Panicked { hook, message } => {
+                    return Err(panicked(EventKind::AfterModel, hook, message));
+                }
+            };
 
             fire(observer, turn, EventKind::BeforeFinal);
-            match run_chain!(self, turn, observer, BeforeFinal, before_final(&mut answer)) {
+            match run_chain!(
+                self,
+                turn,
+                observer,
+                BeforeFinal,
+                before_final / before_final_in_place(&mut answer)
+            ) {
                 Flow::Continue => {}
                 Flow::Stop { hook, value } => {
                     answer = final_answer(EventKind::BeforeFinal, hook, value)?
@@ -650,8 +682,13 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
         observer: &O,
     ) -> Result<(), Error> {
         fire(observer, turn, EventKind::BeforeTool);
-        let refusal = match run_guarded_chain!(self, turn, observer, BeforeTool, before_tool(call))
-        {
+        let refusal = match run_guarded_chain!(
+            self,
+            turn,
+            observer,
+            BeforeTool,
+            before_tool / before_tool_in_place(call)
+        ) {
             Flow::Continue => None,
             Flow::Reject { hook, rejection } => Some((hook.to_owned(), rejection.reason)),
             Flow::Escalate { hook, escalation } => {
@@ -696,11 +733,23 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
 
         let (event, end) = if result.is_error() {
             fire(observer, turn, EventKind::ToolError);
-            let flow = run_guarded_chain!(self, turn, observer, ToolError, tool_error(result));
+            let flow = run_guarded_chain!(
+                self,
+                turn,
+                observer,
+                ToolError,
+                tool_error / tool_error_in_place(result)
+            );
             (EventKind::ToolError, flow.into_end())
         } else {
             fire(observer, turn, EventKind::AfterTool);
-            let flow = run_guarded_chain!(self, turn, observer, AfterTool, after_tool(result));
+            let flow = run_guarded_chain!(
+                self,
+                turn,
+                observer,
+                AfterTool,
+                after_tool / after_tool_in_place(result)
+            );
             (EventKind::AfterTool, flow.into_end())
         };
         answer_the_call(call, result);

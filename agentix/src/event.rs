@@ -280,6 +280,11 @@ impl EventSet {
         EventSet(self.0 | other.0)
     }
 
+    /// The events of this set that are not in `other`.
+    pub const fn without(self, other: EventSet) -> Self {
+        EventSet(self.0 & !other.0)
+    }
+
     /// Whether the set holds the event.
     pub const fn contains(self, event: EventKind) -> bool {
         self.0 & EventSet::of(event).0 != 0

@@ -18,7 +18,7 @@ use crate::verdict::Verdict;
 macro_rules! single_event_traits {
     ($(
         $(#[$doc:meta])*
-        $trait:ident $($durable:ident)? { fn $method:ident($($arg:ident: $ty:ty),*) -> $output:ty; }
+        $trait:ident $($durable:ident)? $(/ $in_place:ident)? { fn $method:ident($($arg:ident: $ty:ty),*) -> $output:ty; }
     )*) => {$(
         $(#[$doc])*
         pub trait $trait: Send + Sync {
@@ -29,6 +29,8 @@ macro_rules! single_event_traits {
                 )]
                 const DURABLE: bool = false;
             )?
+
+            in_place_items!([$($in_place)?] $method($($arg: $ty),*) -> $output);
 
             /// The hook's name in errors, the log and traces. Defaults to the type's name.
             fn name(&self) -> &'static str {
@@ -41,32 +43,53 @@ macro_rules! single_event_traits {
     )*};
 }
 
+/// The items of a hook that can run in place, for the events whose chain calls hooks that way.
+macro_rules! in_place_items {
+    ([] $($rest:tt)*) => {};
+    ([$in_place:ident] $method:ident($($arg:ident: $ty:ty),*) -> $output:ty) => {
+        /// Whether the hook runs to its end without awaiting: `#[hook]` says so of a function
+        /// whose body never awaits, and the chain then calls
+        #[doc = concat!("[`", stringify!($in_place), "`](Self::", stringify!($in_place), ")")]
+        /// in place, with no future.
+        #[doc(hidden)]
+        const IN_PLACE: bool = false;
+
+        #[doc = concat!("[`", stringify!($method), "`](Self::", stringify!($method), ")")]
+        /// run in place; called only when [`IN_PLACE`](Self::IN_PLACE) is true.
+        #[doc(hidden)]
+        fn $in_place(&self, $($arg: $ty),*) -> $output {
+            let _ = ($($arg),*);
+            unreachable!(concat!("`", stringify!($in_place), "` is called only when `IN_PLACE` is true"))
+        }
+    };
+}
+
 single_event_traits! {
     /// A sequential `pre` hook: it may inject content ([`Turn::inject`]) and halt.
-    Pre durable { fn pre(turn: &mut Turn) -> Verdict<event::Pre>; }
+    Pre durable / pre_in_place { fn pre(turn: &mut Turn) -> Verdict<event::Pre>; }
     /// A parallel `pre` hook: it reads the turn through a shared borrow and returns content to
     /// inject. Its type has no way to halt or mutate the turn, so consecutive parallel hooks run
     /// at once, on one task, and their parts merge in declaration order.
     ParallelPre durable { fn pre(turn: &Turn) -> Vec<Part>; }
     /// A `before_model` hook: it may edit the request, STOP with a message, or halt.
-    BeforeModel { fn before_model(request: &mut ModelRequest, turn: &mut Turn) -> Verdict<event::BeforeModel>; }
+    BeforeModel / before_model_in_place { fn before_model(request: &mut ModelRequest, turn: &mut Turn) -> Verdict<event::BeforeModel>; }
     /// A `wrap_model` hook: it owns the model call and may call `next` any number of times.
     WrapModel {
         fn wrap_model(request: &ModelRequest, turn: &Turn, next: &impl NextModel) -> Result<ModelResponse, ModelError>;
     }
     /// An `after_model` hook: it may edit the message, RETRY, STOP with a final message, or halt.
-    AfterModel { fn after_model(message: &mut AssistantMessage, turn: &mut Turn) -> Verdict<event::AfterModel>; }
+    AfterModel / after_model_in_place { fn after_model(message: &mut AssistantMessage, turn: &mut Turn) -> Verdict<event::AfterModel>; }
     /// A `before_tool` hook: it may edit the call (the log records the edited call), REJECT it,
     /// ESCALATE it, or halt.
-    BeforeTool { fn before_tool(call: &mut ToolCall, turn: &mut Turn) -> Verdict<event::BeforeTool>; }
+    BeforeTool / before_tool_in_place { fn before_tool(call: &mut ToolCall, turn: &mut Turn) -> Verdict<event::BeforeTool>; }
     /// A `wrap_tool` hook: it owns the tool call and may call `next` any number of times.
     WrapTool { fn wrap_tool(call: &ToolCall, turn: &Turn, next: &impl NextTool) -> ToolResult; }
     /// An `after_tool` hook: it may edit a successful result, or halt.
-    AfterTool { fn after_tool(result: &mut ToolResult, turn: &mut Turn) -> Verdict<event::AfterTool>; }
+    AfterTool / after_tool_in_place { fn after_tool(result: &mut ToolResult, turn: &mut Turn) -> Verdict<event::AfterTool>; }
     /// A `tool_error` hook: it may edit or recover a failed result, or halt.
-    ToolError { fn tool_error(result: &mut ToolResult, turn: &mut Turn) -> Verdict<event::ToolError>; }
+    ToolError / tool_error_in_place { fn tool_error(result: &mut ToolResult, turn: &mut Turn) -> Verdict<event::ToolError>; }
     /// A `before_final` hook: it may edit the answer, RETRY, STOP with another answer, or halt.
-    BeforeFinal { fn before_final(message: &mut AssistantMessage, turn: &mut Turn) -> Verdict<event::BeforeFinal>; }
+    BeforeFinal / before_final_in_place { fn before_final(message: &mut AssistantMessage, turn: &mut Turn) -> Verdict<event::BeforeFinal>; }
     /// A `post` hook: it sees how the turn ended, every time, and may halt.
-    Post durable { fn post(outcome: &Outcome, turn: &mut Turn) -> Verdict<event::Post>; }
+    Post durable / post_in_place { fn post(outcome: &Outcome, turn: &mut Turn) -> Verdict<event::Post>; }
 }

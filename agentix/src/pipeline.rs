@@ -5,7 +5,9 @@
 //!
 //! - Sequential hooks and parallel `pre` groups go into one *chain*: flat tuples of up to 16
 //!   nodes, in two levels (at most 256 nodes). Each event's chain is one flat future over the
-//!   nodes, so its size and the compiler's work stay flat as hooks are added. Each node
+//!   nodes, so its size and the compiler's work stay flat as hooks are added; when none of an
+//!   event's hooks awaits ([`Chain::IN_PLACE_EVENTS`]), the chain runs in place instead, as plain
+//!   calls with no future at all. Each node
 //!   declares its events ([`Chain::EVENTS`]): an event skips the nodes without hooks on it at
 //!   compile time, so it costs only its own hooks, and an empty chain costs nothing. A
 //!   [`Hook`] struct has a method for every event, so it is a node of every event.
@@ -239,19 +241,19 @@ macro_rules! chain_events {
     ($apply:ident $(, $extra:tt)?) => {
         $apply! {
             $($extra)?
-            before_model: BeforeModel (request: &mut ModelRequest);
-            after_model: AfterModel (message: &mut AssistantMessage);
-            before_tool: BeforeTool (call: &mut ToolCall);
-            after_tool: AfterTool (result: &mut ToolResult);
-            tool_error: ToolError (result: &mut ToolResult);
-            before_final: BeforeFinal (message: &mut AssistantMessage);
-            post: Post (outcome: &mut Outcome);
+            before_model / before_model_in_place: BeforeModel (request: &mut ModelRequest);
+            after_model / after_model_in_place: AfterModel (message: &mut AssistantMessage);
+            before_tool / before_tool_in_place: BeforeTool (call: &mut ToolCall);
+            after_tool / after_tool_in_place: AfterTool (result: &mut ToolResult);
+            tool_error / tool_error_in_place: ToolError (result: &mut ToolResult);
+            before_final / before_final_in_place: BeforeFinal (message: &mut AssistantMessage);
+            post / post_in_place: Post (outcome: &mut Outcome);
         }
     };
 }
 
 macro_rules! chain_trait {
-    ($($method:ident: $event:ident ($arg:ident: $ty:ty);)*) => {
+    ($($method:ident / $in_place:ident: $event:ident ($arg:ident: $ty:ty);)*) => {
         /// A node of the sequential chain, or a flat tuple of nodes run in order. Each method
         /// runs the node's hooks for one event; a node that does not handle the event is a
         /// ready `Continue`.
@@ -261,10 +263,23 @@ macro_rules! chain_trait {
             /// has elsewhere.
             const EVENTS: EventSet = EventSet::NONE;
 
+            /// The events whose hooks all run to their end without awaiting (`#[hook]`
+            /// functions whose bodies have no `.await`), and an event without hooks. The loop
+            /// runs these events' hooks in place, through the `_in_place` methods: no future between
+            /// the loop and the hook.
+            const IN_PLACE_EVENTS: EventSet = EventSet::ALL.without(Self::EVENTS);
+
             /// Runs the node's `pre` hooks.
             fn pre<O: Observer>(&self, turn: &mut Turn, observer: &O) -> impl Future<Output = Flow<Pre>> + Send {
                 let _ = (turn, observer);
                 ready(Flow::Continue)
+            }
+
+            /// Runs the node's `pre` hooks in place; called only when
+            /// [`IN_PLACE_EVENTS`](Chain::IN_PLACE_EVENTS) holds `pre`.
+            fn pre_in_place<O: Observer>(&self, turn: &mut Turn, observer: &O) -> Flow<Pre> {
+                let _ = (turn, observer);
+                Flow::Continue
             }
 
             $(
@@ -277,6 +292,12 @@ macro_rules! chain_trait {
                 ) -> impl Future<Output = Flow<$event>> + Send {
                     let _ = ($arg, turn, observer);
                     ready(Flow::Continue)
+                }
+
+                #[doc = concat!("Runs the node's `", stringify!($method), "` hooks in place; called only when [`IN_PLACE_EVENTS`](Chain::IN_PLACE_EVENTS) holds the event.")]
+                fn $in_place<O: Observer>(&self, $arg: $ty, turn: &mut Turn, observer: &O) -> Flow<$event> {
+                    let _ = ($arg, turn, observer);
+                    Flow::Continue
                 }
             )*
         }
@@ -355,8 +376,23 @@ impl<H> Clone for Lifecycle<H> {
     }
 }
 
+/// A node's hook has returned: it stops running, and the observer hears of its decision (`flow`,
+/// checked against the event's contract by the caller).
+#[inline]
+fn ended<E: Event>(
+    hook: &'static str,
+    flow: Flow<E>,
+    declared: bool,
+    turn: &mut Turn,
+    observer: &impl Observer,
+) -> Flow<E> {
+    turn.leave_hook();
+    report(observer, hook, declared, &flow);
+    flow
+}
+
 macro_rules! lifecycle_chain {
-    ($($method:ident: $event:ident ($arg:ident: $ty:ty);)*) => {
+    ($($method:ident / $in_place:ident: $event:ident ($arg:ident: $ty:ty);)*) => {
         impl<H: Hook> Chain for Lifecycle<H> {
             // Called at every event: `H::EVENTS` only says where it is traced.
             const EVENTS: EventSet = EventSet::ALL;
@@ -365,10 +401,8 @@ macro_rules! lifecycle_chain {
                 let name = self.0.name();
                 turn.enter_hook(name, EventKind::Pre, H::DURABLE);
                 let verdict = self.0.pre(turn).await;
-                turn.leave_hook();
-                let flow = Flow::decided(name, verdict);
-                report(observer, name, H::EVENTS.contains(EventKind::Pre), &flow);
-                flow
+                let declared = H::EVENTS.contains(EventKind::Pre);
+                ended(name, Flow::decided(name, verdict), declared, turn, observer)
             }
 
             $(
@@ -376,10 +410,8 @@ macro_rules! lifecycle_chain {
                     let name = self.0.name();
                     turn.enter_hook(name, $event::KIND, H::DURABLE && $event::KIND == EventKind::Post);
                     let verdict = self.0.$method(&mut *$arg, turn).await;
-                    turn.leave_hook();
                     let flow = checked(Flow::decided(name, verdict), name, &*$arg);
-                    report(observer, name, H::EVENTS.contains(EventKind::$event), &flow);
-                    flow
+                    ended(name, flow, H::EVENTS.contains(EventKind::$event), turn, observer)
                 }
             )*
         }
@@ -397,17 +429,27 @@ impl<H: std::fmt::Debug, E> std::fmt::Debug for Single<H, E> {
     }
 }
 
+/// The events a single-event hook runs in place at: its own, if it never awaits.
+const fn in_place_events<E: Event>(sync: bool) -> EventSet {
+    if sync { EventSet::ALL } else { EventSet::ALL.without(EventSet::of(E::KIND)) }
+}
+
 impl<H: on::Pre> Chain for Single<H, Pre> {
     const EVENTS: EventSet = EventSet::of(EventKind::Pre);
+    const IN_PLACE_EVENTS: EventSet = in_place_events::<Pre>(H::IN_PLACE);
 
     async fn pre<O: Observer>(&self, turn: &mut Turn, observer: &O) -> Flow<Pre> {
         let name = self.0.name();
         turn.enter_hook(name, EventKind::Pre, H::DURABLE);
         let verdict = self.0.pre(turn).await;
-        turn.leave_hook();
-        let flow = Flow::decided(name, verdict);
-        report(observer, name, true, &flow);
-        flow
+        ended(name, Flow::decided(name, verdict), true, turn, observer)
+    }
+
+    fn pre_in_place<O: Observer>(&self, turn: &mut Turn, observer: &O) -> Flow<Pre> {
+        let name = self.0.name();
+        turn.enter_hook(name, EventKind::Pre, H::DURABLE);
+        let verdict = self.0.pre_in_place(turn);
+        ended(name, Flow::decided(name, verdict), true, turn, observer)
     }
 }
 
@@ -423,18 +465,25 @@ macro_rules! durable_output {
 }
 
 macro_rules! single_chain {
-    ($($method:ident: $event:ident ($arg:ident: $ty:ty);)*) => {$(
+    ($($method:ident / $in_place:ident: $event:ident ($arg:ident: $ty:ty);)*) => {$(
         impl<H: on::$event> Chain for Single<H, $event> {
             const EVENTS: EventSet = EventSet::of(EventKind::$event);
+            const IN_PLACE_EVENTS: EventSet = in_place_events::<$event>(H::IN_PLACE);
 
             async fn $method<O: Observer>(&self, $arg: $ty, turn: &mut Turn, observer: &O) -> Flow<$event> {
                 let name = self.0.name();
                 turn.enter_hook(name, $event::KIND, durable_output!($event, H));
                 let verdict = self.0.$method(&mut *$arg, turn).await;
-                turn.leave_hook();
                 let flow = checked(Flow::decided(name, verdict), name, &*$arg);
-                report(observer, name, true, &flow);
-                flow
+                ended(name, flow, true, turn, observer)
+            }
+
+            fn $in_place<O: Observer>(&self, $arg: $ty, turn: &mut Turn, observer: &O) -> Flow<$event> {
+                let name = self.0.name();
+                turn.enter_hook(name, $event::KIND, durable_output!($event, H));
+                let verdict = self.0.$in_place(&mut *$arg, turn);
+                let flow = checked(Flow::decided(name, verdict), name, &*$arg);
+                ended(name, flow, true, turn, observer)
             }
         }
     )*};
@@ -542,8 +591,22 @@ macro_rules! tuple_chain_method {
                 Flow::Continue
             }
         }
+
+        fn pre_in_place<O: Observer>(&self, turn: &mut Turn, observer: &O) -> Flow<Pre> {
+            $(
+                if $node::EVENTS.contains(EventKind::Pre) {
+                    let flow = self.$index.pre_in_place(turn, observer);
+                    if !flow.is_continue() {
+                        return flow;
+                    }
+                    std::mem::forget(flow);
+                }
+            )*
+            let _ = (turn, observer);
+            Flow::Continue
+        }
     };
-    ($method:ident: $event:ident ($arg:ident: $ty:ty) [$($node:ident $index:tt)*]) => {
+    ($method:ident / $in_place:ident: $event:ident ($arg:ident: $ty:ty) [$($node:ident $index:tt)*]) => {
         fn $method<O: Observer>(
             &self,
             $arg: $ty,
@@ -565,13 +628,27 @@ macro_rules! tuple_chain_method {
                 Flow::Continue
             }
         }
+
+        fn $in_place<O: Observer>(&self, $arg: $ty, turn: &mut Turn, observer: &O) -> Flow<$event> {
+            $(
+                if $node::EVENTS.contains(EventKind::$event) {
+                    let flow = self.$index.$in_place($arg, turn, observer);
+                    if !flow.is_continue() {
+                        return flow;
+                    }
+                    std::mem::forget(flow);
+                }
+            )*
+            let _ = ($arg, turn, observer);
+            Flow::Continue
+        }
     };
 }
 
 macro_rules! tuple_chain_methods {
-    ($indices:tt $($method:ident: $event:ident ($arg:ident: $ty:ty);)*) => {
+    ($indices:tt $($method:ident / $in_place:ident: $event:ident ($arg:ident: $ty:ty);)*) => {
         tuple_chain_method!(pre $indices);
-        $(tuple_chain_method!($method: $event ($arg: $ty) $indices);)*
+        $(tuple_chain_method!($method / $in_place: $event ($arg: $ty) $indices);)*
     };
 }
 
@@ -579,6 +656,9 @@ macro_rules! tuple_chain {
     ($($node:ident $index:tt)*) => {
         impl<$($node: Chain),*> Chain for ($($node,)*) {
             const EVENTS: EventSet = EventSet::NONE$(.union($node::EVENTS))*;
+            // An event runs in place when no node has hooks on it that await.
+            const IN_PLACE_EVENTS: EventSet =
+                EventSet::ALL.without(EventSet::NONE$(.union($node::EVENTS.without($node::IN_PLACE_EVENTS)))*);
 
             chain_events!(tuple_chain_methods, [$($node $index)*]);
         }
