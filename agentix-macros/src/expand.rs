@@ -1,7 +1,9 @@
 //! Expansion: a unit struct named after the function, which keeps the function as its `call`,
-//! and the event's trait of `agentix::on` implemented for it. Generated code names the runtime
-//! only through `<crate>::__private`; its locals have mixed-site hygiene; the user's types keep
-//! their spans, so a type error points at the user's token.
+//! and the event's trait of `agentix::on` implemented for it. A hook that runs in place also
+//! gets a plain `call_in_place` holding the body (`call` then calls it) and the trait's `IN_PLACE` items.
+//! Generated code names the runtime only through `<crate>::__private`; its locals have
+//! mixed-site hygiene; the user's types keep their spans, so a type error points at the user's
+//! token.
 
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
@@ -44,6 +46,42 @@ fn expand(hook: &Hook, mut function: ItemFn) -> TokenStream {
     let block = &function.block;
     let name = &hook.name;
     let implementation = implementation(hook, &ident, &private);
+    let functions = if hook.runs_in_place {
+        // `call` stays the user's `async fn` (for unit tests that await it); the body moves to
+        // `call_in_place`, a plain function the chain calls in place. One body: its errors once.
+        let mut now = sig.clone();
+        now.asyncness = None;
+        now.ident = Ident::new("call_in_place", ident.span());
+        let mut forward = sig.clone();
+        let mut args = Vec::new();
+        for (index, input) in forward.inputs.iter_mut().enumerate() {
+            if let syn::FnArg::Typed(typed) = input {
+                let arg = format_ident!("arg{}", index, span = Span::mixed_site());
+                *typed.pat = syn::parse_quote!(#arg);
+                args.push(arg);
+            }
+        }
+        quote! {
+            impl #ident {
+                #(#docs)*
+                #vis #forward {
+                    #ident::call_in_place(#(#args),*)
+                }
+
+                #[doc(hidden)]
+                #(#attrs)*
+                #vis #now #block
+            }
+        }
+    } else {
+        quote! {
+            impl #ident {
+                #(#docs)*
+                #(#attrs)*
+                #vis #sig #block
+            }
+        }
+    };
     let durable = hook.durable.then(|| quote! { const DURABLE: #private::bool = true; });
     let trait_ident = if hook.parallel {
         format_ident!("ParallelPre")
@@ -65,11 +103,7 @@ fn expand(hook: &Hook, mut function: ItemFn) -> TokenStream {
             #ident {}
         }
 
-        impl #ident {
-            #(#docs)*
-            #(#attrs)*
-            #vis #sig #block
-        }
+        #functions
 
         impl #private::on::#trait_ident for #ident {
             #durable
@@ -133,8 +167,9 @@ fn implementation(hook: &Hook, ident: &Ident, private: &TokenStream) -> TokenStr
         quote! { &mut #private::Turn }
     };
 
-    // Each event: the method, its parameters, what its future yields, and the future's body.
-    let (method, params, yields, body) = match event {
+    // Each event: the method, its parameters, what its future yields, and the body around the
+    // call: the `when` condition before it, the conversion of what it returned after it.
+    let (method, params, yields, when, finish) = match event {
         Event::Pre if hook.parallel => {
             let when = hook.when.as_ref().map(|when| {
                 quote! {
@@ -149,7 +184,8 @@ fn implementation(hook: &Hook, ident: &Ident, private: &TokenStream) -> TokenStr
                 quote! { pre },
                 quote! { #turn: #turn_type },
                 quote! { #private::Vec<#private::Part> },
-                quote! { #when #call #parts(#returned) },
+                when,
+                quote! { #parts(#returned) },
             )
         }
         Event::Pre => {
@@ -165,7 +201,8 @@ fn implementation(hook: &Hook, ident: &Ident, private: &TokenStream) -> TokenStr
                 quote! { pre },
                 quote! { #turn: #turn_type },
                 quote! { #private::Verdict<#private::Pre> },
-                quote! { #when #call #private::verdict(#returned_as(#returned)) },
+                when,
+                quote! { #private::verdict(#returned_as(#returned)) },
             )
         }
         Event::WrapModel | Event::WrapTool => {
@@ -240,18 +277,32 @@ fn implementation(hook: &Hook, ident: &Ident, private: &TokenStream) -> TokenStr
                 quote! { #method },
                 quote! { #value: #value_type, #turn: #turn_type },
                 quote! { #private::Verdict<#private::#event_type> },
-                quote! { #when #call #finish },
+                when,
+                finish,
             )
         }
     };
 
     // The future and its `Send` bound carry the user's `async`: an error about them points there.
     let future_span = hook.future_span;
-    let future = quote_spanned! {future_span=> async move { #body } };
+    let future = quote_spanned! {future_span=> async move { #when #call #finish } };
     let returns = quote_spanned! {future_span=> impl #private::CoreFuture<Output = #yields> + #private::CoreSend };
+    let in_place = hook.runs_in_place.then(|| {
+        let method_in_place = format_ident!("{}_in_place", event.word());
+        let call_in_place = quote! { let #returned = #ident::call_in_place(#(#args),*); };
+        quote! {
+            const IN_PLACE: #private::bool = true;
+
+            fn #method_in_place(&self, #params) -> #yields {
+                #when #call_in_place #finish
+            }
+        }
+    });
     quote! {
         fn #method(&self, #params) -> #returns {
             #future
         }
+
+        #in_place
     }
 }

@@ -2,7 +2,8 @@
 //! violation becomes a `syn::Error` spanned at the user's offending token; all of them are
 //! reported together. Rules that need types are trait bounds in `agentix::__private`.
 
-use proc_macro2::Span;
+use proc_macro2::{Spacing, Span, TokenStream, TokenTree};
+use quote::ToTokens;
 use syn::spanned::Spanned;
 use syn::{FnArg, Ident, ItemFn, LitStr, Path, ReturnType, Type};
 
@@ -122,6 +123,10 @@ pub struct Hook {
     pub output: Type,
     /// Where errors about the hook's future (it must be `Send`) point: the user's `async`.
     pub future_span: Span,
+    /// Whether the hook can also run in place, with no future: a sequential hook on an event
+    /// that is not a wrap, whose body never awaits, and whose attributes (lint levels only)
+    /// mean the same on a plain function as on an `async` one.
+    pub runs_in_place: bool,
 }
 
 const WORDS: &str = "pre, before_model, wrap_model, after_model, before_tool, wrap_tool, after_tool, \
@@ -231,7 +236,74 @@ pub fn validate(args: Args, function: &ItemFn) -> Result<Hook, syn::Error> {
         params,
         output,
         future_span: function.sig.asyncness.map_or(ident.span(), |asyncness| asyncness.span),
+        runs_in_place: !parallel
+            && !event.is_wrap()
+            && function.attrs.iter().all(is_doc_or_lint)
+            && !awaits(function.block.to_token_stream()),
     })
+}
+
+/// Whether an attribute only documents the function or sets a lint level.
+fn is_doc_or_lint(attribute: &syn::Attribute) -> bool {
+    ["doc", "allow", "expect", "warn", "deny", "forbid"]
+        .iter()
+        .any(|name| attribute.path().is_ident(name))
+}
+
+/// Macros that expand to an `.await` only when their arguments hold one: the standard library's
+/// formatting, assertion and panic macros, and the `log` and `tracing` levels.
+const MACROS_THAT_DO_NOT_AWAIT: &[&str] = &[
+    "format",
+    "format_args",
+    "print",
+    "println",
+    "eprint",
+    "eprintln",
+    "write",
+    "writeln",
+    "vec",
+    "assert",
+    "assert_eq",
+    "assert_ne",
+    "debug_assert",
+    "debug_assert_eq",
+    "debug_assert_ne",
+    "panic",
+    "unreachable",
+    "todo",
+    "unimplemented",
+    "matches",
+    "dbg",
+    "concat",
+    "stringify",
+    "trace",
+    "debug",
+    "info",
+    "warn",
+    "error",
+];
+
+/// Whether the tokens may await: an `await` anywhere (nested blocks and macro arguments
+/// included), or a call of a macro whose expansion cannot be seen from here and is not known
+/// not to await.
+fn awaits(tokens: TokenStream) -> bool {
+    let mut trees = tokens.into_iter().peekable();
+    while let Some(tree) = trees.next() {
+        let awaits = match &tree {
+            TokenTree::Ident(ident) if ident == "await" => true,
+            TokenTree::Ident(ident) => {
+                let called = matches!(trees.peek(), Some(TokenTree::Punct(bang))
+                    if bang.as_char() == '!' && bang.spacing() == Spacing::Alone);
+                called && !MACROS_THAT_DO_NOT_AWAIT.iter().any(|name| ident == name)
+            }
+            TokenTree::Group(group) => awaits(group.stream()),
+            TokenTree::Punct(_) | TokenTree::Literal(_) => false,
+        };
+        if awaits {
+            return true;
+        }
+    }
+    false
 }
 
 /// The attribute's words, read into their slots; each problem is one error at its word.

@@ -186,6 +186,14 @@ pub use agent::{Agent, AgentBuilder, BoxedAgent};
 /// The function becomes a unit struct of the same name that the agent builder takes
 /// (`.hook(require_plan)`); the function itself stays callable as `require_plan::call`. A hook
 /// that breaks its event's contract does not compile, and the error names the rule.
+///
+/// A sequential hook whose body never awaits runs in place: the loop calls it as a plain
+/// function, with no future between the loop and the hook (on an event where every hook runs
+/// in place). A body awaits when it holds an `.await`, or calls a macro that may expand to one:
+/// any macro but the standard formatting, assertion and panic macros and the `log`/`tracing`
+/// levels. Any attribute on the function other than a doc comment or a lint level also keeps it
+/// a future. Either way the hook behaves the same — order, verdicts, panics — only the cost
+/// differs.
 pub use agentix_macros::hook;
 pub use approval::{Approval, Approver, NoApprover};
 pub use context::{AuditLog, AuditSink, CharsPerToken, Summarizer, TokenCounter, fence};
