@@ -14,6 +14,32 @@ use agentix::{
 use schemars::JsonSchema;
 use serde::Deserialize;
 
+/// A turn that reaches every sequential event: one step with a call that runs and a call to an
+/// unknown tool, then `answer`.
+pub fn every_event_model(answer: &str) -> agentix::ScriptedModel {
+    agentix::ScriptedModel::new()
+        .tool_calls([
+            ("get_weather", serde_json::json!({ "city": "Oslo" })),
+            ("no_such_tool", serde_json::json!({})),
+        ])
+        .text(answer)
+}
+
+/// The sequential events the turn of [`every_event_model`] fires, in order.
+pub const EVERY_EVENT_FIRED: [EventKind; 11] = [
+    EventKind::Pre,
+    EventKind::BeforeModel,
+    EventKind::AfterModel,
+    EventKind::BeforeTool,
+    EventKind::AfterTool,
+    EventKind::BeforeTool,
+    EventKind::ToolError,
+    EventKind::BeforeModel,
+    EventKind::AfterModel,
+    EventKind::BeforeFinal,
+    EventKind::Post,
+];
+
 /// Every hook call of a turn, in the order they happened: `(event, hook name)`.
 #[derive(Clone, Debug, Default)]
 pub struct Record(Arc<Mutex<Vec<(EventKind, &'static str)>>>);

@@ -12,13 +12,10 @@ use agentix::{
     ToolResult, Turn, hook,
 };
 use serde_json::json;
-use tests::{Weather, assert_log_consistent};
+use tests::{EVERY_EVENT_FIRED, Weather, assert_log_consistent, every_event_model};
 
-/// A turn that reaches every sequential event: a call that runs, one that fails, an answer.
 fn model() -> ScriptedModel {
-    ScriptedModel::new()
-        .tool_calls([("get_weather", json!({ "city": "Oslo" })), ("no_such_tool", json!({}))])
-        .text("sunny")
+    every_event_model("sunny")
 }
 
 /// Hooks named `$name` (one module), one at each sequential event, that push `(event, name)`
@@ -152,20 +149,7 @@ async fn hooks_in_place_and_awaiting_hooks_run_in_declaration_order_on_one_event
     let mut conversation = Conversation::new();
     assert_eq!(agent.run(&mut conversation, "weather?").await.unwrap().joined_text(), "sunny");
 
-    let fired = [
-        Pre,
-        BeforeModel,
-        AfterModel,
-        BeforeTool,
-        AfterTool,
-        BeforeTool,
-        ToolError,
-        BeforeModel,
-        AfterModel,
-        BeforeFinal,
-        Post,
-    ];
-    let expected: Vec<(EventKind, &str)> = fired
+    let expected: Vec<(EventKind, &str)> = EVERY_EVENT_FIRED
         .into_iter()
         .flat_map(|event| [(event, "first"), (event, "second"), (event, "third")])
         .collect();

@@ -3,15 +3,10 @@
 
 use agentix::event::EventKind::{self, *};
 use agentix::{Agent, Conversation, Error, ScriptedModel};
-use serde_json::json;
-use tests::{Action, Probe, Record, Weather};
+use tests::{Action, EVERY_EVENT_FIRED, Probe, Record, Weather, every_event_model};
 
-/// A turn that reaches every sequential event: one step with a good and an unknown tool call,
-/// then a final answer.
 fn model() -> ScriptedModel {
-    ScriptedModel::new()
-        .tool_calls([("get_weather", json!({ "city": "Oslo" })), ("no_such_tool", json!({}))])
-        .text("done")
+    every_event_model("done")
 }
 
 #[tokio::test]
@@ -34,23 +29,7 @@ async fn hooks_of_every_event_run_in_declaration_order() {
             assert_eq!(chunk, ["a", "b", "c"], "{event} ran out of declaration order");
         }
     }
-    assert_eq!(
-        record.events(),
-        [
-            Pre,
-            BeforeModel,
-            AfterModel,
-            BeforeTool,
-            AfterTool,
-            BeforeTool,
-            ToolError,
-            BeforeModel,
-            AfterModel,
-            BeforeFinal,
-            Post
-        ],
-        "events fired out of lifecycle order"
-    );
+    assert_eq!(record.events(), EVERY_EVENT_FIRED, "events fired out of lifecycle order");
 }
 
 /// For each event, `b` halts: `c` never runs at that event, `a` always does.
