@@ -1,9 +1,9 @@
 //! Expansion: a unit struct named after the function, which keeps the function as its `call`,
 //! and the event's trait of `agentix::on` implemented for it. A hook that runs in place also
-//! gets a plain `call_in_place` holding the body (`call` then calls it) and the trait's `IN_PLACE` items.
-//! Generated code names the runtime only through `<crate>::__private`; its locals have
-//! mixed-site hygiene; the user's types keep their spans, so a type error points at the user's
-//! token.
+//! gets a plain `call_in_place` holding the body (`call` then calls it) and the trait's
+//! `IN_PLACE` items. Generated code names the runtime only through `<crate>::__private`; its
+//! locals have mixed-site hygiene; the user's types keep their spans, so a type error points at
+//! the user's token.
 
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
@@ -49,12 +49,12 @@ fn expand(hook: &Hook, mut function: ItemFn) -> TokenStream {
     let functions = if hook.runs_in_place {
         // `call` stays the user's `async fn` (for unit tests that await it); the body moves to
         // `call_in_place`, a plain function the chain calls in place. One body: its errors once.
-        let mut now = sig.clone();
-        now.asyncness = None;
-        now.ident = Ident::new("call_in_place", ident.span());
-        let mut forward = sig.clone();
+        let mut in_place_sig = sig.clone();
+        in_place_sig.asyncness = None;
+        in_place_sig.ident = Ident::new("call_in_place", ident.span());
+        let mut call_sig = sig.clone();
         let mut args = Vec::new();
-        for (index, input) in forward.inputs.iter_mut().enumerate() {
+        for (index, input) in call_sig.inputs.iter_mut().enumerate() {
             if let syn::FnArg::Typed(typed) = input {
                 let arg = format_ident!("arg{}", index, span = Span::mixed_site());
                 *typed.pat = syn::parse_quote!(#arg);
@@ -64,13 +64,13 @@ fn expand(hook: &Hook, mut function: ItemFn) -> TokenStream {
         quote! {
             impl #ident {
                 #(#docs)*
-                #vis #forward {
+                #vis #call_sig {
                     #ident::call_in_place(#(#args),*)
                 }
 
                 #[doc(hidden)]
                 #(#attrs)*
-                #vis #now #block
+                #vis #in_place_sig #block
             }
         }
     } else {

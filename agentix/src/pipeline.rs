@@ -263,10 +263,10 @@ macro_rules! chain_trait {
             /// has elsewhere.
             const EVENTS: EventSet = EventSet::NONE;
 
-            /// The events whose hooks all run to their end without awaiting (`#[hook]`
-            /// functions whose bodies have no `.await`), and an event without hooks. The loop
-            /// runs these events' hooks in place, through the `_in_place` methods: no future between
-            /// the loop and the hook.
+            /// The events at which none of the node's hooks awaits: those of `#[hook]` functions
+            /// that never await, and every event the node has no hooks on. The loop runs such an
+            /// event's chain in place, through the `_in_place` methods: no future between the
+            /// loop and the hook.
             const IN_PLACE_EVENTS: EventSet = EventSet::ALL.without(Self::EVENTS);
 
             /// Runs the node's `pre` hooks.
@@ -294,7 +294,10 @@ macro_rules! chain_trait {
                     ready(Flow::Continue)
                 }
 
-                #[doc = concat!("Runs the node's `", stringify!($method), "` hooks in place; called only when [`IN_PLACE_EVENTS`](Chain::IN_PLACE_EVENTS) holds the event.")]
+                #[doc = concat!(
+                    "Runs the node's `", stringify!($method), "` hooks in place; called only ",
+                    "when [`IN_PLACE_EVENTS`](Chain::IN_PLACE_EVENTS) holds the event."
+                )]
                 fn $in_place<O: Observer>(&self, $arg: $ty, turn: &mut Turn, observer: &O) -> Flow<$event> {
                     let _ = ($arg, turn, observer);
                     Flow::Continue
@@ -429,9 +432,9 @@ impl<H: std::fmt::Debug, E> std::fmt::Debug for Single<H, E> {
     }
 }
 
-/// The events a single-event hook runs in place at: its own, if it never awaits.
-const fn in_place_events<E: Event>(sync: bool) -> EventSet {
-    if sync { EventSet::ALL } else { EventSet::ALL.without(EventSet::of(E::KIND)) }
+/// The events a single-event hook runs in place at: the others, and its own if it never awaits.
+const fn in_place_events<E: Event>(in_place: bool) -> EventSet {
+    if in_place { EventSet::ALL } else { EventSet::ALL.without(EventSet::of(E::KIND)) }
 }
 
 impl<H: on::Pre> Chain for Single<H, Pre> {
