@@ -236,11 +236,13 @@ impl<C: Chain, M: ModelWraps, T: ToolWraps> Pipeline for Hooks<C, M, T> {
 
 // ---- the chain ----
 
-/// The events with a value and the turn, as `method: Event (value: Type)`.
+/// The chain's events, as `method / method_in_place: Event (value: Type)`; `pre` has no value
+/// but the turn.
 macro_rules! chain_events {
     ($apply:ident $(, $extra:tt)?) => {
         $apply! {
             $($extra)?
+            pre / pre_in_place: Pre ();
             before_model / before_model_in_place: BeforeModel (request: &mut ModelRequest);
             after_model / after_model_in_place: AfterModel (message: &mut AssistantMessage);
             before_tool / before_tool_in_place: BeforeTool (call: &mut ToolCall);
@@ -253,7 +255,7 @@ macro_rules! chain_events {
 }
 
 macro_rules! chain_trait {
-    ($($method:ident / $in_place:ident: $event:ident ($arg:ident: $ty:ty);)*) => {
+    ($($method:ident / $in_place:ident: $event:ident ($($arg:ident: $ty:ty)?);)*) => {
         /// A node of the sequential chain, or a flat tuple of nodes run in order. Each method
         /// runs the node's hooks for one event; a node that does not handle the event is a
         /// ready `Continue`.
@@ -269,28 +271,15 @@ macro_rules! chain_trait {
             /// loop and the hook.
             const IN_PLACE_EVENTS: EventSet = EventSet::ALL.without(Self::EVENTS);
 
-            /// Runs the node's `pre` hooks.
-            fn pre<O: Observer>(&self, turn: &mut Turn, observer: &O) -> impl Future<Output = Flow<Pre>> + Send {
-                let _ = (turn, observer);
-                ready(Flow::Continue)
-            }
-
-            /// Runs the node's `pre` hooks in place; called only when
-            /// [`IN_PLACE_EVENTS`](Chain::IN_PLACE_EVENTS) holds `pre`.
-            fn pre_in_place<O: Observer>(&self, turn: &mut Turn, observer: &O) -> Flow<Pre> {
-                let _ = (turn, observer);
-                Flow::Continue
-            }
-
             $(
                 #[doc = concat!("Runs the node's `", stringify!($method), "` hooks.")]
                 fn $method<O: Observer>(
                     &self,
-                    $arg: $ty,
+                    $($arg: $ty,)?
                     turn: &mut Turn,
                     observer: &O,
                 ) -> impl Future<Output = Flow<$event>> + Send {
-                    let _ = ($arg, turn, observer);
+                    let _ = ($($arg,)? turn, observer);
                     ready(Flow::Continue)
                 }
 
@@ -298,8 +287,8 @@ macro_rules! chain_trait {
                     "Runs the node's `", stringify!($method), "` hooks in place; called only ",
                     "when [`IN_PLACE_EVENTS`](Chain::IN_PLACE_EVENTS) holds the event."
                 )]
-                fn $in_place<O: Observer>(&self, $arg: $ty, turn: &mut Turn, observer: &O) -> Flow<$event> {
-                    let _ = ($arg, turn, observer);
+                fn $in_place<O: Observer>(&self, $($arg: $ty,)? turn: &mut Turn, observer: &O) -> Flow<$event> {
+                    let _ = ($($arg,)? turn, observer);
                     Flow::Continue
                 }
             )*
@@ -395,25 +384,20 @@ fn ended<E: Event>(
 }
 
 macro_rules! lifecycle_chain {
-    ($($method:ident / $in_place:ident: $event:ident ($arg:ident: $ty:ty);)*) => {
+    ($($method:ident / $in_place:ident: $event:ident ($($arg:ident: $ty:ty)?);)*) => {
         impl<H: Hook> Chain for Lifecycle<H> {
             // Called at every event: `H::EVENTS` only says where it is traced.
             const EVENTS: EventSet = EventSet::ALL;
 
-            async fn pre<O: Observer>(&self, turn: &mut Turn, observer: &O) -> Flow<Pre> {
-                let name = self.0.name();
-                turn.enter_hook(name, EventKind::Pre, H::DURABLE);
-                let verdict = self.0.pre(turn).await;
-                let declared = H::EVENTS.contains(EventKind::Pre);
-                ended(name, Flow::decided(name, verdict), declared, turn, observer)
-            }
-
             $(
-                async fn $method<O: Observer>(&self, $arg: $ty, turn: &mut Turn, observer: &O) -> Flow<$event> {
+                async fn $method<O: Observer>(&self, $($arg: $ty,)? turn: &mut Turn, observer: &O) -> Flow<$event> {
                     let name = self.0.name();
-                    turn.enter_hook(name, $event::KIND, H::DURABLE && $event::KIND == EventKind::Post);
-                    let verdict = self.0.$method(&mut *$arg, turn).await;
-                    let flow = checked(Flow::decided(name, verdict), name, &*$arg);
+                    // Only `pre` and `post` output can be durable.
+                    let durable = H::DURABLE && matches!($event::KIND, EventKind::Pre | EventKind::Post);
+                    turn.enter_hook(name, $event::KIND, durable);
+                    let verdict = self.0.$method($(&mut *$arg,)? turn).await;
+                    let flow = Flow::decided(name, verdict);
+                    $(let flow = checked(flow, name, &*$arg);)?
                     ended(name, flow, H::EVENTS.contains(EventKind::$event), turn, observer)
                 }
             )*
@@ -437,28 +421,12 @@ const fn in_place_events<E: Event>(in_place: bool) -> EventSet {
     if in_place { EventSet::ALL } else { EventSet::ALL.without(EventSet::of(E::KIND)) }
 }
 
-impl<H: on::Pre> Chain for Single<H, Pre> {
-    const EVENTS: EventSet = EventSet::of(EventKind::Pre);
-    const IN_PLACE_EVENTS: EventSet = in_place_events::<Pre>(H::IN_PLACE);
-
-    async fn pre<O: Observer>(&self, turn: &mut Turn, observer: &O) -> Flow<Pre> {
-        let name = self.0.name();
-        turn.enter_hook(name, EventKind::Pre, H::DURABLE);
-        let verdict = self.0.pre(turn).await;
-        ended(name, Flow::decided(name, verdict), true, turn, observer)
-    }
-
-    fn pre_in_place<O: Observer>(&self, turn: &mut Turn, observer: &O) -> Flow<Pre> {
-        let name = self.0.name();
-        turn.enter_hook(name, EventKind::Pre, H::DURABLE);
-        let verdict = self.0.pre_in_place(turn);
-        ended(name, Flow::decided(name, verdict), true, turn, observer)
-    }
-}
-
-/// Whether a single-event hook's output joins the log: only `post` hooks (here) and `pre` hooks
-/// can be durable.
+/// Whether a single-event hook's output joins the log: only `pre` and `post` hooks can be
+/// durable.
 macro_rules! durable_output {
+    (Pre, $hook:ident) => {
+        <$hook as on::Pre>::DURABLE
+    };
     (Post, $hook:ident) => {
         <$hook as on::Post>::DURABLE
     };
@@ -468,24 +436,26 @@ macro_rules! durable_output {
 }
 
 macro_rules! single_chain {
-    ($($method:ident / $in_place:ident: $event:ident ($arg:ident: $ty:ty);)*) => {$(
+    ($($method:ident / $in_place:ident: $event:ident ($($arg:ident: $ty:ty)?);)*) => {$(
         impl<H: on::$event> Chain for Single<H, $event> {
             const EVENTS: EventSet = EventSet::of(EventKind::$event);
             const IN_PLACE_EVENTS: EventSet = in_place_events::<$event>(H::IN_PLACE);
 
-            async fn $method<O: Observer>(&self, $arg: $ty, turn: &mut Turn, observer: &O) -> Flow<$event> {
+            async fn $method<O: Observer>(&self, $($arg: $ty,)? turn: &mut Turn, observer: &O) -> Flow<$event> {
                 let name = self.0.name();
                 turn.enter_hook(name, $event::KIND, durable_output!($event, H));
-                let verdict = self.0.$method(&mut *$arg, turn).await;
-                let flow = checked(Flow::decided(name, verdict), name, &*$arg);
+                let verdict = self.0.$method($(&mut *$arg,)? turn).await;
+                let flow = Flow::decided(name, verdict);
+                $(let flow = checked(flow, name, &*$arg);)?
                 ended(name, flow, true, turn, observer)
             }
 
-            fn $in_place<O: Observer>(&self, $arg: $ty, turn: &mut Turn, observer: &O) -> Flow<$event> {
+            fn $in_place<O: Observer>(&self, $($arg: $ty,)? turn: &mut Turn, observer: &O) -> Flow<$event> {
                 let name = self.0.name();
                 turn.enter_hook(name, $event::KIND, durable_output!($event, H));
-                let verdict = self.0.$in_place(&mut *$arg, turn);
-                let flow = checked(Flow::decided(name, verdict), name, &*$arg);
+                let verdict = self.0.$in_place($(&mut *$arg,)? turn);
+                let flow = Flow::decided(name, verdict);
+                $(let flow = checked(flow, name, &*$arg);)?
                 ended(name, flow, true, turn, observer)
             }
         }
@@ -576,50 +546,29 @@ impl<G: ParallelGroup, P: on::ParallelPre> ParallelGroup for (G, P) {
     }
 }
 
-macro_rules! tuple_chain_method {
-    (pre [$($node:ident $index:tt)*]) => {
-        fn pre<O: Observer>(&self, turn: &mut Turn, observer: &O) -> impl Future<Output = Flow<Pre>> + Send {
-            async move {
-                $(
-                    if $node::EVENTS.contains(EventKind::Pre) {
-                        let flow = self.$index.pre(turn, observer).await;
-                        if !flow.is_continue() {
-                            return flow;
-                        }
-                        // `Continue` owns nothing: no out-of-line drop call for it.
-                        std::mem::forget(flow);
-                    }
-                )*
-                let _ = (turn, observer);
-                Flow::Continue
-            }
-        }
-
-        fn pre_in_place<O: Observer>(&self, turn: &mut Turn, observer: &O) -> Flow<Pre> {
-            $(
-                if $node::EVENTS.contains(EventKind::Pre) {
-                    let flow = self.$index.pre_in_place(turn, observer);
-                    if !flow.is_continue() {
-                        return flow;
-                    }
-                    std::mem::forget(flow);
-                }
-            )*
-            let _ = (turn, observer);
-            Flow::Continue
-        }
+/// A node's method called with the event's value, if the event has one, then the turn and the
+/// observer.
+macro_rules! call_node {
+    ($node:expr, $method:ident, (), $turn:ident, $observer:ident) => {
+        $node.$method($turn, $observer)
     };
-    ($method:ident / $in_place:ident: $event:ident ($arg:ident: $ty:ty) [$($node:ident $index:tt)*]) => {
+    ($node:expr, $method:ident, ($value:ident), $turn:ident, $observer:ident) => {
+        $node.$method($value, $turn, $observer)
+    };
+}
+
+macro_rules! tuple_chain_method {
+    ($method:ident / $in_place:ident: $event:ident ($($arg:ident: $ty:ty)?) $value:tt [$($node:ident $index:tt)*]) => {
         fn $method<O: Observer>(
             &self,
-            $arg: $ty,
+            $($arg: $ty,)?
             turn: &mut Turn,
             observer: &O,
         ) -> impl Future<Output = Flow<$event>> + Send {
             async move {
                 $(
                     if $node::EVENTS.contains(EventKind::$event) {
-                        let flow = self.$index.$method($arg, turn, observer).await;
+                        let flow = call_node!(self.$index, $method, $value, turn, observer).await;
                         if !flow.is_continue() {
                             return flow;
                         }
@@ -627,31 +576,30 @@ macro_rules! tuple_chain_method {
                         std::mem::forget(flow);
                     }
                 )*
-                let _ = ($arg, turn, observer);
+                let _ = ($($arg,)? turn, observer);
                 Flow::Continue
             }
         }
 
-        fn $in_place<O: Observer>(&self, $arg: $ty, turn: &mut Turn, observer: &O) -> Flow<$event> {
+        fn $in_place<O: Observer>(&self, $($arg: $ty,)? turn: &mut Turn, observer: &O) -> Flow<$event> {
             $(
                 if $node::EVENTS.contains(EventKind::$event) {
-                    let flow = self.$index.$in_place($arg, turn, observer);
+                    let flow = call_node!(self.$index, $in_place, $value, turn, observer);
                     if !flow.is_continue() {
                         return flow;
                     }
                     std::mem::forget(flow);
                 }
             )*
-            let _ = ($arg, turn, observer);
+            let _ = ($($arg,)? turn, observer);
             Flow::Continue
         }
     };
 }
 
 macro_rules! tuple_chain_methods {
-    ($indices:tt $($method:ident / $in_place:ident: $event:ident ($arg:ident: $ty:ty);)*) => {
-        tuple_chain_method!(pre $indices);
-        $(tuple_chain_method!($method / $in_place: $event ($arg: $ty) $indices);)*
+    ($indices:tt $($method:ident / $in_place:ident: $event:ident ($($arg:ident: $ty:ty)?);)*) => {
+        $(tuple_chain_method!($method / $in_place: $event ($($arg: $ty)?) ($($arg)?) $indices);)*
     };
 }
 
