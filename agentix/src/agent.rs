@@ -302,22 +302,53 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
     /// `after_model` → per tool call (`before_tool` → `wrap_tool` → `after_tool` or
     /// `tool_error`)) → `before_final` → `post`. `post` runs at the end of every turn, however
     /// it ended.
-    pub async fn run(
-        &self,
-        conversation: &mut Conversation,
+    ///
+    /// The turn is `Send` (every part of an agent is `Send + Sync`), so it can be spawned on a
+    /// multi-thread runtime or awaited in a web server's handler:
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use agentix::{Agent, Conversation, ScriptedModel};
+    ///
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// let agent = Arc::new(Agent::builder(ScriptedModel::new().text("Hello!")).build());
+    /// let task = tokio::spawn(async move {
+    ///     let mut conversation = Conversation::new();
+    ///     agent.run(&mut conversation, "Hi").await
+    /// });
+    /// assert_eq!(task.await.unwrap()?.joined_text(), "Hello!");
+    /// # Ok::<_, agentix::Error>(())
+    /// # }).unwrap();
+    /// ```
+    pub fn run<'a>(
+        &'a self,
+        conversation: &'a mut Conversation,
         message: impl Into<Message>,
-    ) -> Outcome {
-        self.run_observed(conversation, message, &()).await
+    ) -> impl Future<Output = Outcome> + Send + 'a {
+        self.run_observed(conversation, message, &())
     }
 
-    /// [`run`](Agent::run), reporting every event and hook decision to `observer`.
-    pub async fn run_observed<O: Observer>(
+    /// [`run`](Agent::run), reporting every event and hook decision to `observer`. `Send`, as
+    /// `run` is.
+    pub fn run_observed<'a, O: Observer>(
+        &'a self,
+        conversation: &'a mut Conversation,
+        message: impl Into<Message>,
+        observer: &'a O,
+    ) -> impl Future<Output = Outcome> + Send + 'a {
+        self.observed(conversation, message.into(), observer)
+    }
+
+    // `run_observed` names its future `Send` so that callers take that from its signature: a
+    // concrete agent's `async fn` future, checked through, trips rust-lang/rust#100013 ("`Send`
+    // is not general enough") on the borrows its onions hold across awaits.
+    async fn observed<O: Observer>(
         &self,
         conversation: &mut Conversation,
-        message: impl Into<Message>,
+        message: Message,
         observer: &O,
     ) -> Outcome {
-        let mut turn = OpenTurn::open(conversation, message.into());
+        let mut turn = OpenTurn::open(conversation, message);
         // The turn's one panic guard, for the hooks of the events `drive` runs unguarded.
         let caught = caught(|| self.drive(&mut turn, observer)).await;
         let mut outcome = caught.unwrap_or_else(|payload| {
@@ -342,7 +373,8 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
     /// [`run`](Agent::run), streamed: the model's text arrives as it is generated (through the
     /// stream transformers), with every event and hook decision, ending with
     /// [`StreamEvent::Finished`]. It is the same loop as `run`: every hook fires the same way on
-    /// both. Dropping the stream midway cancels the turn and leaves the log consistent.
+    /// both. Dropping the stream midway cancels the turn and leaves the log consistent. The
+    /// stream is `Send`, as `run`'s future is.
     pub fn run_stream<'a>(
         &'a self,
         conversation: &'a mut Conversation,
