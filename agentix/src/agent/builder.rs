@@ -1,0 +1,181 @@
+//! The builder, growing an agent's type with each tool and hook.
+
+use std::sync::Arc;
+
+use crate::approval::{Approver, NoApprover};
+use crate::context::{AuditSink, Summarizer, TokenCounter};
+use crate::model::{Model, ModelParams};
+use crate::pipeline::{Hooks, Register};
+use crate::tool::{NoTools, Tool, ToolSet, Toolbox};
+use crate::transform::StreamTransformer;
+
+use super::{Agent, Settings};
+
+/// Builds an [`Agent`], growing its type with each tool and hook.
+#[must_use = "an agent builder does nothing until `build` is called"]
+pub struct AgentBuilder<M, T = NoTools, P = Hooks, A = NoApprover, X = ()> {
+    model: M,
+    tools: T,
+    hooks: P,
+    approver: A,
+    transformer: X,
+    settings: Settings,
+}
+
+impl<M: Model> Agent<M> {
+    /// Starts building an agent around `model`.
+    pub fn builder(model: M) -> AgentBuilder<M> {
+        AgentBuilder {
+            model,
+            tools: NoTools,
+            hooks: Hooks::default(),
+            approver: NoApprover,
+            transformer: (),
+            settings: Settings::default(),
+        }
+    }
+}
+
+impl<M, T, P, A, X> AgentBuilder<M, T, P, A, X> {
+    /// Sets the system prompt.
+    pub fn system(mut self, prompt: impl Into<Arc<str>>) -> Self {
+        self.settings.system = Some(prompt.into());
+        self
+    }
+
+    /// Names the model to request, for adapters that serve several.
+    pub fn model_name(mut self, name: impl Into<String>) -> Self {
+        self.settings.model_name = Some(name.into());
+        self
+    }
+
+    /// Sets the sampling parameters.
+    pub fn params(mut self, params: ModelParams) -> Self {
+        self.settings.params = params;
+        self
+    }
+
+    /// Counts tokens with `counter` (for the context budget and the injection reserve) instead
+    /// of the [`CharsPerToken`](crate::CharsPerToken) estimate.
+    pub fn token_counter(mut self, counter: impl TokenCounter + 'static) -> Self {
+        self.settings.counter = Arc::new(counter);
+        self
+    }
+
+    /// Summarizes the turns compaction drops, instead of dropping them silently.
+    pub fn summarizer(mut self, summarizer: impl Summarizer + 'static) -> Self {
+        self.settings.summarizer = Some(Arc::new(summarizer));
+        self
+    }
+
+    /// Records every model request, exactly as sent, in `audit`.
+    pub fn audit(mut self, audit: Arc<dyn AuditSink>) -> Self {
+        self.settings.audit = Some(audit);
+        self
+    }
+
+    /// Adds a tool.
+    pub fn tool<U: Tool>(self, tool: U) -> AgentBuilder<M, Toolbox<T, U>, P, A, X> {
+        AgentBuilder {
+            tools: Toolbox::new(self.tools, tool),
+            model: self.model,
+            hooks: self.hooks,
+            approver: self.approver,
+            settings: self.settings,
+            transformer: self.transformer,
+        }
+    }
+
+    /// Replaces the tool set with a hand-written [`ToolSet`] (for tools known only at run time);
+    /// [`tool`](AgentBuilder::tool) adds typed tools to the set instead.
+    pub fn tools<U: ToolSet>(self, tools: U) -> AgentBuilder<M, U, P, A, X> {
+        AgentBuilder {
+            tools,
+            model: self.model,
+            hooks: self.hooks,
+            approver: self.approver,
+            settings: self.settings,
+            transformer: self.transformer,
+        }
+    }
+
+    /// Adds a hook after those already added: a `#[hook]` function, a [`Hook`](crate::Hook), or
+    /// a hook of [`on`](crate::on). Hooks of one event run in the order they are added; wrap
+    /// hooks nest with the first added outermost; consecutive parallel `pre` hooks run together.
+    pub fn hook<H, Kind>(self, hook: H) -> AgentBuilder<M, T, H::Output, A, X>
+    where
+        H: Register<Kind, P>,
+    {
+        AgentBuilder {
+            hooks: hook.register(self.hooks),
+            model: self.model,
+            tools: self.tools,
+            approver: self.approver,
+            settings: self.settings,
+            transformer: self.transformer,
+        }
+    }
+
+    /// Adds a stream transformer after those already added: the model's text passes through
+    /// each, in order, as it streams (and whole, when it does not), before any hook sees it.
+    pub fn transformer<Y: StreamTransformer>(
+        self,
+        transformer: Y,
+    ) -> AgentBuilder<M, T, P, A, (X, Y)> {
+        AgentBuilder {
+            transformer: (self.transformer, transformer),
+            model: self.model,
+            tools: self.tools,
+            hooks: self.hooks,
+            approver: self.approver,
+            settings: self.settings,
+        }
+    }
+
+    /// Sets who decides escalated tool calls. Without one, every escalation is rejected.
+    pub fn approver<B: Approver>(self, approver: B) -> AgentBuilder<M, T, P, B, X> {
+        AgentBuilder {
+            approver,
+            model: self.model,
+            tools: self.tools,
+            hooks: self.hooks,
+            settings: self.settings,
+            transformer: self.transformer,
+        }
+    }
+
+    /// Finishes the agent.
+    pub fn build(self) -> Agent<M, T, P, A, X>
+    where
+        T: ToolSet,
+    {
+        let mut specs = Vec::new();
+        self.tools.specs(&mut specs);
+        let tool_names = specs.iter().map(|spec| spec.name.clone()).collect();
+        // The system prompt and the specs never change after build: counting them once keeps
+        // their tokenizing (and the schemas' JSON serialization) out of every request.
+        let counter = &*self.settings.counter;
+        let fixed_tokens =
+            self.settings.system.as_deref().map_or(0, |system| counter.count(system))
+                + specs.iter().map(|spec| counter.count_tool(spec)).sum::<usize>();
+        Agent {
+            model: self.model,
+            tools: self.tools,
+            hooks: self.hooks,
+            approver: self.approver,
+            settings: self.settings,
+            transformer: self.transformer,
+            tool_specs: specs.into(),
+            tool_names,
+            fixed_tokens,
+        }
+    }
+}
+
+impl<M, T, P, A, X> std::fmt::Debug for AgentBuilder<M, T, P, A, X> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AgentBuilder")
+            .field("system", &self.settings.system)
+            .finish_non_exhaustive()
+    }
+}

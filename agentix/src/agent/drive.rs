@@ -1,0 +1,160 @@
+//! The turn's loop: `pre`, then steps until a final answer, then `before_final`.
+
+use crate::Outcome;
+use crate::approval::Approver;
+use crate::conversation::Entry;
+use crate::error::Error;
+use crate::event::EventKind;
+use crate::message::AssistantMessage;
+use crate::model::Model;
+use crate::observe::{Observation, Observer};
+use crate::pipeline::{Chain, Flow, Pipeline};
+use crate::tool::ToolSet;
+use crate::transform::StreamTransformer;
+use crate::turn::Turn;
+use crate::verdict::Feedback;
+
+use super::chains::handles;
+use super::render::check_injections;
+use super::{Agent, fire, halted, panicked};
+
+impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent<M, T, P, A, X> {
+    pub(super) async fn drive<O: Observer>(&self, turn: &mut Turn, observer: &O) -> Outcome {
+        fire(observer, turn, EventKind::Pre);
+        match run_chain!(self, turn, observer, Pre, pre / pre_in_place()) {
+            Flow::Continue => {
+                check_injections(turn, &*self.settings.counter, turn.config().injection_reserve)?;
+                turn.commit_durable(EventKind::Pre);
+            }
+            Flow::Halt { hook, halt } => return Err(halted(EventKind::Pre, hook, halt)),
+            Flow::Panicked { hook, message } => {
+                return Err(panicked(EventKind::Pre, hook, message));
+            }
+        }
+        let mut retry: Option<Retry> = None;
+        loop {
+            if turn.step >= turn.config().max_steps {
+                return Err(Error::StepLimit { limit: turn.config().max_steps });
+            }
+            let mut request = match self.plain_request(turn, retry.as_ref()) {
+                Some(request) => request,
+                None => self.render(turn, retry.as_ref()).await?,
+            };
+            fire(observer, turn, EventKind::BeforeModel);
+            let mut message = match run_chain!(
+                self,
+                turn,
+                observer,
+                BeforeModel,
+                before_model / before_model_in_place(&mut request)
+            ) {
+                Flow::Continue => self.call_model(&request, turn, observer).await?,
+                Flow::Stop { value, .. } => value,
+                Flow::Halt { hook, halt } => {
+                    return Err(halted(EventKind::BeforeModel, hook, halt));
+                }
+                Flow::Panicked { hook, message } => {
+                    return Err(panicked(EventKind::BeforeModel, hook, message));
+                }
+            };
+
+            fire(observer, turn, EventKind::AfterModel);
+            let mut answer = match run_chain!(
+                self,
+                turn,
+                observer,
+                AfterModel,
+                after_model / after_model_in_place(&mut message)
+            ) {
+                Flow::Continue if message.calls_tools() => {
+                    self.run_tools(message, turn, observer).await?;
+                    turn.step += 1;
+                    retry = None;
+                    continue;
+                }
+                Flow::Continue => message,
+                Flow::Stop { hook, value } => final_answer(EventKind::AfterModel, hook, value)?,
+                Flow::Retry { hook, feedback } => {
+                    let withdrawn =
+                        Observation::Withdrawn { event: EventKind::AfterModel, hook: Some(hook) };
+                    observer.observe(&withdrawn);
+                    retry = Some(Retry::new(turn, EventKind::AfterModel, hook, message, feedback)?);
+                    continue;
+                }
+                Flow::Halt { hook, halt } => {
+                    return Err(halted(EventKind::AfterModel, hook, halt));
+                }
+                Flow::Panicked { hook, message } => {
+                    return Err(panicked(EventKind::AfterModel, hook, message));
+                }
+            };
+
+            fire(observer, turn, EventKind::BeforeFinal);
+            match run_chain!(
+                self,
+                turn,
+                observer,
+                BeforeFinal,
+                before_final / before_final_in_place(&mut answer)
+            ) {
+                Flow::Continue => {}
+                Flow::Stop { hook, value } => {
+                    answer = final_answer(EventKind::BeforeFinal, hook, value)?
+                }
+                Flow::Retry { hook, feedback } => {
+                    observer.observe(&Observation::Withdrawn {
+                        event: EventKind::BeforeFinal,
+                        hook: Some(hook),
+                    });
+                    retry = Some(Retry::new(turn, EventKind::BeforeFinal, hook, answer, feedback)?);
+                    continue;
+                }
+                Flow::Halt { hook, halt } => {
+                    return Err(halted(EventKind::BeforeFinal, hook, halt));
+                }
+                Flow::Panicked { hook, message } => {
+                    return Err(panicked(EventKind::BeforeFinal, hook, message));
+                }
+            }
+            // A hook edited tool calls into the answer: committing it would leave them unanswered.
+            // (Without `before_final` hooks, the answer is as `after_model` left it: checked.)
+            if handles(self.hooks.chain(), EventKind::BeforeFinal) {
+                answer = final_answer(EventKind::BeforeFinal, "before_final chain", answer)?;
+            }
+            turn.append(Entry::Assistant { turn: turn.turn_ref(), message: answer.clone() });
+            return Ok(answer);
+        }
+    }
+}
+
+fn final_answer(
+    event: EventKind,
+    hook: &'static str,
+    answer: AssistantMessage,
+) -> Result<AssistantMessage, Error> {
+    if answer.calls_tools() { Err(Error::FinalCallsTools { event, hook }) } else { Ok(answer) }
+}
+
+/// A RETRY being acted on: the next request shows the model its rejected message and the
+/// feedback. Neither joins the log.
+pub(super) struct Retry {
+    pub(super) rejected: AssistantMessage,
+    pub(super) feedback: Feedback,
+}
+
+impl Retry {
+    fn new(
+        turn: &mut Turn,
+        event: EventKind,
+        hook: &'static str,
+        rejected: AssistantMessage,
+        feedback: Feedback,
+    ) -> Result<Self, Error> {
+        let limit = turn.config().max_retries;
+        if turn.retries >= limit {
+            return Err(Error::RetryLimit { event, hook, limit });
+        }
+        turn.retries += 1;
+        Ok(Retry { rejected, feedback })
+    }
+}

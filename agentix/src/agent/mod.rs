@@ -1,0 +1,274 @@
+//! The agent and its loop.
+
+#[macro_use]
+mod chains;
+mod boxed;
+mod builder;
+mod drive;
+mod model_call;
+mod open_turn;
+mod render;
+mod tool_call;
+
+pub use boxed::BoxedAgent;
+pub use builder::AgentBuilder;
+
+use std::future::Future;
+use std::sync::Arc;
+
+use std::task::Poll;
+
+use futures::Stream;
+
+use crate::stream::{Queue, StreamEvent};
+
+use crate::approval::{Approver, NoApprover};
+use crate::context::{AuditSink, CharsPerToken, Summarizer, TokenCounter};
+use crate::conversation::{Conversation, Entry};
+use crate::error::Error;
+use crate::event::EventKind;
+use crate::message::Message;
+use crate::model::{Model, ModelParams};
+use crate::observe::{Observation, Observer};
+use crate::pipeline::{Chain, Flow, Hooks, Pipeline, hook_panic};
+use crate::tool::{NoTools, ToolSet, ToolSpec};
+use crate::transform::StreamTransformer;
+use crate::turn::Turn;
+use crate::verdict::Halt;
+use crate::{Outcome, caught};
+
+use open_turn::OpenTurn;
+
+/// An agent: a model, a fixed set of tools, a static pipeline of hooks, and an approver.
+///
+/// Its type records all four, so every hook call is a direct, inlinable call. Use
+/// [`boxed`](Agent::boxed) to store agents of different types behind one type.
+///
+/// ```
+/// use agentix::{Agent, Conversation, ScriptedModel};
+///
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let agent = Agent::builder(ScriptedModel::new().text("Hello!")).build();
+/// let mut conversation = Conversation::new();
+/// let reply = agent.run(&mut conversation, "Hi").await?;
+/// assert_eq!(reply.joined_text(), "Hello!");
+/// # Ok::<_, agentix::Error>(())
+/// # }).unwrap();
+/// ```
+pub struct Agent<M, T = NoTools, P = Hooks, A = NoApprover, X = ()> {
+    model: M,
+    tools: T,
+    hooks: P,
+    approver: A,
+    transformer: X,
+    settings: Settings,
+    tool_specs: Arc<[ToolSpec]>,
+    tool_names: Vec<String>,
+    /// What the system prompt and the tool specs take of every request, by the agent's counter.
+    fixed_tokens: usize,
+}
+
+/// What an agent is configured with beside its model, tools, hooks and approver.
+#[derive(Clone)]
+struct Settings {
+    system: Option<Arc<str>>,
+    model_name: Option<String>,
+    params: ModelParams,
+    counter: Arc<dyn TokenCounter>,
+    summarizer: Option<Arc<dyn Summarizer>>,
+    audit: Option<Arc<dyn AuditSink>>,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            system: None,
+            model_name: None,
+            params: ModelParams::default(),
+            counter: Arc::new(CharsPerToken::default()),
+            summarizer: None,
+            audit: None,
+        }
+    }
+}
+
+impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent<M, T, P, A, X> {
+    /// Runs one turn: `message` opens it, and the reply is its final answer.
+    ///
+    /// The events fire in this order: `pre` → per step (`before_model` → `wrap_model` →
+    /// `after_model` → per tool call (`before_tool` → `wrap_tool` → `after_tool` or
+    /// `tool_error`)) → `before_final` → `post`. `post` runs at the end of every turn, however
+    /// it ended.
+    ///
+    /// The turn is `Send` (every part of an agent is `Send + Sync`), so it can be spawned on a
+    /// multi-thread runtime or awaited in a web server's handler:
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use agentix::{Agent, Conversation, ScriptedModel};
+    ///
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// let agent = Arc::new(Agent::builder(ScriptedModel::new().text("Hello!")).build());
+    /// let task = tokio::spawn(async move {
+    ///     let mut conversation = Conversation::new();
+    ///     agent.run(&mut conversation, "Hi").await
+    /// });
+    /// assert_eq!(task.await.unwrap()?.joined_text(), "Hello!");
+    /// # Ok::<_, agentix::Error>(())
+    /// # }).unwrap();
+    /// ```
+    pub fn run<'a>(
+        &'a self,
+        conversation: &'a mut Conversation,
+        message: impl Into<Message>,
+    ) -> impl Future<Output = Outcome> + Send + 'a {
+        self.run_observed(conversation, message, &())
+    }
+
+    /// [`run`](Agent::run), reporting every event and hook decision to `observer`. `Send`, as
+    /// `run` is.
+    pub fn run_observed<'a, O: Observer>(
+        &'a self,
+        conversation: &'a mut Conversation,
+        message: impl Into<Message>,
+        observer: &'a O,
+    ) -> impl Future<Output = Outcome> + Send + 'a {
+        self.observed(conversation, message.into(), observer)
+    }
+
+    // `run_observed` names its future `Send` so that callers take that from its signature: a
+    // concrete agent's `async fn` future, checked through, trips rust-lang/rust#100013 ("`Send`
+    // is not general enough") on the borrows its onions hold across awaits.
+    async fn observed<O: Observer>(
+        &self,
+        conversation: &mut Conversation,
+        message: Message,
+        observer: &O,
+    ) -> Outcome {
+        let mut turn = OpenTurn::open(conversation, message);
+        // The turn's one panic guard, for the hooks of the events `drive` runs unguarded.
+        let caught = caught(|| self.drive(&mut turn, observer)).await;
+        let mut outcome = caught.unwrap_or_else(|payload| {
+            let (event, hook, message) = hook_panic(payload, &mut turn, observer);
+            Err(panicked(event, hook, message))
+        });
+        // `post` sees every outcome, recorded first.
+        before_post(&outcome, &mut turn);
+        fire(observer, &turn, EventKind::Post);
+        let post_flow = run_guarded_chain!(
+            self,
+            &mut *turn,
+            observer,
+            Post,
+            post / post_in_place(&mut outcome)
+        );
+        after_post(post_flow, &mut outcome, &mut turn, observer);
+        turn.finish();
+        outcome
+    }
+
+    /// [`run`](Agent::run), streamed: the model's text arrives as it is generated (through the
+    /// stream transformers), with every event and hook decision, ending with
+    /// [`StreamEvent::Finished`]. It is the same loop as `run`: every hook fires the same way on
+    /// both. Dropping the stream midway cancels the turn and leaves the log consistent. The
+    /// stream is `Send`, as `run`'s future is.
+    pub fn run_stream<'a>(
+        &'a self,
+        conversation: &'a mut Conversation,
+        message: impl Into<Message>,
+    ) -> impl Stream<Item = StreamEvent> + Send + 'a {
+        let message = message.into();
+        async_stream::stream! {
+            let queue = Queue::default();
+            let mut turn = std::pin::pin!(self.run_observed(conversation, message, &queue));
+            loop {
+                let finished = std::future::poll_fn(|cx| match turn.as_mut().poll(cx) {
+                    Poll::Ready(_) => Poll::Ready(true),
+                    Poll::Pending if !queue.is_empty() => Poll::Ready(false),
+                    Poll::Pending => Poll::Pending,
+                })
+                .await;
+                while let Some(event) = queue.pop() {
+                    yield event;
+                }
+                if finished {
+                    break;
+                }
+            }
+        }
+    }
+}
+
+/// Records how the turn ended, for `post` to see.
+fn before_post(outcome: &Outcome, turn: &mut Turn) {
+    // What durable `pre` hooks produced joins the log only when `pre` went through.
+    turn.discard_uncommitted();
+    if let Err(error) = outcome {
+        record(turn, error);
+    }
+}
+
+/// Commits what durable `post` hooks produced and folds a `post` hook's halt or panic into the
+/// outcome: it ends a completed turn; after a failure, the failure stays the cause.
+fn after_post(
+    post_flow: Flow<crate::event::Post>,
+    outcome: &mut Outcome,
+    turn: &mut Turn,
+    observer: &impl Observer,
+) {
+    turn.commit_durable(EventKind::Post);
+    let post_error = match post_flow {
+        Flow::Continue => None,
+        Flow::Halt { hook, halt } => Some(halted(EventKind::Post, hook, halt)),
+        Flow::Panicked { hook, message } => Some(panicked(EventKind::Post, hook, message)),
+    };
+    if let Some(error) = post_error {
+        record(turn, &error);
+        if outcome.is_ok() {
+            *outcome = Err(error);
+        }
+    }
+    observer.observe(&Observation::TurnEnded { turn: turn.turn_ref(), outcome });
+}
+
+fn fire<O: Observer>(observer: &O, turn: &Turn, event: EventKind) {
+    observer.observe(&Observation::Event { turn: turn.turn_ref(), step: turn.step(), event });
+}
+
+#[cold]
+fn halted(event: EventKind, hook: &'static str, halt: Halt) -> Error {
+    if halt.failed {
+        Error::HookFailed { event, hook, message: halt.reason }
+    } else {
+        Error::Halted { event, hook, reason: halt.reason }
+    }
+}
+
+#[cold]
+fn panicked(event: EventKind, hook: &'static str, message: String) -> Error {
+    Error::HookPanicked { event, hook, message }
+}
+
+#[cold]
+fn record(turn: &mut Turn, error: &Error) {
+    let entry = match error {
+        Error::Halted { event, hook, reason } => Entry::Halted {
+            turn: turn.turn_ref(),
+            event: *event,
+            hook: (*hook).to_owned(),
+            reason: reason.clone(),
+        },
+        other => Entry::Failed { turn: turn.turn_ref(), error: other.to_string() },
+    };
+    turn.append(entry);
+}
+
+impl<M, T, P, A, X> std::fmt::Debug for Agent<M, T, P, A, X> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Agent")
+            .field("system", &self.settings.system)
+            .field("model_name", &self.settings.model_name)
+            .field("tools", &self.tool_names)
+            .finish_non_exhaustive()
+    }
+}

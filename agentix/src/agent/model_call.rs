@@ -1,0 +1,182 @@
+//! Calling the model through the `wrap_model` onion, and assembling its answer.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use futures::StreamExt;
+
+use crate::approval::Approver;
+use crate::context::AuditSink;
+use crate::error::Error;
+use crate::event::EventKind;
+use crate::hook::NextModel;
+use crate::message::{AssistantMessage, Part, ToolCall};
+use crate::model::{Chunk, Model, ModelError, ModelRequest, ModelResponse, Usage};
+use crate::observe::{Observation, Observer};
+use crate::pipeline::Pipeline;
+use crate::tool::ToolSet;
+use crate::transform::StreamTransformer;
+use crate::turn::{Blame, Turn};
+use crate::{caught, panic_message};
+
+use super::{Agent, fire, panicked};
+
+impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent<M, T, P, A, X> {
+    pub(super) async fn call_model<O: Observer>(
+        &self,
+        request: &ModelRequest,
+        turn: &Turn,
+        observer: &O,
+    ) -> Result<AssistantMessage, Error> {
+        fire(observer, turn, EventKind::WrapModel);
+        let audit = self.settings.audit.as_deref();
+        let model = CallModel {
+            model: &self.model,
+            turn,
+            audit,
+            observer,
+            transformer: &self.transformer,
+            streamed: AtomicBool::new(false),
+        };
+        let result = self.hooks.model_onion(turn, observer, model).call(request).await;
+        if let Some(aborted) = turn.aborted.get() {
+            return Err(panicked(aborted.event, aborted.hook, aborted.message.clone()));
+        }
+        match result {
+            Ok(response) => Ok(response.message),
+            // An error a wrap hook made itself names the hook; one it passed on is the model's.
+            Err(error) => Err(match turn.model_blame() {
+                Blame::Hook(hook) => Error::HookFailed {
+                    event: EventKind::WrapModel,
+                    hook,
+                    message: error.to_string(),
+                },
+                Blame::Model | Blame::Nobody => Error::Model(error),
+            }),
+        }
+    }
+}
+
+/// The innermost `next` of the `wrap_model` chain: the model itself.
+struct CallModel<'a, M, O, X> {
+    model: &'a M,
+    turn: &'a Turn,
+    audit: Option<&'a dyn AuditSink>,
+    observer: &'a O,
+    transformer: &'a X,
+    /// Whether a call of this step has streamed already.
+    streamed: AtomicBool,
+}
+
+impl<M: Model, O: Observer, X: StreamTransformer> NextModel for CallModel<'_, M, O, X> {
+    async fn call(&self, request: &ModelRequest) -> Result<ModelResponse, ModelError> {
+        if self.turn.aborted.get().is_some() {
+            return Err(ModelError::Aborted);
+        }
+        if let Some(audit) = self.audit {
+            audit.record(self.turn.turn_ref(), request);
+        }
+        let result = match caught(|| self.answer(request)).await {
+            Ok(result) => result,
+            Err(payload) => Err(ModelError::Other(format!(
+                "the model panicked: {}",
+                panic_message(payload.as_ref())
+            ))),
+        };
+        self.turn.settle_model_call(None, result.is_ok());
+        result
+    }
+}
+
+impl<M: Model, O: Observer, X: StreamTransformer> CallModel<'_, M, O, X> {
+    /// The model's answer, its text through the stream transformers: streamed piece by piece
+    /// when the observer wants the pieces, whole otherwise — assembled the same way either way.
+    async fn answer(&self, request: &ModelRequest) -> Result<ModelResponse, ModelError> {
+        if O::STREAMS {
+            let mut answer = Assembly::new(self.transformer);
+            // A wrap hook that calls the model again discards what the earlier call streamed.
+            if self.streamed.swap(true, Ordering::Relaxed) {
+                self.observer
+                    .observe(&Observation::Withdrawn { event: EventKind::WrapModel, hook: None });
+            }
+            let mut chunks = std::pin::pin!(self.model.stream(request));
+            while let Some(chunk) = chunks.next().await {
+                answer.add(chunk?, self.observer);
+            }
+            return Ok(answer.finish(self.observer));
+        }
+        let response = self.model.complete(request).await?;
+        if X::IDENTITY && Assembly::<X>::assembled(&response.message) {
+            return Ok(response);
+        }
+        let mut answer = Assembly::new(self.transformer);
+        for chunk in Chunk::of(response) {
+            answer.add(chunk, &());
+        }
+        // Not streamed: the observer gets no pieces, the transformers' held-back tail included.
+        Ok(answer.finish(&()))
+    }
+}
+
+/// A model's answer, built from its chunks: the text (through the transformers) in one part,
+/// then the tool calls in the order they came.
+struct Assembly<'a, X: StreamTransformer> {
+    transformer: &'a X,
+    state: X::State,
+    text: String,
+    calls: Vec<ToolCall>,
+    usage: Usage,
+}
+
+impl<'a, X: StreamTransformer> Assembly<'a, X> {
+    fn new(transformer: &'a X) -> Self {
+        Assembly {
+            transformer,
+            state: X::State::default(),
+            text: String::new(),
+            calls: Vec::new(),
+            usage: Usage::default(),
+        }
+    }
+
+    /// Whether `message` is already as assembling it would leave it: its text in one leading
+    /// part, then its tool calls.
+    fn assembled(message: &AssistantMessage) -> bool {
+        let calls = match message.content.split_first() {
+            Some((Part::Text(text), calls)) if !text.is_empty() => calls,
+            _ => &message.content[..],
+        };
+        calls.iter().all(|part| matches!(part, Part::ToolCall(_)))
+    }
+
+    fn add(&mut self, chunk: Chunk, observer: &impl Observer) {
+        match chunk {
+            Chunk::Text(piece) => {
+                let piece = self.transformer.transform(&mut self.state, piece);
+                self.emit(piece, observer);
+            }
+            Chunk::ToolCall(call) => {
+                observer.observe(&Observation::ToolCallStreamed { call: &call });
+                self.calls.push(call);
+            }
+            Chunk::Usage(usage) => self.usage = usage,
+        }
+    }
+
+    fn emit(&mut self, piece: String, observer: &impl Observer) {
+        if !piece.is_empty() {
+            observer.observe(&Observation::TextDelta { text: &piece });
+            self.text.push_str(&piece);
+        }
+    }
+
+    fn finish(mut self, observer: &impl Observer) -> ModelResponse {
+        let rest = self.transformer.flush(&mut self.state);
+        self.emit(rest, observer);
+        let mut message = AssistantMessage::default();
+        if !self.text.is_empty() {
+            message.content.push(Part::Text(self.text));
+        }
+        message.content.extend(self.calls.into_iter().map(Part::ToolCall));
+        ModelResponse { message, usage: self.usage }
+    }
+}
