@@ -3,20 +3,25 @@
 use std::future::Future;
 use std::pin::Pin;
 
+use futures::Stream;
+
 use crate::Outcome;
 use crate::approval::Approver;
 use crate::conversation::Conversation;
 use crate::message::Message;
 use crate::model::Model;
+use crate::observe::{Observation, Observer};
 use crate::pipeline::Pipeline;
+use crate::stream::StreamEvent;
 use crate::tool::ToolSet;
 use crate::transform::StreamTransformer;
 
 use super::Agent;
 
 impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent<M, T, P, A, X> {
-    /// Erases the agent's type, for storage beside agents of other types. Each turn then costs
-    /// one allocation for its future.
+    /// Erases the agent's type, for storage beside agents of other types (a map of agents by
+    /// name, a field of a server's state). Each turn then costs one allocation for its future
+    /// (or its stream); the hooks inside stay as static as before.
     pub fn boxed(self) -> BoxedAgent
     where
         Self: 'static,
@@ -25,19 +30,57 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
     }
 }
 
-/// An [`Agent`] with its type erased.
+/// An [`Agent`] with its type erased: every way of running a turn that `Agent` has, behind one
+/// type.
+///
+/// ```
+/// use std::collections::HashMap;
+/// use agentix::{Agent, BoxedAgent, Conversation, ScriptedModel};
+///
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let mut agents: HashMap<&str, BoxedAgent> = HashMap::new();
+/// agents.insert("greeter", Agent::builder(ScriptedModel::new().text("Hello!")).build().boxed());
+/// agents.insert(
+///     "terse",
+///     Agent::builder(ScriptedModel::new().text("Hi.")).system("Be terse.").build().boxed(),
+/// );
+/// let reply = agents["terse"].run(&mut Conversation::new(), "Hello").await?;
+/// assert_eq!(reply.joined_text(), "Hi.");
+/// # Ok::<_, agentix::Error>(())
+/// # }).unwrap();
+/// ```
 pub struct BoxedAgent {
     agent: Box<dyn DynAgent>,
 }
 
 impl BoxedAgent {
     /// Runs one turn; see [`Agent::run`].
-    pub async fn run(
-        &self,
-        conversation: &mut Conversation,
+    pub fn run<'a>(
+        &'a self,
+        conversation: &'a mut Conversation,
         message: impl Into<Message>,
-    ) -> Outcome {
-        self.agent.run(conversation, message.into()).await
+    ) -> impl Future<Output = Outcome> + Send + 'a {
+        self.agent.run(conversation, message.into())
+    }
+
+    /// Runs one turn, reporting to `observer`; see [`Agent::run_observed`]. The observer is
+    /// called through a reference to `dyn`: one indirect call per observation.
+    pub fn run_observed<'a, O: Observer>(
+        &'a self,
+        conversation: &'a mut Conversation,
+        message: impl Into<Message>,
+        observer: &'a O,
+    ) -> impl Future<Output = Outcome> + Send + 'a {
+        self.agent.run_observed(conversation, message.into(), observer, O::STREAMS)
+    }
+
+    /// Runs one turn, streamed; see [`Agent::run_stream`].
+    pub fn run_stream<'a>(
+        &'a self,
+        conversation: &'a mut Conversation,
+        message: impl Into<Message>,
+    ) -> impl Stream<Item = StreamEvent> + Send + 'a {
+        self.agent.run_stream(conversation, message.into())
     }
 }
 
@@ -48,13 +91,29 @@ impl std::fmt::Debug for BoxedAgent {
 }
 
 type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+type BoxStream<'a, T> = Pin<Box<dyn Stream<Item = T> + Send + 'a>>;
 
+/// [`Agent`]'s run methods, callable through `dyn`.
 trait DynAgent: Send + Sync {
     fn run<'a>(
         &'a self,
         conversation: &'a mut Conversation,
         message: Message,
     ) -> BoxFuture<'a, Outcome>;
+
+    fn run_observed<'a>(
+        &'a self,
+        conversation: &'a mut Conversation,
+        message: Message,
+        observer: &'a dyn ObserveDyn,
+        streams: bool,
+    ) -> BoxFuture<'a, Outcome>;
+
+    fn run_stream<'a>(
+        &'a self,
+        conversation: &'a mut Conversation,
+        message: Message,
+    ) -> BoxStream<'a, StreamEvent>;
 }
 
 impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> DynAgent
@@ -66,5 +125,55 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> DynAg
         message: Message,
     ) -> BoxFuture<'a, Outcome> {
         Box::pin(Agent::run(self, conversation, message))
+    }
+
+    fn run_observed<'a>(
+        &'a self,
+        conversation: &'a mut Conversation,
+        message: Message,
+        observer: &'a dyn ObserveDyn,
+        streams: bool,
+    ) -> BoxFuture<'a, Outcome> {
+        // Whether the model's answer streams is the observer's type's choice, so the erased
+        // observer's type carries it.
+        if streams {
+            Box::pin(async move {
+                Agent::run_observed(self, conversation, message, &Erased::<true>(observer)).await
+            })
+        } else {
+            Box::pin(async move {
+                Agent::run_observed(self, conversation, message, &Erased::<false>(observer)).await
+            })
+        }
+    }
+
+    fn run_stream<'a>(
+        &'a self,
+        conversation: &'a mut Conversation,
+        message: Message,
+    ) -> BoxStream<'a, StreamEvent> {
+        Box::pin(Agent::run_stream(self, conversation, message))
+    }
+}
+
+/// [`Observer::observe`], callable through `dyn` (`Observer` itself is not, for its constant).
+trait ObserveDyn: Sync {
+    fn observe(&self, observation: &Observation<'_>);
+}
+
+impl<O: Observer> ObserveDyn for O {
+    fn observe(&self, observation: &Observation<'_>) {
+        Observer::observe(self, observation);
+    }
+}
+
+/// An observer whose type was erased, with the `STREAMS` of the type it had.
+struct Erased<'o, const STREAMS: bool>(&'o dyn ObserveDyn);
+
+impl<const STREAMS: bool> Observer for Erased<'_, STREAMS> {
+    const STREAMS: bool = STREAMS;
+
+    fn observe(&self, observation: &Observation<'_>) {
+        self.0.observe(observation);
     }
 }
