@@ -10,6 +10,7 @@ pub mod redaction;
 pub mod resilient_model;
 pub mod retrieval;
 pub mod running_summary;
+pub mod server;
 pub mod telemetry;
 pub mod tool_error_enrichment;
 pub mod trace;
