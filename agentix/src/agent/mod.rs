@@ -15,12 +15,9 @@ pub use builder::AgentBuilder;
 
 use std::future::Future;
 use std::sync::Arc;
-
 use std::task::Poll;
 
 use futures::Stream;
-
-use crate::stream::{Queue, StreamEvent};
 
 use crate::approval::{Approver, NoApprover};
 use crate::context::{AuditSink, CharsPerToken, Summarizer, TokenCounter};
@@ -31,6 +28,7 @@ use crate::message::Message;
 use crate::model::{Model, ModelParams};
 use crate::observe::{Observation, Observer};
 use crate::pipeline::{Chain, Flow, Hooks, Pipeline, hook_panic};
+use crate::stream::{Queue, StreamEvent};
 use crate::tool::{NoTools, ToolSet, ToolSpec};
 use crate::transform::StreamTransformer;
 use crate::turn::Turn;
