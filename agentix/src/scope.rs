@@ -182,22 +182,36 @@ impl Scope {
         typed.value.downcast_ref().ok_or(ScopeError::Missing { name: type_name::<T>() })
     }
 
-    /// The durable value of type `T`, mutably.
+    /// The durable value of type `T`, mutably; `None` if it is missing or, read back from a
+    /// serialized conversation, no longer deserializes — it then stays stored as it was, and
+    /// [`require_mut`](Scope::require_mut) says why.
     pub fn get_mut<T: ScopeValue>(&mut self) -> Option<&mut T> {
-        let maps = self.maps.as_deref_mut()?;
-        if !maps.values.contains_key(&TypeId::of::<T>()) {
-            let value: T = maps.remove_revived()?;
-            maps.values.insert(TypeId::of::<T>(), Value::new(value));
-        }
-        maps.values.get_mut(&TypeId::of::<T>()).and_then(|stored| stored.value.downcast_mut())
+        self.require_mut().ok()
     }
 
-    /// Removes and returns the durable value of type `T`.
+    /// The durable value of type `T`, mutably, or an error naming what is missing or malformed.
+    /// A malformed value is left as it was stored, never dropped.
+    pub fn require_mut<T: ScopeValue>(&mut self) -> Result<&mut T, ScopeError> {
+        let missing = ScopeError::Missing { name: type_name::<T>() };
+        let maps = self.maps.as_deref_mut().ok_or(missing.clone())?;
+        if !maps.values.contains_key(&TypeId::of::<T>()) {
+            let value: T = maps.take_revived()?.ok_or(missing.clone())?;
+            maps.values.insert(TypeId::of::<T>(), Value::new(value));
+        }
+        maps.values
+            .get_mut(&TypeId::of::<T>())
+            .and_then(|stored| stored.value.downcast_mut())
+            .ok_or(missing)
+    }
+
+    /// Removes and returns the durable value of type `T`. A value read back from a serialized
+    /// conversation that no longer deserializes is not removed: this is `None`, and
+    /// [`require`](Scope::require) says why.
     pub fn remove<T: ScopeValue>(&mut self) -> Option<T> {
         let maps = self.maps.as_deref_mut()?;
         match maps.values.remove(&TypeId::of::<T>()) {
             Some(stored) => stored.value.downcast().ok().map(|boxed| *boxed),
-            None => maps.remove_revived(),
+            None => maps.take_revived().ok().flatten(),
         }
     }
 
@@ -234,12 +248,25 @@ impl Scope {
 }
 
 impl Maps {
-    fn remove_revived<T: ScopeValue>(&mut self) -> Option<T> {
-        let revived = self.revived.remove(T::KEY)?;
-        match revived.typed.into_inner() {
-            Some(typed) => typed.value.downcast().ok().map(|boxed| *boxed),
-            None => serde_json::from_value(revived.json).ok(),
-        }
+    /// Takes the revived value under `T`'s key out, typed: `Ok(None)` if there is none, and an
+    /// error — the value left where it was — if it does not deserialize as `T`.
+    fn take_revived<T: ScopeValue>(&mut self) -> Result<Option<T>, ScopeError> {
+        let Some(revived) = self.revived.get(T::KEY) else {
+            return Ok(None);
+        };
+        // Typed already (by `require`), or deserialized now; the entry goes only once it reads.
+        let read = match revived.typed.get() {
+            Some(_) => None,
+            None => Some(T::deserialize(&revived.json).map_err(|error| ScopeError::Malformed {
+                key: T::KEY,
+                message: error.to_string(),
+            })?),
+        };
+        let revived = self.revived.remove(T::KEY).expect("looked up above");
+        Ok(read.or_else(|| {
+            let typed = revived.typed.into_inner()?;
+            typed.value.downcast().ok().map(|boxed| *boxed)
+        }))
     }
 }
 

@@ -267,6 +267,28 @@ fn scope_values_survive_serialization_and_resources_do_not() {
     assert!(matches!(&error, agentix::ScopeError::Malformed { key: "user", .. }), "{error}");
 }
 
+#[test]
+fn a_value_that_no_longer_deserializes_is_an_error_and_stays_stored() {
+    let stored = json!({ "user": { "name": 5, "calls": "many" } });
+    let mut scope: Scope = serde_json::from_value(stored.clone()).unwrap();
+    let error = scope.require_mut::<User>().unwrap_err();
+    assert!(matches!(&error, agentix::ScopeError::Malformed { key: "user", .. }), "{error}");
+    assert!(scope.get_mut::<User>().is_none());
+    assert!(scope.remove::<User>().is_none());
+    // Neither a mutable read nor a removal dropped it: it serializes back as it was stored.
+    assert_eq!(serde_json::to_value(&scope).unwrap(), stored);
+    assert!(matches!(scope.require::<User>(), Err(agentix::ScopeError::Malformed { .. })));
+
+    // A value that reads is taken over, typed, and edits to it are what serializes.
+    let mut scope: Scope =
+        serde_json::from_value(json!({ "user": { "name": "ada", "calls": 1 } })).unwrap();
+    scope.require_mut::<User>().unwrap().calls += 1;
+    assert_eq!(
+        serde_json::to_value(&scope).unwrap(),
+        json!({ "user": { "name": "ada", "calls": 2 } })
+    );
+}
+
 #[tokio::test]
 async fn a_revived_conversation_keeps_its_log_config_and_scope() {
     let model = ScriptedModel::new()
