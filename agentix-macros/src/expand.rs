@@ -167,41 +167,25 @@ fn implementation(hook: &Hook, ident: &Ident, private: &TokenStream) -> TokenStr
         quote! { &mut #private::Turn }
     };
 
-    // Each event: the method, its parameters, what its future yields, and the body around the
-    // call: the `when` condition before it, the conversion of what it returned after it.
-    let (method, params, yields, when, finish) = match event {
+    // Each event: the method, its parameters, what its future yields, and the conversion of
+    // what the call returned.
+    let (method, params, yields, finish) = match event {
         Event::Pre if hook.parallel => {
-            let when = hook.when.as_ref().map(|when| {
-                quote! {
-                    if !#private::TurnCondition::holds(&#when, #turn) {
-                        return #private::Vec::new();
-                    }
-                }
-            });
             let parts =
                 quote_spanned! {output_span=> <#output as #private::IntoParts>::into_parts };
             (
                 quote! { pre },
                 quote! { #turn: #turn_type },
                 quote! { #private::Vec<#private::Part> },
-                when,
                 quote! { #parts(#returned) },
             )
         }
         Event::Pre => {
-            let when = hook.when.as_ref().map(|when| {
-                quote! {
-                    if !#private::TurnCondition::holds(&#when, &*#turn) {
-                        return #private::Verdict::Continue;
-                    }
-                }
-            });
             let returned_as = quote_spanned! {output_span=> <#output as #private::IntoVerdict<#private::Pre>>::returned };
             (
                 quote! { pre },
                 quote! { #turn: #turn_type },
                 quote! { #private::Verdict<#private::Pre> },
-                when,
                 quote! { #private::verdict(#returned_as(#returned)) },
             )
         }
@@ -230,22 +214,16 @@ fn implementation(hook: &Hook, ident: &Ident, private: &TokenStream) -> TokenStr
             let into =
                 quote_spanned! {output_span=> <#output as #private::#into_result>::into_result };
             let converted = quote! { #private::converted(#ident::call(#(#args),*), #into) };
-            let body = match &hook.when {
-                Some(when) => quote! {
-                    if !#private::Condition::holds(&#when, #value, #turn) {
-                        return #private::Either::Right(#next_trait::call(#next, #value));
-                    }
-                    #private::Either::Left(#converted)
-                },
-                None => converted,
-            };
             let params =
                 quote! { #value: &#value_type, #turn: #turn_type, #next: &impl #next_trait };
             let future_span = hook.future_span;
             let returns = quote_spanned! {future_span=> impl #private::CoreFuture<Output = #result_type> + #private::CoreSend };
+            let condition = condition(hook, private, Some(&value_type));
             return quote! {
+                #condition
+
                 fn #method(&self, #params) -> #returns {
-                    #body
+                    #converted
                 }
             };
         }
@@ -259,13 +237,6 @@ fn implementation(hook: &Hook, ident: &Ident, private: &TokenStream) -> TokenStr
                 Event::AfterTool | Event::ToolError => quote! { &mut #private::ToolResult },
                 _ => quote! { &#private::Outcome },
             };
-            let when = hook.when.as_ref().map(|when| {
-                quote! {
-                    if !#private::Condition::holds(&#when, &*#value, &*#turn) {
-                        return #private::Verdict::Continue;
-                    }
-                }
-            });
             let returned_as = quote_spanned! {output_span=> <#output as #private::IntoVerdict<#private::#event_type>>::returned };
             let finish = if event == Event::Post {
                 quote! { #private::verdict(#returned_as(#returned)) }
@@ -277,7 +248,6 @@ fn implementation(hook: &Hook, ident: &Ident, private: &TokenStream) -> TokenStr
                 quote! { #method },
                 quote! { #value: #value_type, #turn: #turn_type },
                 quote! { #private::Verdict<#private::#event_type> },
-                when,
                 finish,
             )
         }
@@ -285,7 +255,7 @@ fn implementation(hook: &Hook, ident: &Ident, private: &TokenStream) -> TokenStr
 
     // The future and its `Send` bound carry the user's `async`: an error about them points there.
     let future_span = hook.future_span;
-    let future = quote_spanned! {future_span=> async move { #when #call #finish } };
+    let future = quote_spanned! {future_span=> async move { #call #finish } };
     let returns = quote_spanned! {future_span=> impl #private::CoreFuture<Output = #yields> + #private::CoreSend };
     let in_place = hook.runs_in_place.then(|| {
         let method_in_place = format_ident!("{}_in_place", event.word());
@@ -294,15 +264,55 @@ fn implementation(hook: &Hook, ident: &Ident, private: &TokenStream) -> TokenStr
             const IN_PLACE: #private::bool = true;
 
             fn #method_in_place(&self, #params) -> #yields {
-                #when #call_in_place #finish
+                #call_in_place #finish
             }
         }
     });
+    let shared_value = match event {
+        Event::Pre => None,
+        Event::BeforeModel => Some(quote! { #private::ModelRequest }),
+        Event::AfterModel | Event::BeforeFinal => Some(quote! { #private::AssistantMessage }),
+        Event::BeforeTool => Some(quote! { #private::ToolCall }),
+        Event::AfterTool | Event::ToolError => Some(quote! { #private::ToolResult }),
+        _ => Some(quote! { #private::Outcome }),
+    };
+    let condition = condition(hook, private, shared_value.as_ref());
     quote! {
+        #condition
+
         fn #method(&self, #params) -> #returns {
             #future
         }
 
         #in_place
+    }
+}
+
+/// The hook's `when` condition, as the trait's `applies`: the pipeline asks it before each call
+/// and reports a hook it skips. `value` is the type of the event's value, if it has one.
+fn condition(hook: &Hook, private: &TokenStream, value: Option<&TokenStream>) -> TokenStream {
+    let Some(when) = &hook.when else {
+        return TokenStream::new();
+    };
+    let turn = Ident::new("turn", Span::mixed_site());
+    let (params, holds) = match value {
+        Some(value_type) => {
+            let value = Ident::new("value", Span::mixed_site());
+            (
+                quote! { #value: &#value_type, #turn: &#private::Turn },
+                quote! { #private::Condition::holds(&#when, #value, #turn) },
+            )
+        }
+        None => (
+            quote! { #turn: &#private::Turn },
+            quote! { #private::TurnCondition::holds(&#when, #turn) },
+        ),
+    };
+    quote! {
+        const CONDITIONAL: #private::bool = true;
+
+        fn applies(&self, #params) -> #private::bool {
+            #holds
+        }
     }
 }

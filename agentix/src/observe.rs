@@ -133,6 +133,8 @@ pub enum Decision<'a> {
         /// Whether the call it wrapped succeeded.
         ok: bool,
     },
+    /// The hook's `when` condition did not hold: it did not run.
+    Skipped,
     /// The hook panicked.
     Panicked {
         /// The panic's message.
@@ -196,6 +198,7 @@ impl fmt::Display for Decision<'_> {
             Decision::Parts { count } => write!(f, "{count} part(s)"),
             Decision::Returned { ok: true } => f.write_str("returned"),
             Decision::Returned { ok: false } => f.write_str("returned an error"),
+            Decision::Skipped => f.write_str("skipped (its `when` condition does not hold)"),
             Decision::Panicked { message } => write!(f, "panicked ({message})"),
         }
     }

@@ -18,7 +18,7 @@ use crate::verdict::Verdict;
 macro_rules! single_event_traits {
     ($(
         $(#[$doc:meta])*
-        $trait:ident $($durable:ident)? $(/ $in_place:ident)? { fn $method:ident($($arg:ident: $ty:ty),*) -> $output:ty; }
+        $trait:ident($($when_arg:ident: $when_ty:ty),*) $($durable:ident)? $(/ $in_place:ident)? { fn $method:ident($($arg:ident: $ty:ty),*) -> $output:ty; }
     )*) => {$(
         $(#[$doc])*
         pub trait $trait: Send + Sync {
@@ -29,6 +29,19 @@ macro_rules! single_event_traits {
                 )]
                 const DURABLE: bool = false;
             )?
+
+            /// Whether the hook has a condition ([`applies`](Self::applies)): `#[hook(when =
+            /// ...)]` says so, and the pipeline then asks it before each call.
+            #[doc(hidden)]
+            const CONDITIONAL: bool = false;
+
+            /// Whether the hook runs on this value; a hook it does not is reported skipped.
+            /// Asked only when [`CONDITIONAL`](Self::CONDITIONAL) is true.
+            #[doc(hidden)]
+            fn applies(&self, $($when_arg: $when_ty),*) -> bool {
+                let _ = ($($when_arg),*);
+                true
+            }
 
             in_place_items!([$($in_place)?] $method($($arg: $ty),*) -> $output);
 
@@ -66,30 +79,30 @@ macro_rules! in_place_items {
 
 single_event_traits! {
     /// A sequential `pre` hook: it may inject content ([`Turn::inject`]) and halt.
-    Pre durable / pre_in_place { fn pre(turn: &mut Turn) -> Verdict<event::Pre>; }
+    Pre(turn: &Turn) durable / pre_in_place { fn pre(turn: &mut Turn) -> Verdict<event::Pre>; }
     /// A parallel `pre` hook: it reads the turn through a shared borrow and returns content to
     /// inject. Its type has no way to halt or mutate the turn, so consecutive parallel hooks run
     /// at once, on one task, and their parts merge in declaration order.
-    ParallelPre durable { fn pre(turn: &Turn) -> Vec<Part>; }
+    ParallelPre(turn: &Turn) durable { fn pre(turn: &Turn) -> Vec<Part>; }
     /// A `before_model` hook: it may edit the request, STOP with a message, or halt.
-    BeforeModel / before_model_in_place { fn before_model(request: &mut ModelRequest, turn: &mut Turn) -> Verdict<event::BeforeModel>; }
+    BeforeModel(request: &ModelRequest, turn: &Turn) / before_model_in_place { fn before_model(request: &mut ModelRequest, turn: &mut Turn) -> Verdict<event::BeforeModel>; }
     /// A `wrap_model` hook: it owns the model call and may call `next` any number of times.
-    WrapModel {
+    WrapModel(request: &ModelRequest, turn: &Turn) {
         fn wrap_model(request: &ModelRequest, turn: &Turn, next: &impl NextModel) -> Result<ModelResponse, ModelError>;
     }
     /// An `after_model` hook: it may edit the message, RETRY, STOP with a final message, or halt.
-    AfterModel / after_model_in_place { fn after_model(message: &mut AssistantMessage, turn: &mut Turn) -> Verdict<event::AfterModel>; }
+    AfterModel(message: &AssistantMessage, turn: &Turn) / after_model_in_place { fn after_model(message: &mut AssistantMessage, turn: &mut Turn) -> Verdict<event::AfterModel>; }
     /// A `before_tool` hook: it may edit the call (the log records the edited call), REJECT it,
     /// ESCALATE it, or halt.
-    BeforeTool / before_tool_in_place { fn before_tool(call: &mut ToolCall, turn: &mut Turn) -> Verdict<event::BeforeTool>; }
+    BeforeTool(call: &ToolCall, turn: &Turn) / before_tool_in_place { fn before_tool(call: &mut ToolCall, turn: &mut Turn) -> Verdict<event::BeforeTool>; }
     /// A `wrap_tool` hook: it owns the tool call and may call `next` any number of times.
-    WrapTool { fn wrap_tool(call: &ToolCall, turn: &Turn, next: &impl NextTool) -> ToolResult; }
+    WrapTool(call: &ToolCall, turn: &Turn) { fn wrap_tool(call: &ToolCall, turn: &Turn, next: &impl NextTool) -> ToolResult; }
     /// An `after_tool` hook: it may edit a successful result, or halt.
-    AfterTool / after_tool_in_place { fn after_tool(result: &mut ToolResult, turn: &mut Turn) -> Verdict<event::AfterTool>; }
+    AfterTool(result: &ToolResult, turn: &Turn) / after_tool_in_place { fn after_tool(result: &mut ToolResult, turn: &mut Turn) -> Verdict<event::AfterTool>; }
     /// A `tool_error` hook: it may edit or recover a failed result, or halt.
-    ToolError / tool_error_in_place { fn tool_error(result: &mut ToolResult, turn: &mut Turn) -> Verdict<event::ToolError>; }
+    ToolError(result: &ToolResult, turn: &Turn) / tool_error_in_place { fn tool_error(result: &mut ToolResult, turn: &mut Turn) -> Verdict<event::ToolError>; }
     /// A `before_final` hook: it may edit the answer, RETRY, STOP with another answer, or halt.
-    BeforeFinal / before_final_in_place { fn before_final(message: &mut AssistantMessage, turn: &mut Turn) -> Verdict<event::BeforeFinal>; }
+    BeforeFinal(message: &AssistantMessage, turn: &Turn) / before_final_in_place { fn before_final(message: &mut AssistantMessage, turn: &mut Turn) -> Verdict<event::BeforeFinal>; }
     /// A `post` hook: it sees how the turn ended, every time, and may halt.
-    Post durable / post_in_place { fn post(outcome: &Outcome, turn: &mut Turn) -> Verdict<event::Post>; }
+    Post(outcome: &Outcome, turn: &Turn) durable / post_in_place { fn post(outcome: &Outcome, turn: &mut Turn) -> Verdict<event::Post>; }
 }

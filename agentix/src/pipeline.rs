@@ -342,6 +342,13 @@ pub(crate) fn hook_panic(
     (event, hook, message)
 }
 
+/// Reports a hook its `when` condition skipped; the chain goes on.
+#[inline]
+fn skipped<E: Event>(observer: &impl Observer, event: EventKind, hook: &'static str) -> Flow<E> {
+    observer.observe(&Observation::Hook { event, hook, decision: Decision::Skipped });
+    Flow::Continue
+}
+
 /// Tells the observer that `hook` panicked at `event`, and returns the panic's message.
 fn report_panic(
     observer: &impl Observer,
@@ -443,6 +450,9 @@ macro_rules! single_chain {
 
             async fn $method<O: Observer>(&self, $($arg: $ty,)? turn: &mut Turn, observer: &O) -> Flow<$event> {
                 let name = self.0.name();
+                if H::CONDITIONAL && !self.0.applies($(&*$arg,)? turn) {
+                    return skipped(observer, $event::KIND, name);
+                }
                 turn.enter_hook(name, $event::KIND, durable_output!($event, H));
                 let verdict = self.0.$method($(&mut *$arg,)? turn).await;
                 let flow = Flow::decided(name, verdict);
@@ -452,6 +462,9 @@ macro_rules! single_chain {
 
             fn $in_place<O: Observer>(&self, $($arg: $ty,)? turn: &mut Turn, observer: &O) -> Flow<$event> {
                 let name = self.0.name();
+                if H::CONDITIONAL && !self.0.applies($(&*$arg,)? turn) {
+                    return skipped(observer, $event::KIND, name);
+                }
                 turn.enter_hook(name, $event::KIND, durable_output!($event, H));
                 let verdict = self.0.$in_place($(&mut *$arg,)? turn);
                 let flow = Flow::decided(name, verdict);
@@ -518,10 +531,12 @@ impl ParallelGroup for () {
 }
 
 impl<G: ParallelGroup, P: on::ParallelPre> ParallelGroup for (G, P) {
-    type Output = (G::Output, Caught<Vec<Part>>);
+    /// Every hook's parts or panic; `None` for one its `when` condition skipped.
+    type Output = (G::Output, Option<Caught<Vec<Part>>>);
 
     fn run(&self, turn: &Turn) -> impl Future<Output = Self::Output> + Send {
-        join(self.0.run(turn), caught(|| self.1.pre(turn)))
+        let runs = !P::CONDITIONAL || self.1.applies(turn);
+        join(self.0.run(turn), MaybeRun { run: runs.then(|| caught(|| self.1.pre(turn))) })
     }
 
     fn merge<O: Observer>(
@@ -533,15 +548,39 @@ impl<G: ParallelGroup, P: on::ParallelPre> ParallelGroup for (G, P) {
         self.0.merge(earlier, turn, observer)?;
         let hook = self.1.name();
         match parts {
-            Ok(parts) => {
+            None => {
+                let decision = Decision::Skipped;
+                observer.observe(&Observation::Hook { event: EventKind::Pre, hook, decision });
+                Ok(())
+            }
+            Some(Ok(parts)) => {
                 let decision = Decision::Parts { count: parts.len() };
                 observer.observe(&Observation::Hook { event: EventKind::Pre, hook, decision });
                 turn.inject_as(hook, P::DURABLE, parts);
                 Ok(())
             }
-            Err(payload) => {
+            Some(Err(payload)) => {
                 Err((hook, report_panic(observer, EventKind::Pre, hook, payload.as_ref())))
             }
+        }
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// A future that may not run: `None` when it does not.
+    struct MaybeRun<F> {
+        #[pin]
+        run: Option<F>,
+    }
+}
+
+impl<F: Future> Future for MaybeRun<F> {
+    type Output = Option<F::Output>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        match self.project().run.as_pin_mut() {
+            Some(run) => run.poll(cx).map(Some),
+            None => Poll::Ready(None),
         }
     }
 }
@@ -756,6 +795,13 @@ pub trait ModelLayer: Send + Sync {
     /// Whether the layer's hook handles the event (and so is traced); one that does not only
     /// calls `next`.
     const ACTIVE: bool;
+    /// Whether the layer's hook has a `when` condition, asked before each call.
+    const CONDITIONAL: bool = false;
+    /// Whether the hook runs on this call; the layer passes a call it skips on to `next`.
+    fn applies(&self, request: &ModelRequest, turn: &Turn) -> bool {
+        let _ = (request, turn);
+        true
+    }
     /// The hook's name.
     fn name(&self) -> &'static str;
     /// Runs the hook around `next`.
@@ -772,6 +818,13 @@ pub trait ToolLayer: Send + Sync {
     /// Whether the layer's hook handles the event (and so is traced); one that does not only
     /// calls `next`.
     const ACTIVE: bool;
+    /// Whether the layer's hook has a `when` condition, asked before each call.
+    const CONDITIONAL: bool = false;
+    /// Whether the hook runs on this call; the layer passes a call it skips on to `next`.
+    fn applies(&self, call: &ToolCall, turn: &Turn) -> bool {
+        let _ = (call, turn);
+        true
+    }
     /// The hook's name.
     fn name(&self) -> &'static str;
     /// Runs the hook around `next`.
@@ -819,6 +872,11 @@ impl<H: Hook> ToolLayer for Lifecycle<H> {
 
 impl<H: on::WrapModel> ModelLayer for Single<H, event::WrapModel> {
     const ACTIVE: bool = true;
+    const CONDITIONAL: bool = H::CONDITIONAL;
+
+    fn applies(&self, request: &ModelRequest, turn: &Turn) -> bool {
+        self.0.applies(request, turn)
+    }
 
     fn name(&self) -> &'static str {
         self.0.name()
@@ -836,6 +894,11 @@ impl<H: on::WrapModel> ModelLayer for Single<H, event::WrapModel> {
 
 impl<H: on::WrapTool> ToolLayer for Single<H, event::WrapTool> {
     const ACTIVE: bool = true;
+    const CONDITIONAL: bool = H::CONDITIONAL;
+
+    fn applies(&self, call: &ToolCall, turn: &Turn) -> bool {
+        self.0.applies(call, turn)
+    }
 
     fn name(&self) -> &'static str {
         self.0.name()
@@ -948,20 +1011,30 @@ impl<L: ModelLayer, O: Observer, N: NextModel> NextModel for Layered<'_, L, O, N
         request: &ModelRequest,
     ) -> impl Future<Output = Result<ModelResponse, ModelError>> + Send {
         let (name, turn, observer) = (self.layer.name(), self.turn, self.observer);
-        let future = start::<ModelCall, _>(turn, observer, name, || {
-            self.layer.wrap(request, turn, &self.next)
-        });
-        LayerCall { future, wrapped: ModelCall, name, turn, observer, active: L::ACTIVE }
+        let state = if L::CONDITIONAL && !self.layer.applies(request, turn) {
+            skipped::<event::WrapModel>(observer, EventKind::WrapModel, name);
+            LayerState::Skipped { next: self.next.call(request) }
+        } else {
+            LayerState::started(start::<ModelCall, _>(turn, observer, name, || {
+                self.layer.wrap(request, turn, &self.next)
+            }))
+        };
+        LayerCall { state, wrapped: ModelCall, name, turn, observer, active: L::ACTIVE }
     }
 }
 
 impl<L: ToolLayer, O: Observer, N: NextTool> NextTool for Layered<'_, L, O, N> {
     fn call(&self, call: &ToolCall) -> impl Future<Output = ToolResult> + Send {
         let (name, turn, observer) = (self.layer.name(), self.turn, self.observer);
-        let future = start::<ToolCallOf<'_>, _>(turn, observer, name, || {
-            self.layer.wrap(call, turn, &self.next)
-        });
-        LayerCall { future, wrapped: ToolCallOf(call), name, turn, observer, active: L::ACTIVE }
+        let state = if L::CONDITIONAL && !self.layer.applies(call, turn) {
+            skipped::<event::WrapTool>(observer, EventKind::WrapTool, name);
+            LayerState::Skipped { next: self.next.call(call) }
+        } else {
+            LayerState::started(start::<ToolCallOf<'_>, _>(turn, observer, name, || {
+                self.layer.wrap(call, turn, &self.next)
+            }))
+        };
+        LayerCall { state, wrapped: ToolCallOf(call), name, turn, observer, active: L::ACTIVE }
     }
 }
 
@@ -1034,9 +1107,9 @@ fn start<W: Wrapped, F>(
 pin_project_lite::pin_project! {
     /// A call through one layer of an onion: its hook's future, guarded against panics, and
     /// reported when it returns.
-    struct LayerCall<'a, O, F, W> {
+    struct LayerCall<'a, O, F, G, W> {
         #[pin]
-        future: Option<F>,
+        state: LayerState<F, G>,
         wrapped: W,
         name: &'static str,
         turn: &'a Turn,
@@ -1045,13 +1118,43 @@ pin_project_lite::pin_project! {
     }
 }
 
-impl<O: Observer, W: Wrapped, F: Future<Output = W::Output>> Future for LayerCall<'_, O, F, W> {
+pin_project_lite::pin_project! {
+    /// What a layer's call runs: its hook (`F`), the rest of the onion (`G`) when the hook's
+    /// `when` condition skips it, or nothing when the onion was abandoned. One enum, not two
+    /// options: the layer is as large as the larger of the two, not their sum.
+    #[project = LayerStateProjection]
+    enum LayerState<F, G> {
+        Hook { #[pin] future: F },
+        Skipped { #[pin] next: G },
+        Abandoned,
+    }
+}
+
+impl<F, G> LayerState<F, G> {
+    fn started(future: Option<F>) -> Self {
+        match future {
+            Some(future) => LayerState::Hook { future },
+            None => LayerState::Abandoned,
+        }
+    }
+}
+
+impl<O, W, F, G> Future for LayerCall<'_, O, F, G, W>
+where
+    O: Observer,
+    W: Wrapped,
+    F: Future<Output = W::Output>,
+    G: Future<Output = W::Output>,
+{
     type Output = W::Output;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<W::Output> {
         let this = self.project();
-        let Some(future) = this.future.as_pin_mut() else {
-            return Poll::Ready(this.wrapped.abandoned());
+        let future = match this.state.project() {
+            LayerStateProjection::Hook { future } => future,
+            // The rest of the onion reports itself.
+            LayerStateProjection::Skipped { next } => return next.poll(cx),
+            LayerStateProjection::Abandoned => return Poll::Ready(this.wrapped.abandoned()),
         };
         let (name, turn, observer) = (*this.name, *this.turn, *this.observer);
         poll_guarded(future, cx).map(|returned| match returned {

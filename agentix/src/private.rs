@@ -23,7 +23,6 @@ pub use core::future::Future as CoreFuture;
 pub use core::marker::{Send as CoreSend, Sync as CoreSync};
 pub use core::primitive::{bool, str};
 pub use core::result::Result;
-pub use futures::future::Either;
 pub use std::vec::Vec;
 
 // ---- parameters ----

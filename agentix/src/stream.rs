@@ -71,7 +71,10 @@ impl Observer for Queue {
                 decision: decision.to_string(),
                 decisive: !matches!(
                     decision,
-                    Decision::Continue | Decision::Parts { .. } | Decision::Returned { .. }
+                    Decision::Continue
+                        | Decision::Skipped
+                        | Decision::Parts { .. }
+                        | Decision::Returned { .. }
                 ),
             },
             Observation::TextDelta { text } => StreamEvent::Text((*text).to_owned()),

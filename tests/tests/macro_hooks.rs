@@ -7,7 +7,7 @@ use std::time::Duration;
 use agentix::event::{AfterModel, AfterTool, BeforeTool, EventKind, Pre};
 use agentix::{
     Agent, AssistantMessage, Conversation, Error, ModelError, ModelRequest, ModelResponse,
-    NextModel, Part, ScriptedModel, ToolCall, ToolResult, Turn, Verdict, hook,
+    NextModel, Observation, Part, ScriptedModel, ToolCall, ToolResult, Turn, Verdict, hook,
 };
 use serde_json::json;
 use tests::{Weather, tool_results};
@@ -118,6 +118,48 @@ async fn a_wrap_hooks_condition_lets_other_calls_through() {
         "from the model"
     );
     assert_eq!(model.calls(), 1);
+}
+
+fn never(_turn: &Turn) -> bool {
+    false
+}
+
+/// Retrieval its condition turns off.
+#[hook(pre, parallel, when = never)]
+async fn switched_off(_turn: &Turn) -> String {
+    unreachable!("its condition never holds")
+}
+
+#[tokio::test]
+async fn a_hook_its_condition_skips_is_traced_as_skipped_not_as_continuing() {
+    let model = ScriptedModel::new().text("<plan> one").text("<plan> two");
+    let agent = Agent::builder(&model)
+        .hook(greet)
+        .hook(switched_off)
+        .hook(cache)
+        .hook(require_plan)
+        .build();
+    let mut conversation = Conversation::new();
+    agent.run(&mut conversation, "first").await.unwrap();
+    let decisions = std::sync::Mutex::new(Vec::new());
+    let observer = |observation: &Observation<'_>| {
+        if let Observation::Hook { event, hook, decision } = observation {
+            decisions.lock().unwrap().push(format!("{event} {hook}: {decision}"));
+        }
+    };
+    let reply = agent.run_observed(&mut conversation, "second", &observer).await.unwrap();
+    assert_eq!(reply.joined_text(), "<plan> two");
+    // Sequential, parallel and wrap hooks alike; none of them ran.
+    let skipped = "skipped (its `when` condition does not hold)";
+    assert_eq!(
+        decisions.into_inner().unwrap(),
+        [
+            format!("pre greet: {skipped}"),
+            format!("pre switched_off: {skipped}"),
+            format!("wrap_model cache: {skipped}"),
+            format!("after_model require_plan: {skipped}"),
+        ]
+    );
 }
 
 /// Retrieval that takes a while.
