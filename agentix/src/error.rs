@@ -87,4 +87,17 @@ pub enum Error {
     /// The model call failed.
     #[error("model call failed: {0}")]
     Model(#[from] ModelError),
+    /// The message given to open a turn is not a plain user message: its role is not the
+    /// user's, or it carries tool calls or results. No turn was opened; the log is untouched.
+    #[error("the message cannot open a turn: {reason}")]
+    InvalidMessage {
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// The turn's final answer says nothing (no text, no tool calls); a later request holding
+    /// it would be refused by most providers. [`Config::allow_empty_answers`] lets it through.
+    ///
+    /// [`Config::allow_empty_answers`]: crate::Config::allow_empty_answers
+    #[error("the final answer is empty: no text and no tool calls")]
+    EmptyAnswer,
 }

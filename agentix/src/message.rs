@@ -20,6 +20,17 @@ pub enum Role {
     Tool,
 }
 
+impl fmt::Display for Role {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Role::System => "system",
+            Role::User => "user",
+            Role::Assistant => "assistant",
+            Role::Tool => "tool",
+        })
+    }
+}
+
 /// One piece of a message's content.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -139,6 +150,20 @@ impl AssistantMessage {
     /// Whether the model asked for any tool.
     pub fn calls_tools(&self) -> bool {
         self.tool_calls().next().is_some()
+    }
+
+    /// Whether the message says nothing: no text (or only empty text) and no tool calls.
+    pub fn is_empty(&self) -> bool {
+        self.content.iter().all(|part| matches!(part, Part::Text(text) if text.is_empty()))
+    }
+
+    /// The id two of the message's tool calls share, if any do: the log pairs each result with
+    /// its call by id, so ids are unique within a message.
+    pub fn duplicate_call_id(&self) -> Option<&str> {
+        // A message calls few tools: comparing each pair beats building a set.
+        self.tool_calls().enumerate().find_map(|(index, call)| {
+            self.tool_calls().skip(index + 1).any(|later| later.id == call.id).then_some(&*call.id)
+        })
     }
 }
 

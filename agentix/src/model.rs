@@ -185,6 +185,12 @@ pub enum ModelError {
         /// The provider's message.
         message: String,
     },
+    /// The model's answer calls two tools under one id: its results could not be told apart.
+    #[error("the model's answer calls two tools under the id `{id}`")]
+    DuplicateCallId {
+        /// The id.
+        id: String,
+    },
     /// A hook inside the `wrap_model` chain panicked; the call was abandoned.
     #[error("model call abandoned: a wrap_model hook panicked")]
     Aborted,

@@ -143,7 +143,14 @@ trait Contract: Event {
 }
 
 impl Contract for BeforeModel {}
-impl Contract for AfterModel {}
+impl Contract for AfterModel {
+    fn breach(message: &AssistantMessage) -> Option<&'static str> {
+        message
+            .duplicate_call_id()
+            .is_some()
+            .then_some("it left two tool calls with one id, whose results could not be told apart")
+    }
+}
 impl Contract for BeforeTool {}
 impl Contract for AfterTool {}
 impl Contract for ToolError {}

@@ -455,3 +455,15 @@ where
         }
     }
 }
+
+/// Checks `log`, with `turns` as the conversation's counter, as a stored conversation is
+/// checked when it is read.
+pub fn validate_entries(log: &[agentix::Entry], turns: u64) -> Result<(), agentix::InvalidLog> {
+    let conversation = agentix::Conversation::from_parts(
+        agentix::Config::default(),
+        log.to_vec(),
+        turns,
+        agentix::Scope::new(),
+    )?;
+    conversation.validate()
+}

@@ -49,7 +49,7 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
                 before_model / before_model_in_place(&mut request)
             ) {
                 Flow::Continue => self.call_model(&request, turn, observer).await?,
-                Flow::Stop { value, .. } => value,
+                Flow::Stop { hook, value } => stopped_with(hook, value)?,
                 Flow::Halt { hook, halt } => {
                     return Err(halted(EventKind::BeforeModel, hook, halt));
                 }
@@ -121,9 +121,24 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
             if handles(self.hooks.chain(), EventKind::BeforeFinal) {
                 answer = final_answer(EventKind::BeforeFinal, "before_final chain", answer)?;
             }
+            if answer.is_empty() && !turn.config().allow_empty_answers {
+                return Err(Error::EmptyAnswer);
+            }
             turn.append(Entry::Assistant { turn: turn.turn_ref(), message: answer.clone() });
             return Ok(answer);
         }
+    }
+}
+
+/// The message a `before_model` STOP put in the model's place, if the loop can log it.
+fn stopped_with(hook: &'static str, message: AssistantMessage) -> Result<AssistantMessage, Error> {
+    match message.duplicate_call_id() {
+        None => Ok(message),
+        Some(id) => Err(Error::HookFailed {
+            event: EventKind::BeforeModel,
+            hook,
+            message: format!("it stopped with two tool calls under the id `{id}`"),
+        }),
     }
 }
 

@@ -24,7 +24,7 @@ use crate::context::{AuditSink, CharsPerToken, Summarizer, TokenCounter};
 use crate::conversation::{Conversation, Entry};
 use crate::error::Error;
 use crate::event::EventKind;
-use crate::message::Message;
+use crate::message::{Message, Part, Role};
 use crate::model::{Model, ModelParams};
 use crate::observe::{Observation, Observer};
 use crate::pipeline::{Chain, Flow, Hooks, Pipeline, hook_panic};
@@ -143,6 +143,7 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
         message: Message,
         observer: &O,
     ) -> Outcome {
+        check_user_message(&message)?;
         let mut turn = OpenTurn::open(conversation, message);
         // The turn's one panic guard, for the hooks of the events `drive` runs unguarded.
         let caught = caught(|| self.drive(&mut turn, observer)).await;
@@ -195,6 +196,19 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
             }
         }
     }
+}
+
+/// Refuses a message that cannot open a turn: one whose role is not the user's, or that
+/// carries tool calls or results (a request holding it would be invalid).
+fn check_user_message(message: &Message) -> Result<(), Error> {
+    let reason = if message.role != Role::User {
+        format!("its role is {}, not user", message.role)
+    } else if message.content.iter().any(|part| !matches!(part, Part::Text(_))) {
+        "it carries a tool call or a tool result; a user message holds text".to_owned()
+    } else {
+        return Ok(());
+    };
+    Err(Error::InvalidMessage { reason })
 }
 
 /// Records how the turn ended, for `post` to see.

@@ -76,7 +76,8 @@ impl<M: Model, O: Observer, X: StreamTransformer> NextModel for CallModel<'_, M,
             audit.record(self.turn.turn_ref(), request);
         }
         let result = match caught(|| self.answer(request)).await {
-            Ok(result) => result,
+            Ok(Ok(response)) => well_formed(response),
+            Ok(Err(error)) => Err(error),
             Err(payload) => Err(ModelError::Other(format!(
                 "the model panicked: {}",
                 panic_message(payload.as_ref())
@@ -114,6 +115,15 @@ impl<M: Model, O: Observer, X: StreamTransformer> CallModel<'_, M, O, X> {
         }
         // Not streamed: the observer gets no pieces, the transformers' held-back tail included.
         Ok(answer.finish(&()))
+    }
+}
+
+/// The model's answer, if the loop can log it: its tool calls' ids tell their results apart.
+#[inline]
+fn well_formed(response: ModelResponse) -> Result<ModelResponse, ModelError> {
+    match response.message.duplicate_call_id() {
+        None => Ok(response),
+        Some(id) => Err(ModelError::DuplicateCallId { id: id.to_owned() }),
     }
 }
 

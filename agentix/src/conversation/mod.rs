@@ -1,5 +1,7 @@
 //! The conversation: the canonical, append-only log and its config.
 
+mod validate;
+
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
@@ -7,6 +9,8 @@ use serde::{Deserialize, Serialize};
 use crate::event::EventKind;
 use crate::message::{AssistantMessage, Message, Part, Role, ToolResult};
 use crate::scope::Scope;
+
+pub use validate::{InvalidLog, LogProblem};
 
 /// Limits that bound a turn.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -23,6 +27,10 @@ pub struct Config {
     /// prompt, history, the turn itself) is compacted to `context_budget - injection_reserve`;
     /// injections over the reserve fail the turn, naming the hook.
     pub injection_reserve: usize,
+    /// Whether a turn may end with an empty answer (no text, no tool calls). Off by default:
+    /// such an answer fails the turn with [`Error::EmptyAnswer`](crate::Error::EmptyAnswer)
+    /// rather than joining the log, where most providers would refuse the requests after it.
+    pub allow_empty_answers: bool,
 }
 
 impl Config {
@@ -35,7 +43,13 @@ impl Config {
 
 impl Default for Config {
     fn default() -> Self {
-        Config { max_steps: 16, max_retries: 3, context_budget: 100_000, injection_reserve: 8_000 }
+        Config {
+            max_steps: 16,
+            max_retries: 3,
+            context_budget: 100_000,
+            injection_reserve: 8_000,
+            allow_empty_answers: false,
+        }
     }
 }
 
@@ -147,14 +161,36 @@ impl Entry {
 ///
 /// The log is append-only and only the agent loop appends to it; it always reads as a valid
 /// conversation (every tool call answered), whether a turn completed, halted, failed or was
-/// dropped midway.
+/// dropped midway. A conversation read back with serde is checked as it is read
+/// ([`validate`](Conversation::validate)): a log that breaks a rule does not load, and the error
+/// names the entry.
 #[derive(Debug, Default, Serialize, Deserialize)]
+#[serde(try_from = "Stored")]
 pub struct Conversation {
     config: Config,
     log: Vec<Entry>,
     turns: u64,
     #[serde(default)]
     scope: Scope,
+}
+
+/// A conversation as stored, before its log is checked.
+#[derive(Deserialize)]
+struct Stored {
+    config: Config,
+    log: Vec<Entry>,
+    turns: u64,
+    #[serde(default)]
+    scope: Scope,
+}
+
+impl TryFrom<Stored> for Conversation {
+    type Error = InvalidLog;
+
+    fn try_from(stored: Stored) -> Result<Self, InvalidLog> {
+        let Stored { config, log, turns, scope } = stored;
+        Conversation::from_parts(config, log, turns, scope)
+    }
 }
 
 impl Conversation {
@@ -166,6 +202,19 @@ impl Conversation {
     /// An empty conversation with `config`.
     pub fn with_config(config: Config) -> Self {
         Conversation { config, ..Conversation::default() }
+    }
+
+    /// A conversation rebuilt from what a store kept of it: its config, its log, how many turns
+    /// it has opened, and its scope. The log is checked as [`validate`](Conversation::validate)
+    /// does; one that breaks a rule is refused, naming the entry.
+    pub fn from_parts(
+        config: Config,
+        log: Vec<Entry>,
+        turns: u64,
+        scope: Scope,
+    ) -> Result<Self, InvalidLog> {
+        validate::validate_log(&log, turns)?;
+        Ok(Conversation { config, log, turns, scope })
     }
 
     /// This conversation with `scope` as its ambient state.

@@ -1,0 +1,185 @@
+//! What makes a log valid: the rules every log the loop writes keeps, checked where a log comes
+//! from outside (a stored conversation read back), so that the next request is one every
+//! provider accepts.
+
+use std::fmt;
+
+use crate::message::ToolCall;
+
+use super::{Conversation, Entry, TurnRef};
+
+/// A log that breaks a rule of the loop's logs, and the entry where it does.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("log entry {index}: {problem}")]
+pub struct InvalidLog {
+    /// The index in the log of the first entry that breaks a rule.
+    pub index: usize,
+    /// The rule it breaks.
+    pub problem: LogProblem,
+}
+
+/// A rule of the loop's logs, broken.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum LogProblem {
+    /// The entry belongs to no turn: it comes before the first user message.
+    OutsideAnyTurn,
+    /// The entry's turn is before the turn of the entry it follows.
+    TurnWentBackwards {
+        /// The turn of the entry before.
+        previous: TurnRef,
+        /// This entry's turn.
+        found: TurnRef,
+    },
+    /// A turn starts with something other than its user message.
+    TurnWithoutUserMessage {
+        /// The turn.
+        turn: TurnRef,
+    },
+    /// A second user message in one turn.
+    SecondUserMessage {
+        /// The turn.
+        turn: TurnRef,
+    },
+    /// The conversation's turn counter is behind the turns its log holds.
+    CounterBehind {
+        /// The counter.
+        counter: u64,
+        /// The entry's turn.
+        found: TurnRef,
+    },
+    /// An assistant message's tool calls are not answered by the entry right after it.
+    UnansweredCalls {
+        /// The ids of the calls.
+        calls: Vec<String>,
+    },
+    /// Tool results that follow no assistant message calling tools.
+    OrphanResults,
+    /// The results do not answer the calls before them, one each, in order.
+    ResultsMismatch {
+        /// The ids the calls have.
+        calls: Vec<String>,
+        /// The ids the results answer.
+        results: Vec<String>,
+    },
+    /// Two tool calls of one assistant message share an id.
+    DuplicateCallId {
+        /// The id.
+        id: String,
+    },
+}
+
+impl fmt::Display for LogProblem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            LogProblem::OutsideAnyTurn => f.write_str("it comes before the first user message"),
+            LogProblem::TurnWentBackwards { previous, found } => {
+                write!(f, "its {found} comes after {previous}: turns only go forward")
+            }
+            LogProblem::TurnWithoutUserMessage { turn } => {
+                write!(f, "{turn} starts without a user message")
+            }
+            LogProblem::SecondUserMessage { turn } => {
+                write!(f, "a second user message in {turn}")
+            }
+            LogProblem::CounterBehind { counter, found } => {
+                write!(f, "it belongs to {found}, but the conversation counts only {counter} turns")
+            }
+            LogProblem::UnansweredCalls { calls } => write!(
+                f,
+                "the tool calls {} are not answered by the entry after them",
+                calls.join(", ")
+            ),
+            LogProblem::OrphanResults => {
+                f.write_str("tool results that follow no assistant message calling tools")
+            }
+            LogProblem::ResultsMismatch { calls, results } => write!(
+                f,
+                "the results answer [{}], but the calls before them are [{}]",
+                results.join(", "),
+                calls.join(", ")
+            ),
+            LogProblem::DuplicateCallId { id } => {
+                write!(f, "two tool calls share the id `{id}`")
+            }
+        }
+    }
+}
+
+impl Conversation {
+    /// Checks that the log keeps the rules of every log the loop writes: entries in turns that
+    /// only go forward, each opened by its one user message and counted by the conversation;
+    /// every assistant message that calls tools answered by the entry right after it, one result
+    /// per call in call order, and no results without calls; no two calls of one message with
+    /// one id. A conversation read back with serde is checked this way as it is read.
+    pub fn validate(&self) -> Result<(), InvalidLog> {
+        validate_log(&self.log, self.turns)
+    }
+}
+
+/// [`Conversation::validate`] over a log and a turn counter.
+pub(crate) fn validate_log(log: &[Entry], counter: u64) -> Result<(), InvalidLog> {
+    let mut current: Option<TurnRef> = None;
+    // The calls the entry before left to answer, if it was an assistant message calling tools.
+    let mut waiting: Option<Vec<&ToolCall>> = None;
+    for (index, entry) in log.iter().enumerate() {
+        let invalid = |problem| Err(InvalidLog { index, problem });
+        let turn = entry.turn();
+        match (current, entry) {
+            (None, Entry::User { .. }) => {}
+            (None, _) => return invalid(LogProblem::OutsideAnyTurn),
+            (Some(previous), _) if turn < previous => {
+                return invalid(LogProblem::TurnWentBackwards { previous, found: turn });
+            }
+            (Some(previous), Entry::User { .. }) if turn == previous => {
+                return invalid(LogProblem::SecondUserMessage { turn });
+            }
+            (Some(previous), entry) if turn > previous && !matches!(entry, Entry::User { .. }) => {
+                return invalid(LogProblem::TurnWithoutUserMessage { turn });
+            }
+            _ => {}
+        }
+        if turn.0 > counter {
+            return invalid(LogProblem::CounterBehind { counter, found: turn });
+        }
+        current = Some(turn);
+
+        match (waiting.take(), entry) {
+            (Some(calls), Entry::ToolResults { results, .. }) => {
+                let answered = calls.len() == results.len()
+                    && calls.iter().zip(results).all(|(call, result)| call.id == result.call_id);
+                if !answered {
+                    return invalid(LogProblem::ResultsMismatch {
+                        calls: calls.iter().map(|call| call.id.clone()).collect(),
+                        results: results.iter().map(|result| result.call_id.clone()).collect(),
+                    });
+                }
+            }
+            (Some(calls), _) => {
+                let calls = calls.iter().map(|call| call.id.clone()).collect();
+                return Err(InvalidLog {
+                    index: index - 1,
+                    problem: LogProblem::UnansweredCalls { calls },
+                });
+            }
+            (None, Entry::ToolResults { .. }) => return invalid(LogProblem::OrphanResults),
+            (None, _) => {}
+        }
+        if let Entry::Assistant { message, .. } = entry {
+            if let Some(id) = message.duplicate_call_id() {
+                return invalid(LogProblem::DuplicateCallId { id: id.to_owned() });
+            }
+            let calls: Vec<&ToolCall> = message.tool_calls().collect();
+            waiting = (!calls.is_empty()).then_some(calls);
+        }
+    }
+    match waiting {
+        Some(calls) => Err(InvalidLog {
+            index: log.len() - 1,
+            problem: LogProblem::UnansweredCalls {
+                calls: calls.iter().map(|call| call.id.clone()).collect(),
+            },
+        }),
+        None => Ok(()),
+    }
+}
