@@ -282,6 +282,12 @@ pub enum ToolFailure {
         /// Why the turn ended.
         reason: String,
     },
+    /// The turn ended while the call ran, before its tool returned: whether it took effect is
+    /// not known.
+    Interrupted {
+        /// Why the turn ended.
+        reason: String,
+    },
 }
 
 impl ToolFailure {
@@ -306,6 +312,9 @@ impl fmt::Display for ToolFailure {
             ToolFailure::Panicked { message } => write!(f, "tool panicked: {message}"),
             ToolFailure::Rejected { by, reason } => write!(f, "call rejected by {by}: {reason}"),
             ToolFailure::NotRun { reason } => write!(f, "call not run: {reason}"),
+            ToolFailure::Interrupted { reason } => {
+                write!(f, "call interrupted before the tool returned: {reason}")
+            }
         }
     }
 }

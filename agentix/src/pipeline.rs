@@ -192,6 +192,10 @@ pub trait Pipeline: sealed::Sealed + Send + Sync {
     /// The chain of every event but the two wraps.
     type Chain: Chain;
 
+    /// Whether the `wrap_tool` onion has a layer: a hook that could hold a tool's result
+    /// after `next` returns.
+    const WRAPS_TOOLS: bool;
+
     /// The chain of every event but the two wraps.
     fn chain(&self) -> &Self::Chain;
 
@@ -217,6 +221,7 @@ impl<C, M, T> sealed::Sealed for Hooks<C, M, T> {}
 
 impl<C: Chain, M: ModelWraps, T: ToolWraps> Pipeline for Hooks<C, M, T> {
     type Chain = C;
+    const WRAPS_TOOLS: bool = !T::EMPTY;
 
     fn chain(&self) -> &C {
         &self.chain
@@ -941,6 +946,9 @@ pub trait ModelWraps: Send + Sync {
 
 /// The `wrap_tool` onion.
 pub trait ToolWraps: Send + Sync {
+    /// Whether the onion has no layer.
+    const EMPTY: bool = false;
+
     /// `innermost` with every layer around it, first declared outermost.
     fn around<'a, O: Observer>(
         &'a self,
@@ -962,6 +970,8 @@ impl ModelWraps for () {
 }
 
 impl ToolWraps for () {
+    const EMPTY: bool = true;
+
     fn around<'a, O: Observer>(
         &'a self,
         _: &'a Turn,

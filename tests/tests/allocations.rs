@@ -1,6 +1,7 @@
 //! Hook dispatch allocates nothing, and hooks that continue change nothing: the same turn
 //! allocates the same count, and produces the same log and requests, with 0 and with 5 no-op
-//! hooks.
+//! hooks — but for the one copy of each tool result that `wrap_tool` hooks cost by design,
+//! counted exactly.
 //!
 //! A counting global allocator counts this thread's allocations; the turn runs on this thread
 //! with `futures::executor::block_on`.
@@ -17,7 +18,7 @@ use agentix::event::{
     AfterModel, AfterTool, BeforeFinal, BeforeModel, BeforeTool, Post, Pre, ToolError,
 };
 use agentix::{
-    Agent, AssistantMessage, Conversation, Hook, ModelError, ModelRequest, ModelResponse,
+    Agent, AssistantMessage, Conversation, Entry, Hook, ModelError, ModelRequest, ModelResponse,
     NextModel, NextTool, Outcome, ScriptedModel, ToolCall, ToolResult, Turn, Verdict,
 };
 use serde_json::json;
@@ -184,9 +185,26 @@ where
     (counted, conversation, model.requests())
 }
 
+/// What a `wrap_tool` hook costs beyond dispatch, by design: a copy of each tool result's output
+/// and failure while the hooks hold it, so that a hook that panics or times out after `next`
+/// returned cannot lose what the tool did (the README's failure policy). Counted by making the
+/// same copies of the results in `log`.
+fn kept_results(log: &[Entry]) -> i64 {
+    let before = allocations();
+    for entry in log {
+        if let Entry::ToolResults { results, .. } = entry {
+            for result in results {
+                std::hint::black_box((result.output.clone(), result.error.clone()));
+            }
+        }
+    }
+    (allocations() - before) as i64
+}
+
 /// Runs the same turn on an agent without hooks and on `hooked` (built over `hooked_model`);
-/// returns how many more allocations the hooked turn made, after checking both turns left the
-/// same log and sent the same requests.
+/// returns how many more allocations the hooked turn made than the bare one and than keeping
+/// its tool results costs when it has `wrap_tool` hooks ([`kept_results`]), after checking both
+/// turns left the same log and sent the same requests.
 fn extra_allocations<M, T, P, A>(hooked: &Agent<M, T, P, A>, hooked_model: &ScriptedModel) -> i64
 where
     M: agentix::Model,
@@ -204,7 +222,9 @@ where
     assert!(bare_count > 0, "the counter counts");
     assert_eq!(hooked_log.log(), bare_log.log(), "hooks that continue changed the log");
     assert_eq!(hooked_requests, bare_requests, "hooks that continue changed what the model saw");
-    hooked_count as i64 - bare_count as i64
+    let kept = if P::WRAPS_TOOLS { kept_results(bare_log.log()) } else { 0 };
+    assert!(!P::WRAPS_TOOLS || kept > 0, "the turn's tool results were counted");
+    hooked_count as i64 - bare_count as i64 - kept
 }
 
 #[test]

@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 use agentix::event::EventKind::{self, *};
 use agentix::{
     Agent, AssistantMessage, Config, Conversation, Entry, Error, ModelError, Observation,
-    ScriptedModel,
+    ScriptedModel, ToolFailure,
 };
 use serde_json::json;
 use tests::{Action, Probe, Record, Weather, assert_log_consistent};
@@ -169,17 +169,72 @@ async fn a_dropped_turn_leaves_a_consistent_log_and_the_conversation_usable() {
     let cancelled = tokio::time::timeout(std::time::Duration::from_millis(50), turn).await;
     assert!(cancelled.is_err(), "the turn hangs in the tool and is dropped");
     assert_log_consistent(conversation.log());
-    assert!(matches!(
-        conversation.log(),
-        [Entry::User { .. }, Entry::Assistant { .. }, Entry::ToolResults { .. }, Entry::Failed { error, .. }]
-            if error.contains("cancelled")
-    ));
+    // Both steps are logged: the one that finished, and the one whose tool was running, its
+    // call answered as interrupted (whether the tool did anything is not known).
+    let [
+        Entry::User { .. },
+        Entry::Assistant { .. },
+        Entry::ToolResults { results: finished, .. },
+        Entry::Assistant { .. },
+        Entry::ToolResults { results: running, .. },
+        Entry::Failed { error, .. },
+    ] = conversation.log()
+    else {
+        panic!("unexpected log: {:#?}", conversation.log());
+    };
+    assert_eq!(finished[0].output, "sunny in Oslo");
+    assert!(matches!(&running[0].error, Some(ToolFailure::Interrupted { .. })), "{running:?}");
+    assert!(error.contains("cancelled"), "{error}");
     let reply = agent.run(&mut conversation, "second").await.unwrap();
     assert_eq!(reply.joined_text(), "after the cancelled turn");
     let last_request = model.requests().pop().unwrap();
     assert_eq!(
         last_request.messages.len(),
-        4,
-        "first turn's committed step, then the new user message"
+        6,
+        "first turn's two committed steps, then the new user message"
     );
+}
+
+/// Holds the tool's result after `next` returned, until the test lets it go.
+struct Hold(Arc<tokio::sync::Notify>);
+
+impl agentix::on::WrapTool for Hold {
+    async fn wrap_tool(
+        &self,
+        call: &agentix::ToolCall,
+        _turn: &agentix::Turn,
+        next: &impl agentix::NextTool,
+    ) -> agentix::ToolResult {
+        let result = next.call(call).await;
+        self.0.notified().await;
+        result
+    }
+}
+
+#[tokio::test]
+async fn a_turn_dropped_while_a_wrap_hook_holds_a_result_logs_what_the_tool_did() {
+    let model = ScriptedModel::new()
+        .tool_calls([
+            ("get_weather", json!({ "city": "Oslo" })),
+            ("get_weather", json!({ "city": "Bergen" })),
+        ])
+        .text("after");
+    let weather = Weather::default();
+    let performed = Arc::clone(&weather.calls);
+    let agent = Agent::builder(&model)
+        .tool(weather)
+        .hook(Hold(Arc::new(tokio::sync::Notify::new())))
+        .build();
+    let mut conversation = Conversation::new();
+    let turn = agent.run(&mut conversation, "weather?");
+    let dropped = tokio::time::timeout(std::time::Duration::from_millis(50), turn).await;
+    assert!(dropped.is_err(), "the hook holds the turn until it is dropped");
+    assert_eq!(*performed.lock().unwrap(), ["Oslo"], "the first tool ran; the second never did");
+    assert_log_consistent(conversation.log());
+    let Some(Entry::ToolResults { results, .. }) = conversation.log().get(2) else {
+        panic!("the step is logged: {:#?}", conversation.log());
+    };
+    assert_eq!(results[0].output, "sunny in Oslo", "the call that ran, with what it returned");
+    assert_eq!(results[0].error, None);
+    assert!(matches!(&results[1].error, Some(ToolFailure::NotRun { .. })), "{results:?}");
 }

@@ -142,16 +142,72 @@ async fn a_retry_withdraws_the_text_already_streamed() {
 
 fn turn_with_tools() -> ScriptedModel {
     let model = ScriptedModel::new()
-        .tool_calls([("get_weather", json!({ "city": "Oslo" })), ("no_such_tool", json!({}))])
+        .tool_calls([
+            ("get_weather", json!({ "city": "Oslo" })),
+            ("slow_weather", json!({ "city": "Bergen" })),
+            ("no_such_tool", json!({})),
+        ])
         .text("Sunny in Oslo.");
     (0..4).fold(model, |model, _| model.text("Next turn.")).chunked(5)
+}
+
+/// Pending once, then ready: an await point, on any executor.
+struct Pause(bool);
+
+impl std::future::Future for Pause {
+    type Output = ();
+
+    fn poll(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<()> {
+        if std::mem::replace(&mut self.0, true) {
+            return std::task::Poll::Ready(());
+        }
+        cx.waker().wake_by_ref();
+        std::task::Poll::Pending
+    }
+}
+
+/// `slow_weather`: waits, then does its work and records it; while it waits, the step's first
+/// call has finished and the step is not committed yet.
+#[derive(Default)]
+struct SlowWeather {
+    calls: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+}
+
+impl agentix::Tool for SlowWeather {
+    const NAME: &'static str = "slow_weather";
+    type Args = tests::City;
+    type Output = String;
+    type Error = std::convert::Infallible;
+
+    fn description(&self) -> &str {
+        "Current weather for a city, slowly."
+    }
+
+    async fn call(&self, args: tests::City, _turn: &agentix::Turn) -> Result<String, Self::Error> {
+        Pause(false).await;
+        self.calls.lock().unwrap().push(args.city.clone());
+        Ok(format!("sunny in {}", args.city))
+    }
+}
+
+/// `after_tool`: waits over each result, holding the step open.
+#[hook(after_tool)]
+async fn mull(_result: &agentix::ToolResult) {
+    Pause(false).await;
 }
 
 #[tokio::test]
 async fn dropping_the_stream_after_any_event_leaves_the_conversation_consistent() {
     let all = {
         let model = turn_with_tools();
-        let agent = Agent::builder(&model).tool(Weather::default()).build();
+        let agent = Agent::builder(&model)
+            .tool(Weather::default())
+            .tool(SlowWeather::default())
+            .hook(mull)
+            .build();
         let mut conversation = Conversation::new();
         agent.run_stream(&mut conversation, "weather?").collect::<Vec<_>>().await
     };
@@ -164,7 +220,9 @@ async fn dropping_the_stream_after_any_event_leaves_the_conversation_consistent(
     let mut cancelled = 0;
     for taken in 0..=all.len() {
         let model = turn_with_tools();
-        let agent = Agent::builder(&model).tool(Weather::default()).build();
+        let (weather, slow) = (Weather::default(), SlowWeather::default());
+        let performed = [std::sync::Arc::clone(&weather.calls), std::sync::Arc::clone(&slow.calls)];
+        let agent = Agent::builder(&model).tool(weather).tool(slow).hook(mull).build();
         let mut conversation = Conversation::new();
         {
             let mut stream = std::pin::pin!(agent.run_stream(&mut conversation, "weather?"));
@@ -173,6 +231,24 @@ async fn dropping_the_stream_after_any_event_leaves_the_conversation_consistent(
             }
         } // dropped here, mid-turn
         assert_log_consistent(conversation.log());
+        // Every call whose tool did its work is in the log with what it returned.
+        let logged: Vec<String> = conversation
+            .log()
+            .iter()
+            .filter_map(|entry| match entry {
+                Entry::ToolResults { results, .. } => Some(results),
+                _ => None,
+            })
+            .flatten()
+            .map(|result| result.output.clone())
+            .collect();
+        for city in performed.iter().flat_map(|calls| calls.lock().unwrap().clone()) {
+            let output = format!("sunny in {city}");
+            assert!(
+                logged.contains(&output),
+                "after {taken} events, {output:?} is lost: {logged:?}"
+            );
+        }
         match conversation.log().last() {
             None => assert_eq!(taken, 0, "only a stream never polled leaves no trace"),
             Some(Entry::Failed { error, .. }) if error.contains("cancelled") => cancelled += 1,

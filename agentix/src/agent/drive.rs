@@ -16,10 +16,16 @@ use crate::verdict::Feedback;
 
 use super::chains::handles;
 use super::render::check_injections;
+use super::step::StepSlot;
 use super::{Agent, fire, halted, panicked};
 
 impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent<M, T, P, A, X> {
-    pub(super) async fn drive<O: Observer>(&self, turn: &mut Turn, observer: &O) -> Outcome {
+    pub(super) async fn drive<O: Observer>(
+        &self,
+        turn: &mut Turn,
+        slot: &StepSlot,
+        observer: &O,
+    ) -> Outcome {
         fire(observer, turn, EventKind::Pre);
         match run_chain!(self, turn, observer, Pre, pre / pre_in_place()) {
             Flow::Continue => {
@@ -67,7 +73,7 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
                 after_model / after_model_in_place(&mut message)
             ) {
                 Flow::Continue if message.calls_tools() => {
-                    self.run_tools(message, turn, observer).await?;
+                    self.run_tools(message, turn, slot, observer).await?;
                     turn.step += 1;
                     retry = None;
                     continue;

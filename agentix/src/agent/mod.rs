@@ -8,6 +8,7 @@ mod drive;
 mod model_call;
 mod open_turn;
 mod render;
+mod step;
 mod tool_call;
 
 pub use boxed::BoxedAgent;
@@ -146,11 +147,15 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
         check_user_message(&message)?;
         let mut turn = OpenTurn::open(conversation, message);
         // The turn's one panic guard, for the hooks of the events `drive` runs unguarded.
-        let caught = caught(|| self.drive(&mut turn, observer)).await;
+        let caught = caught(|| self.drive(&mut turn.turn, &turn.step, observer)).await;
         let mut outcome = caught.unwrap_or_else(|payload| {
             let (event, hook, message) = hook_panic(payload, &mut turn, observer);
             Err(panicked(event, hook, message))
         });
+        if let Err(error) = &outcome {
+            // A step the loop left midway (it unwound) joins the log, every call answered.
+            turn.commit_left_step(&error.to_string());
+        }
         // `post` sees every outcome, recorded first.
         before_post(&outcome, &mut turn);
         fire(observer, &turn, EventKind::Post);

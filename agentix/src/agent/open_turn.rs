@@ -7,19 +7,32 @@ use crate::conversation::{Conversation, Entry};
 use crate::message::Message;
 use crate::turn::Turn;
 
+use super::step::StepSlot;
+
 /// The turn in progress, owning the conversation it borrowed. However the turn ends — returned,
 /// failed, or dropped midway — the conversation goes back to the caller with every committed
 /// entry; a dropped turn also records that it was cancelled.
 pub(super) struct OpenTurn<'c> {
     home: &'c mut Conversation,
-    turn: Turn,
+    pub(super) turn: Turn,
+    /// A step the loop's future was running when it was dropped: committed from here.
+    pub(super) step: StepSlot,
     finished: bool,
 }
 
 impl<'c> OpenTurn<'c> {
     pub(super) fn open(home: &'c mut Conversation, message: Message) -> Self {
         let turn = Turn::open(mem::take(home), message);
-        OpenTurn { home, turn, finished: false }
+        OpenTurn { home, turn, step: StepSlot::default(), finished: false }
+    }
+
+    /// Commits the step the loop's future left behind, if it was dropped midway through one;
+    /// `reason` answers the calls that did not run.
+    pub(super) fn commit_left_step(&mut self, reason: &str) {
+        let left = self.step.get_mut().unwrap_or_else(|poisoned| poisoned.into_inner()).take();
+        if let Some(step) = left {
+            step.commit(&mut self.turn, reason);
+        }
     }
 
     /// Marks the turn ended, so dropping it records no cancellation. By reference: moving the
@@ -46,6 +59,7 @@ impl DerefMut for OpenTurn<'_> {
 impl Drop for OpenTurn<'_> {
     fn drop(&mut self) {
         if !self.finished {
+            self.commit_left_step("the turn was cancelled");
             let error = "the turn was cancelled before it ended".to_owned();
             self.turn.append(Entry::Failed { turn: self.turn.turn_ref(), error });
         }

@@ -2,13 +2,13 @@
 //! `tool_error`, and committing the step.
 
 use std::mem;
+use std::sync::Mutex;
 
 use crate::approval::{Approval, Approver};
-use crate::conversation::Entry;
 use crate::error::Error;
 use crate::event::EventKind;
 use crate::hook::NextTool;
-use crate::message::{AssistantMessage, Part, ToolCall, ToolFailure, ToolResult};
+use crate::message::{AssistantMessage, ToolCall, ToolFailure, ToolResult};
 use crate::model::Model;
 use crate::observe::{Observation, Observer};
 use crate::pipeline::{Chain, Flow, Pipeline, not_run};
@@ -16,57 +16,57 @@ use crate::tool::ToolSet;
 use crate::transform::StreamTransformer;
 use crate::turn::Turn;
 use crate::verdict::Halt;
-use crate::{caught, panic_message};
+use crate::{caught, lock, panic_message};
 
+use super::step::{StepInFlight, StepSlot, answer_the_call, answering};
 use super::{Agent, fire, halted, panicked};
 
 impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent<M, T, P, A, X> {
     /// Runs the step's tool calls in order and commits the step — the assistant message with one
     /// result per call — even when the turn ends midway, so the log never holds an unanswered call.
     /// `before_tool` hooks (and an approver) edit each call in place: the log records each call
-    /// as they left it, so every result answers the call written beside it.
+    /// as they left it, so every result answers the call written beside it. While the calls
+    /// run, the step is held by a guard that hands it to `slot` if the turn is dropped first.
     pub(super) async fn run_tools<O: Observer>(
         &self,
-        mut message: AssistantMessage,
+        message: AssistantMessage,
         turn: &mut Turn,
+        slot: &StepSlot,
         observer: &O,
     ) -> Result<(), Error> {
-        let mut results = Vec::with_capacity(message.tool_calls().count());
+        let calls = message.tool_calls().count();
+        let mut step = StepInFlight::new(slot, message);
         let mut interruption = None;
-        let calls = message.content.iter_mut().filter_map(|part| match part {
-            Part::ToolCall(call) => Some(call),
-            _ => None,
-        });
-        for call in calls {
-            if let Err(error) = self.run_tool_call(call, &mut results, turn, observer).await {
+        for index in 0..calls {
+            if let Err(error) = self.run_tool_call(index, &mut step, turn, observer).await {
                 interruption = Some(error);
                 break;
             }
         }
-        if let Some(error) = &interruption {
-            for call in message.tool_calls().skip(results.len()) {
-                results.push(ToolResult::failure(
-                    call,
-                    ToolFailure::NotRun { reason: error.to_string() },
-                ));
+        match interruption {
+            None => {
+                step.commit(turn, "");
+                Ok(())
+            }
+            Some(error) => {
+                step.commit(turn, &error.to_string());
+                Err(error)
             }
         }
-        let turn_ref = turn.turn_ref();
-        turn.append(Entry::Assistant { turn: turn_ref, message });
-        turn.append(Entry::ToolResults { turn: turn_ref, results });
-        interruption.map_or(Ok(()), Err)
     }
 
-    /// Runs one call and pushes its result onto `results` (where the `after_tool` and
-    /// `tool_error` hooks then edit it: the result is not moved again). An error ends the turn;
-    /// the call has a result if the tool ran.
-    pub(super) async fn run_tool_call<O: Observer>(
+    /// Runs the step's `index`-th call and pushes its result onto the step's results (where the
+    /// `after_tool` and `tool_error` hooks then edit it: the result is not moved again). An
+    /// error ends the turn; the call has a result if the tool ran.
+    async fn run_tool_call<O: Observer>(
         &self,
-        call: &mut ToolCall,
-        results: &mut Vec<ToolResult>,
+        index: usize,
+        step: &mut StepInFlight<'_>,
         turn: &mut Turn,
         observer: &O,
     ) -> Result<(), Error> {
+        let StepInFlight { message, results, started, ran, .. } = step;
+        let call = StepInFlight::call(message, index);
         fire(observer, turn, EventKind::BeforeTool);
         let refusal = match run_guarded_chain!(
             self,
@@ -109,9 +109,18 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
         }
 
         fire(observer, turn, EventKind::WrapTool);
-        let tool = CallTool { tools: &self.tools, names: &self.tool_names, turn };
+        *started = Some(index);
+        // Wrap hooks may hold the tool's result after `next` returns: what ran is kept aside.
+        let keep = P::WRAPS_TOOLS.then_some(&*ran);
+        let tool = CallTool { tools: &self.tools, names: &self.tool_names, turn, ran: keep };
         let result = self.hooks.tool_onion(turn, observer, tool).call(call).await;
+        let ran = lock(ran).take();
         if let Some(aborted) = turn.aborted.get() {
+            // The call ran if the tool set returned: it is logged with what it returned.
+            let reason = format!("the {} hook `{}` panicked", aborted.event, aborted.hook);
+            let result =
+                ran.unwrap_or_else(|| ToolResult::failure(call, ToolFailure::NotRun { reason }));
+            results.push(answering(call, result));
             return Err(panicked(aborted.event, aborted.hook, aborted.message.clone()));
         }
         results.push(result);
@@ -148,17 +157,6 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
     }
 }
 
-/// The result answers the call that ran, whatever id and name a `wrap_tool`, `after_tool` or
-/// `tool_error` hook gave it: the log pairs every call with its result by id.
-fn answer_the_call(call: &ToolCall, result: &mut ToolResult) {
-    if result.call_id != call.id {
-        result.call_id.clone_from(&call.id);
-    }
-    if result.name != call.name {
-        result.name.clone_from(&call.name);
-    }
-}
-
 /// How a chain of hooks that can only continue or end the turn ended it.
 enum End {
     Halt { hook: &'static str, halt: Halt },
@@ -185,11 +183,26 @@ macro_rules! into_end {
 
 into_end!(AfterTool, ToolError);
 
+/// What is kept of a result the tool set returned, while wrap hooks hold it: its output and
+/// failure (the id and name are the call's, filled in when it is logged). The one copy a
+/// `wrap_tool` hook costs, so that a hook that panics or times out after `next` returned
+/// cannot lose what the tool did.
+fn kept(result: &ToolResult) -> ToolResult {
+    ToolResult {
+        call_id: String::new(),
+        name: String::new(),
+        output: result.output.clone(),
+        error: result.error.clone(),
+    }
+}
+
 /// The innermost `next` of the `wrap_tool` chain: the tool set.
 struct CallTool<'a, T> {
     tools: &'a T,
     names: &'a [String],
     turn: &'a Turn,
+    /// Where each result the tool set returns is kept, when wrap hooks could lose it.
+    ran: Option<&'a Mutex<Option<ToolResult>>>,
 }
 
 impl<T: ToolSet> NextTool for CallTool<'_, T> {
@@ -197,7 +210,7 @@ impl<T: ToolSet> NextTool for CallTool<'_, T> {
         if self.turn.aborted.get().is_some() {
             return not_run(call);
         }
-        match caught(|| self.tools.call(call, self.turn)).await {
+        let result = match caught(|| self.tools.call(call, self.turn)).await {
             Ok(Some(result)) => result,
             Ok(None) => ToolResult::failure(
                 call,
@@ -207,6 +220,10 @@ impl<T: ToolSet> NextTool for CallTool<'_, T> {
                 let message = panic_message(payload.as_ref());
                 ToolResult::failure(call, ToolFailure::Panicked { message })
             }
+        };
+        if let Some(ran) = self.ran {
+            *lock(ran) = Some(kept(&result));
         }
+        result
     }
 }
