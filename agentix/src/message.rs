@@ -161,9 +161,17 @@ impl AssistantMessage {
     /// its call by id, so ids are unique within a message.
     pub fn duplicate_call_id(&self) -> Option<&str> {
         // A message calls few tools: comparing each pair beats building a set.
-        self.tool_calls().enumerate().find_map(|(index, call)| {
-            self.tool_calls().skip(index + 1).any(|later| later.id == call.id).then_some(&*call.id)
-        })
+        for (index, part) in self.content.iter().enumerate() {
+            let Part::ToolCall(call) = part else { continue };
+            for later in &self.content[index + 1..] {
+                if let Part::ToolCall(other) = later
+                    && other.id == call.id
+                {
+                    return Some(&call.id);
+                }
+            }
+        }
+        None
     }
 }
 

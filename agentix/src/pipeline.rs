@@ -192,9 +192,10 @@ pub trait Pipeline: sealed::Sealed + Send + Sync {
     /// The chain of every event but the two wraps.
     type Chain: Chain;
 
-    /// Whether the `wrap_tool` onion has a layer: a hook that could hold a tool's result
-    /// after `next` returns.
-    const WRAPS_TOOLS: bool;
+    /// Where a running tool call's result is kept while `wrap_tool` hooks hold it: nowhere
+    /// when the onion has no layer.
+    #[doc(hidden)]
+    type Kept: Keep;
 
     /// The chain of every event but the two wraps.
     fn chain(&self) -> &Self::Chain;
@@ -221,7 +222,7 @@ impl<C, M, T> sealed::Sealed for Hooks<C, M, T> {}
 
 impl<C: Chain, M: ModelWraps, T: ToolWraps> Pipeline for Hooks<C, M, T> {
     type Chain = C;
-    const WRAPS_TOOLS: bool = !T::EMPTY;
+    type Kept = T::Kept;
 
     fn chain(&self) -> &C {
         &self.chain
@@ -946,8 +947,9 @@ pub trait ModelWraps: Send + Sync {
 
 /// The `wrap_tool` onion.
 pub trait ToolWraps: Send + Sync {
-    /// Whether the onion has no layer.
-    const EMPTY: bool = false;
+    /// Where a call's result is kept while the onion's hooks hold it.
+    #[doc(hidden)]
+    type Kept: Keep;
 
     /// `innermost` with every layer around it, first declared outermost.
     fn around<'a, O: Observer>(
@@ -970,7 +972,7 @@ impl ModelWraps for () {
 }
 
 impl ToolWraps for () {
-    const EMPTY: bool = true;
+    type Kept = ();
 
     fn around<'a, O: Observer>(
         &'a self,
@@ -998,6 +1000,8 @@ impl<Rest: ModelWraps, L: ModelLayer> ModelWraps for Wraps<Rest, L> {
 }
 
 impl<Rest: ToolWraps, L: ToolLayer> ToolWraps for Wraps<Rest, L> {
+    type Kept = KeptResult;
+
     fn around<'a, O: Observer>(
         &'a self,
         turn: &'a Turn,
@@ -1009,6 +1013,50 @@ impl<Rest: ToolWraps, L: ToolLayer> ToolWraps for Wraps<Rest, L> {
             observer,
             Layered { layer: &self.layer, turn, observer, next: innermost },
         )
+    }
+}
+
+/// Where a running tool call's result is kept while `wrap_tool` hooks hold it, so that a hook
+/// that panics or times out after `next` returned cannot lose what the tool did.
+#[doc(hidden)]
+pub trait Keep: Default + Send + Sync {
+    /// Keeps what the tool set returned (its output and failure: the id and name are the
+    /// call's).
+    fn keep(&self, result: &ToolResult);
+    /// What was kept, taken out.
+    fn take(&mut self) -> Option<ToolResult>;
+}
+
+/// Nothing to keep: no `wrap_tool` hook can hold a result.
+impl Keep for () {
+    #[inline(always)]
+    fn keep(&self, _result: &ToolResult) {}
+
+    #[inline(always)]
+    fn take(&mut self) -> Option<ToolResult> {
+        None
+    }
+}
+
+/// The latest result of the running call: one copy of its output while the onion runs, the one
+/// cost of a `wrap_tool` hook beyond dispatch.
+#[doc(hidden)]
+#[derive(Debug, Default)]
+pub struct KeptResult(std::sync::Mutex<Option<ToolResult>>);
+
+impl Keep for KeptResult {
+    fn keep(&self, result: &ToolResult) {
+        let kept = ToolResult {
+            call_id: String::new(),
+            name: String::new(),
+            output: result.output.clone(),
+            error: result.error.clone(),
+        };
+        *crate::lock(&self.0) = Some(kept);
+    }
+
+    fn take(&mut self) -> Option<ToolResult> {
+        self.0.get_mut().unwrap_or_else(|poisoned| poisoned.into_inner()).take()
     }
 }
 

@@ -7,44 +7,59 @@ use std::sync::Mutex;
 use crate::conversation::Entry;
 use crate::lock;
 use crate::message::{AssistantMessage, Part, ToolCall, ToolFailure, ToolResult};
+use crate::pipeline::Keep;
 use crate::turn::Turn;
 
-/// Where a step in flight goes when the loop's future is dropped before the step is committed:
-/// the turn, which outlives the loop's future, commits it from there.
-pub(super) type StepSlot = Mutex<Option<PendingStep>>;
+/// Where a step in flight goes when the loop's future is dropped (or unwinds) before the step
+/// is committed: the turn, which outlives the loop's future, commits it from there. Boxed: it
+/// is filled only on that path, and the open turn stays small on every other.
+pub(super) type StepSlot = Mutex<Option<Box<PendingStep>>>;
 
 /// A step not yet in the log: the assistant message (its calls as the hooks left them), the
-/// results so far, and the running call's result if its tool returned.
-#[derive(Default)]
+/// results so far, the call whose tool was started, and what that tool returned if it did.
 pub(super) struct PendingStep {
     message: AssistantMessage,
     results: Vec<ToolResult>,
-    /// The call whose tool was started, if one is running.
     started: Option<usize>,
     ran: Option<ToolResult>,
 }
 
 impl PendingStep {
-    /// Appends the step to the log, each call answered: the results that finished, then the
-    /// running call's result if its tool returned (or `Interrupted` if it had started), then
-    /// `NotRun` for the calls after it, with `reason`.
+    /// Appends the step to the log, each call answered; `reason` answers the calls that did not
+    /// finish.
     pub(super) fn commit(self, turn: &mut Turn, reason: &str) {
-        let PendingStep { message, mut results, started, mut ran } = self;
-        for (index, call) in message.tool_calls().enumerate().skip(results.len()) {
-            let reason = reason.to_owned();
-            let result = if started == Some(index) {
-                ran.take().unwrap_or_else(|| {
-                    ToolResult::failure(call, ToolFailure::Interrupted { reason })
-                })
-            } else {
-                ToolResult::failure(call, ToolFailure::NotRun { reason })
-            };
-            results.push(answering(call, result));
-        }
-        let turn_ref = turn.turn_ref();
-        turn.append(Entry::Assistant { turn: turn_ref, message });
-        turn.append(Entry::ToolResults { turn: turn_ref, results });
+        let PendingStep { message, mut results, started, ran } = self;
+        answer_the_rest(&message, &mut results, started, ran, reason);
+        append_step(turn, message, results);
     }
+}
+
+/// Answers the calls after the finished ones: the started call with what its tool returned (or
+/// as interrupted, if it had not returned), the ones after it as not run.
+#[cold]
+fn answer_the_rest(
+    message: &AssistantMessage,
+    results: &mut Vec<ToolResult>,
+    started: Option<usize>,
+    mut ran: Option<ToolResult>,
+    reason: &str,
+) {
+    for (index, call) in message.tool_calls().enumerate().skip(results.len()) {
+        let reason = reason.to_owned();
+        let result = if started == Some(index) {
+            ran.take()
+                .unwrap_or_else(|| ToolResult::failure(call, ToolFailure::Interrupted { reason }))
+        } else {
+            ToolResult::failure(call, ToolFailure::NotRun { reason })
+        };
+        results.push(answering(call, result));
+    }
+}
+
+fn append_step(turn: &mut Turn, message: AssistantMessage, results: Vec<ToolResult>) {
+    let turn_ref = turn.turn_ref();
+    turn.append(Entry::Assistant { turn: turn_ref, message });
+    turn.append(Entry::ToolResults { turn: turn_ref, results });
 }
 
 /// `result`, answering `call` whatever id and name it had: the log pairs every call with its
@@ -65,67 +80,69 @@ pub(super) fn answer_the_call(call: &ToolCall, result: &mut ToolResult) {
     }
 }
 
+/// The `index`-th tool call of `message`.
+pub(super) fn nth_call(message: &mut AssistantMessage, index: usize) -> &mut ToolCall {
+    message
+        .content
+        .iter_mut()
+        .filter_map(|part| match part {
+            Part::ToolCall(call) => Some(call),
+            _ => None,
+        })
+        .nth(index)
+        .expect("the step has this many calls")
+}
+
 /// A step while its calls run, in the loop's future. Committed, it joins the log; dropped
 /// first, it hands itself to the turn's [`StepSlot`].
-pub(super) struct StepInFlight<'s> {
+pub(super) struct StepInFlight<'s, K: Keep> {
     slot: &'s StepSlot,
     pub(super) message: AssistantMessage,
     pub(super) results: Vec<ToolResult>,
     pub(super) started: Option<usize>,
-    /// The running call's latest result from the tool set, kept while `wrap_tool` hooks could
-    /// hold it (the call ran, whatever they do after `next` returns). Behind a lock: the
-    /// innermost `next` of the onion writes it through a shared reference.
-    pub(super) ran: Mutex<Option<ToolResult>>,
+    /// The started call's latest result from the tool set, while `wrap_tool` hooks could hold
+    /// it (nothing, when there are none).
+    pub(super) ran: K,
+    calls: usize,
     committed: bool,
 }
 
-impl<'s> StepInFlight<'s> {
-    pub(super) fn new(slot: &'s StepSlot, message: AssistantMessage) -> Self {
-        let results = Vec::with_capacity(message.tool_calls().count());
+impl<'s, K: Keep> StepInFlight<'s, K> {
+    pub(super) fn new(slot: &'s StepSlot, message: AssistantMessage, calls: usize) -> Self {
         StepInFlight {
             slot,
             message,
-            results,
+            results: Vec::with_capacity(calls),
             started: None,
-            ran: Mutex::new(None),
+            ran: K::default(),
+            calls,
             committed: false,
         }
     }
 
-    /// The `index`-th tool call.
-    pub(super) fn call(message: &mut AssistantMessage, index: usize) -> &mut ToolCall {
-        message
-            .content
-            .iter_mut()
-            .filter_map(|part| match part {
-                Part::ToolCall(call) => Some(call),
-                _ => None,
-            })
-            .nth(index)
-            .expect("the step has this many calls")
-    }
-
-    /// Appends the step to the log; `reason` answers the calls that did not run.
+    /// Appends the step to the log; `reason` answers the calls that did not run (all ran, when
+    /// the step ended well).
     pub(super) fn commit(mut self, turn: &mut Turn, reason: &str) {
         self.committed = true;
-        self.take().commit(turn, reason);
-    }
-
-    fn take(&mut self) -> PendingStep {
-        PendingStep {
-            message: mem::take(&mut self.message),
-            results: mem::take(&mut self.results),
-            started: self.started,
-            ran: self.ran.get_mut().unwrap_or_else(|poisoned| poisoned.into_inner()).take(),
+        let message = mem::take(&mut self.message);
+        let mut results = mem::take(&mut self.results);
+        if results.len() < self.calls {
+            answer_the_rest(&message, &mut results, self.started, self.ran.take(), reason);
         }
+        append_step(turn, message, results);
     }
 }
 
-impl Drop for StepInFlight<'_> {
+impl<K: Keep> Drop for StepInFlight<'_, K> {
     fn drop(&mut self) {
         if !self.committed {
-            let pending = self.take();
-            *lock(self.slot) = Some(pending);
+            let pending = PendingStep {
+                message: mem::take(&mut self.message),
+                results: mem::take(&mut self.results),
+                started: self.started,
+                ran: self.ran.take(),
+            };
+            *lock(self.slot) = Some(Box::new(pending));
         }
     }
 }

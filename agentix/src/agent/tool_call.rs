@@ -2,7 +2,6 @@
 //! `tool_error`, and committing the step.
 
 use std::mem;
-use std::sync::Mutex;
 
 use crate::approval::{Approval, Approver};
 use crate::error::Error;
@@ -11,14 +10,14 @@ use crate::hook::NextTool;
 use crate::message::{AssistantMessage, ToolCall, ToolFailure, ToolResult};
 use crate::model::Model;
 use crate::observe::{Observation, Observer};
-use crate::pipeline::{Chain, Flow, Pipeline, not_run};
+use crate::pipeline::{Chain, Flow, Keep, Pipeline, not_run};
 use crate::tool::ToolSet;
 use crate::transform::StreamTransformer;
 use crate::turn::Turn;
 use crate::verdict::Halt;
-use crate::{caught, lock, panic_message};
+use crate::{caught, panic_message};
 
-use super::step::{StepInFlight, StepSlot, answer_the_call, answering};
+use super::step::{StepInFlight, StepSlot, answer_the_call, answering, nth_call};
 use super::{Agent, fire, halted, panicked};
 
 impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent<M, T, P, A, X> {
@@ -35,7 +34,7 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
         observer: &O,
     ) -> Result<(), Error> {
         let calls = message.tool_calls().count();
-        let mut step = StepInFlight::new(slot, message);
+        let mut step = StepInFlight::<P::Kept>::new(slot, message, calls);
         let mut interruption = None;
         for index in 0..calls {
             if let Err(error) = self.run_tool_call(index, &mut step, turn, observer).await {
@@ -61,12 +60,12 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
     async fn run_tool_call<O: Observer>(
         &self,
         index: usize,
-        step: &mut StepInFlight<'_>,
+        step: &mut StepInFlight<'_, P::Kept>,
         turn: &mut Turn,
         observer: &O,
     ) -> Result<(), Error> {
         let StepInFlight { message, results, started, ran, .. } = step;
-        let call = StepInFlight::call(message, index);
+        let call = nth_call(message, index);
         fire(observer, turn, EventKind::BeforeTool);
         let refusal = match run_guarded_chain!(
             self,
@@ -111,10 +110,9 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
         fire(observer, turn, EventKind::WrapTool);
         *started = Some(index);
         // Wrap hooks may hold the tool's result after `next` returns: what ran is kept aside.
-        let keep = P::WRAPS_TOOLS.then_some(&*ran);
-        let tool = CallTool { tools: &self.tools, names: &self.tool_names, turn, ran: keep };
+        let tool = CallTool { tools: &self.tools, names: &self.tool_names, turn, ran: &*ran };
         let result = self.hooks.tool_onion(turn, observer, tool).call(call).await;
-        let ran = lock(ran).take();
+        let ran = ran.take();
         if let Some(aborted) = turn.aborted.get() {
             // The call ran if the tool set returned: it is logged with what it returned.
             let reason = format!("the {} hook `{}` panicked", aborted.event, aborted.hook);
@@ -183,29 +181,16 @@ macro_rules! into_end {
 
 into_end!(AfterTool, ToolError);
 
-/// What is kept of a result the tool set returned, while wrap hooks hold it: its output and
-/// failure (the id and name are the call's, filled in when it is logged). The one copy a
-/// `wrap_tool` hook costs, so that a hook that panics or times out after `next` returned
-/// cannot lose what the tool did.
-fn kept(result: &ToolResult) -> ToolResult {
-    ToolResult {
-        call_id: String::new(),
-        name: String::new(),
-        output: result.output.clone(),
-        error: result.error.clone(),
-    }
-}
-
 /// The innermost `next` of the `wrap_tool` chain: the tool set.
-struct CallTool<'a, T> {
+struct CallTool<'a, T, K> {
     tools: &'a T,
     names: &'a [String],
     turn: &'a Turn,
-    /// Where each result the tool set returns is kept, when wrap hooks could lose it.
-    ran: Option<&'a Mutex<Option<ToolResult>>>,
+    /// Where each result the tool set returns is kept, while wrap hooks could lose it.
+    ran: &'a K,
 }
 
-impl<T: ToolSet> NextTool for CallTool<'_, T> {
+impl<T: ToolSet, K: Keep> NextTool for CallTool<'_, T, K> {
     async fn call(&self, call: &ToolCall) -> ToolResult {
         if self.turn.aborted.get().is_some() {
             return not_run(call);
@@ -221,9 +206,7 @@ impl<T: ToolSet> NextTool for CallTool<'_, T> {
                 ToolResult::failure(call, ToolFailure::Panicked { message })
             }
         };
-        if let Some(ran) = self.ran {
-            *lock(ran) = Some(kept(&result));
-        }
+        self.ran.keep(&result);
         result
     }
 }
