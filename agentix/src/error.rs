@@ -87,6 +87,14 @@ pub enum Error {
     /// The model call failed.
     #[error("model call failed: {0}")]
     Model(#[from] ModelError),
+    /// A component of the agent other than a hook panicked: the turn ended there.
+    #[error("the {component} panicked: {message}")]
+    ComponentPanicked {
+        /// Which component.
+        component: Component,
+        /// The panic's message.
+        message: String,
+    },
     /// The message given to open a turn is not a plain user message: its role is not the
     /// user's, or it carries tool calls or results. No turn was opened; the log is untouched.
     #[error("the message cannot open a turn: {reason}")]
@@ -100,4 +108,37 @@ pub enum Error {
     /// [`Config::allow_empty_answers`]: crate::Config::allow_empty_answers
     #[error("the final answer is empty: no text and no tool calls")]
     EmptyAnswer,
+}
+
+/// A part of an agent, besides its hooks, that runs user code inside a turn. A panic in one ends
+/// the turn with [`Error::ComponentPanicked`] naming it; a panicking tool, model or approver
+/// fails its call instead (a failed tool result, a model error, a rejection).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Component {
+    /// The [`Summarizer`](crate::Summarizer).
+    Summarizer,
+    /// The [`TokenCounter`](crate::TokenCounter).
+    TokenCounter,
+    /// The [`Observer`](crate::Observer); it is not called again in the turn.
+    Observer,
+    /// The [`AuditSink`](crate::AuditSink); the request it was given is not sent.
+    AuditSink,
+    /// A [`StreamTransformer`](crate::StreamTransformer).
+    Transformer,
+    /// agentix's own loop: a bug in agentix, not in any code of yours.
+    Loop,
+}
+
+impl std::fmt::Display for Component {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Component::Summarizer => "summarizer",
+            Component::TokenCounter => "token counter",
+            Component::Observer => "observer",
+            Component::AuditSink => "audit sink",
+            Component::Transformer => "stream transformer",
+            Component::Loop => "agent loop (a bug in agentix)",
+        })
+    }
 }

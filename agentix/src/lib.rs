@@ -198,7 +198,7 @@ pub use agentix_macros::hook;
 pub use approval::{Approval, Approver, NoApprover};
 pub use context::{AuditLog, AuditSink, CharsPerToken, Summarizer, TokenCounter, fence};
 pub use conversation::{Config, Conversation, Entry, InvalidLog, LogProblem, TurnRef};
-pub use error::Error;
+pub use error::{Component, Error};
 pub use hook::{Hook, NextModel, NextTool};
 pub use message::{AssistantMessage, Message, Part, Role, ToolCall, ToolFailure, ToolResult};
 pub use model::{

@@ -1,10 +1,12 @@
 //! Observers: a read-only view of the loop as it runs, for traces and telemetry.
 
 use std::fmt;
+use std::sync::OnceLock;
 
 use crate::Outcome;
 use crate::approval::Approval;
 use crate::conversation::TurnRef;
+use crate::error::{Component, Error};
 use crate::event::EventKind;
 use crate::message::{ToolCall, ToolResult};
 
@@ -17,13 +19,66 @@ pub trait Observer: Sync {
     /// runs the same.
     const STREAMS: bool = false;
 
-    /// Called for each thing that happens, in order.
+    /// Whether the observer ignores every observation (`()`): the loop then skips the guard it
+    /// keeps around the others.
+    #[doc(hidden)]
+    const SILENT: bool = false;
+
+    /// Called for each thing that happens, in order. A panic here is contained: the observer is
+    /// not called again in the turn, and the turn ends with
+    /// [`Error::ComponentPanicked`](crate::Error::ComponentPanicked) at its next step.
     fn observe(&self, observation: &Observation<'_>);
 }
 
 impl Observer for () {
+    const SILENT: bool = true;
+
     #[inline(always)]
     fn observe(&self, _observation: &Observation<'_>) {}
+}
+
+/// The turn's observer: the caller's, with its panics contained. The first panic is kept and
+/// the observer is not called again.
+pub(crate) struct Watched<'o, O> {
+    observer: &'o O,
+    panicked: OnceLock<String>,
+}
+
+impl<'o, O: Observer> Watched<'o, O> {
+    pub(crate) fn new(observer: &'o O) -> Self {
+        Watched { observer, panicked: OnceLock::new() }
+    }
+
+    /// The observer's panic, as the turn's error, if it panicked.
+    #[inline]
+    pub(crate) fn failed(&self) -> Result<(), Error> {
+        if O::SILENT {
+            return Ok(());
+        }
+        match self.panicked.get() {
+            Some(message) => Err(Error::ComponentPanicked {
+                component: Component::Observer,
+                message: message.clone(),
+            }),
+            None => Ok(()),
+        }
+    }
+}
+
+impl<O: Observer> Observer for Watched<'_, O> {
+    const STREAMS: bool = O::STREAMS;
+    const SILENT: bool = O::SILENT;
+
+    #[inline]
+    fn observe(&self, observation: &Observation<'_>) {
+        if O::SILENT || self.panicked.get().is_some() {
+            return;
+        }
+        let observe = || self.observer.observe(observation);
+        if let Err(payload) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(observe)) {
+            let _ = self.panicked.set(crate::panic_message(payload.as_ref()));
+        }
+    }
 }
 
 impl<F: Fn(&Observation<'_>) + Sync> Observer for F {

@@ -33,7 +33,7 @@ use crate::message::{AssistantMessage, Part, ToolCall, ToolFailure, ToolResult};
 use crate::model::{ModelError, ModelRequest, ModelResponse};
 use crate::observe::{Decision, Observation, Observer};
 use crate::on;
-use crate::turn::Turn;
+use crate::turn::{Culprit, Turn};
 use crate::verdict::{Halt, Verdict};
 use crate::{Caught, Outcome, caught, panic_message, poll_guarded};
 
@@ -334,8 +334,11 @@ fn hook_panicked<E: Event>(
     turn: &mut Turn,
     observer: &impl Observer,
 ) -> Flow<E> {
-    let (_, hook, message) = hook_panic(payload, turn, observer);
-    Flow::Panicked { hook, message }
+    match hook_panic(payload, turn, observer) {
+        Ok((_, hook, message)) => Flow::Panicked { hook, message },
+        // Not a hook's panic: the turn's guard answers for it.
+        Err(payload) => std::panic::resume_unwind(payload),
+    }
 }
 
 /// The hook whose panic a guard caught — an event's own, or the turn's around the loop —
@@ -346,13 +349,13 @@ pub(crate) fn hook_panic(
     payload: Box<dyn Any + Send>,
     turn: &mut Turn,
     observer: &impl Observer,
-) -> (EventKind, &'static str, String) {
+) -> Result<(EventKind, &'static str, String), Box<dyn Any + Send>> {
     let Some(hook) = turn.leave_hook() else {
-        std::panic::resume_unwind(payload);
+        return Err(payload);
     };
     let event = turn.running_event();
     let message = report_panic(observer, event, hook, payload.as_ref());
-    (event, hook, message)
+    Ok((event, hook, message))
 }
 
 /// Reports a hook its `when` condition skipped; the chain goes on.
@@ -1253,7 +1256,7 @@ fn abort(
     payload: Box<dyn Any + Send>,
 ) {
     let message = report_panic(observer, event, hook, payload.as_ref());
-    turn.abort(event, hook, message);
+    turn.abort(Culprit::Hook { event, hook }, message);
 }
 
 // ---- registration ----

@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::context::{TokenCounter, Units};
 use crate::conversation::{Config, Conversation, Entry, TurnRef};
+use crate::error::{Component, Error};
 use crate::event::EventKind;
 use crate::message::{Message, Part};
 use crate::scope::Scope;
@@ -40,6 +41,10 @@ pub struct Turn {
     /// The event of the running hook, for a panic that unwinds out of the loop.
     #[serde(skip, default = "no_event")]
     running_event: EventKind,
+    /// The component (not a hook) running code of its own, for a panic that unwinds out of
+    /// the loop: the token counter, while a request is rendered.
+    #[serde(skip)]
+    pub(crate) running_component: Option<Component>,
     #[serde(skip)]
     pub(crate) aborted: OnceLock<Aborted>,
     #[serde(skip)]
@@ -86,12 +91,38 @@ pub struct Injection {
     pub durable: bool,
 }
 
-/// A hook inside a wrap chain panicked; the chain unwinds to the loop, which ends the turn.
+/// Something inside a model or tool call failed past recovering — a wrap hook panicked, a
+/// component the call runs panicked — and the call was abandoned; the loop ends the turn.
 #[derive(Clone, Debug)]
 pub(crate) struct Aborted {
-    pub(crate) event: EventKind,
-    pub(crate) hook: &'static str,
+    pub(crate) culprit: Culprit,
     pub(crate) message: String,
+}
+
+/// Who failed: a hook at its event, or a component.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Culprit {
+    Hook { event: EventKind, hook: &'static str },
+    Component(Component),
+}
+
+impl Aborted {
+    /// The turn's error.
+    pub(crate) fn error(&self) -> Error {
+        let message = self.message.clone();
+        match self.culprit {
+            Culprit::Hook { event, hook } => Error::HookPanicked { event, hook, message },
+            Culprit::Component(component) => Error::ComponentPanicked { component, message },
+        }
+    }
+
+    /// Why the calls the abandoned call took down did not run.
+    pub(crate) fn reason(&self) -> String {
+        match self.culprit {
+            Culprit::Hook { event, hook } => format!("the {event} hook `{hook}` panicked"),
+            Culprit::Component(component) => format!("the {component} panicked"),
+        }
+    }
 }
 
 impl Turn {
@@ -108,6 +139,7 @@ impl Turn {
             running_hook: "",
             running_durable: false,
             running_event: no_event(),
+            running_component: None,
             aborted: OnceLock::new(),
             blame: Mutex::default(),
             blamed: AtomicBool::new(false),
@@ -385,9 +417,9 @@ impl Turn {
         *crate::lock(&self.blame)
     }
 
-    pub(crate) fn abort(&self, event: EventKind, hook: &'static str, message: String) {
-        // The first panic is the cause; later ones are its echoes.
-        let _ = self.aborted.set(Aborted { event, hook, message });
+    pub(crate) fn abort(&self, culprit: Culprit, message: String) {
+        // The first failure is the cause; later ones are its echoes.
+        let _ = self.aborted.set(Aborted { culprit, message });
     }
 }
 

@@ -3,11 +3,11 @@
 use crate::Outcome;
 use crate::approval::Approver;
 use crate::conversation::Entry;
-use crate::error::Error;
+use crate::error::{Component, Error};
 use crate::event::EventKind;
 use crate::message::AssistantMessage;
 use crate::model::Model;
-use crate::observe::{Observation, Observer};
+use crate::observe::{Observation, Observer, Watched};
 use crate::pipeline::{Chain, Flow, Pipeline};
 use crate::tool::ToolSet;
 use crate::transform::StreamTransformer;
@@ -24,12 +24,15 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
         &self,
         turn: &mut Turn,
         slot: &StepSlot,
-        observer: &O,
+        observer: &Watched<'_, O>,
     ) -> Outcome {
         fire(observer, turn, EventKind::Pre);
         match run_chain!(self, turn, observer, Pre, pre / pre_in_place()) {
             Flow::Continue => {
-                check_injections(turn, &*self.settings.counter, turn.config().injection_reserve)?;
+                let reserve = turn.config().injection_reserve;
+                turn.running_component = Some(Component::TokenCounter);
+                check_injections(turn, &*self.settings.counter, reserve)?;
+                turn.running_component = None;
                 turn.commit_durable(EventKind::Pre);
             }
             Flow::Halt { hook, halt } => return Err(halted(EventKind::Pre, hook, halt)),
@@ -39,13 +42,19 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
         }
         let mut retry: Option<Retry> = None;
         loop {
+            // An observer that panicked ends the turn before the next model call.
+            observer.failed()?;
             if turn.step >= turn.config().max_steps {
                 return Err(Error::StepLimit { limit: turn.config().max_steps });
             }
+            // What panics in rendering but the summarizer (whose panic it names) is the token
+            // counter: the turn's guard names it.
+            turn.running_component = Some(Component::TokenCounter);
             let mut request = match self.plain_request(turn, retry.as_ref()) {
                 Some(request) => request,
                 None => self.render(turn, retry.as_ref()).await?,
             };
+            turn.running_component = None;
             fire(observer, turn, EventKind::BeforeModel);
             let mut message = match run_chain!(
                 self,

@@ -23,11 +23,11 @@ use futures::Stream;
 use crate::approval::{Approver, NoApprover};
 use crate::context::{AuditSink, CharsPerToken, Summarizer, TokenCounter};
 use crate::conversation::{Conversation, Entry};
-use crate::error::Error;
+use crate::error::{Component, Error};
 use crate::event::EventKind;
 use crate::message::{Message, Part, Role};
 use crate::model::{Model, ModelParams};
-use crate::observe::{Observation, Observer};
+use crate::observe::{Observation, Observer, Watched};
 use crate::pipeline::{Chain, Flow, Hooks, Pipeline, hook_panic};
 use crate::stream::{Queue, StreamEvent};
 use crate::tool::{NoTools, ToolSet, ToolSpec};
@@ -145,13 +145,24 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
         observer: &O,
     ) -> Outcome {
         check_user_message(&message)?;
+        let watched = Watched::new(observer);
+        let observer = &watched;
         let mut turn = OpenTurn::open(conversation, message);
         // The turn's one panic guard, for the hooks of the events `drive` runs unguarded.
         let caught = caught(|| self.drive(&mut turn.turn, &turn.step, observer)).await;
-        let mut outcome = caught.unwrap_or_else(|payload| {
-            let (event, hook, message) = hook_panic(payload, &mut turn, observer);
-            Err(panicked(event, hook, message))
-        });
+        let mut outcome =
+            caught.unwrap_or_else(|payload| match hook_panic(payload, &mut turn, observer) {
+                Ok((event, hook, message)) => Err(panicked(event, hook, message)),
+                // Outside a hook: the component marked running, or agentix's own code.
+                Err(payload) => {
+                    let component = turn.running_component.take().unwrap_or(Component::Loop);
+                    Err(component_panicked(component, payload))
+                }
+            });
+        // An observer that panicked in the turn's last step ends it all the same.
+        if outcome.is_ok() {
+            outcome = observer.failed().and(outcome);
+        }
         if let Err(error) = &outcome {
             // A step the loop left midway (it unwound) joins the log, every call answered.
             turn.commit_left_step(&error.to_string());
@@ -167,6 +178,11 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
             post / post_in_place(&mut outcome)
         );
         after_post(post_flow, &mut outcome, &mut turn, observer);
+        if let (Ok(_), Err(error)) = (&outcome, observer.failed()) {
+            // The observer panicked at `post`, or at hearing that the turn ended.
+            record(&mut turn, &error);
+            outcome = Err(error);
+        }
         turn.finish();
         outcome
     }
@@ -201,6 +217,12 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
             }
         }
     }
+}
+
+/// The turn's error for a component's panic.
+#[cold]
+fn component_panicked(component: Component, payload: Box<dyn std::any::Any + Send>) -> Error {
+    Error::ComponentPanicked { component, message: crate::panic_message(payload.as_ref()) }
 }
 
 /// Refuses a message that cannot open a turn: one whose role is not the user's, or that

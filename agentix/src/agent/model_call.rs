@@ -16,9 +16,14 @@ use crate::pipeline::Pipeline;
 use crate::tool::ToolSet;
 use crate::transform::StreamTransformer;
 use crate::turn::{Blame, Turn};
-use crate::{caught, panic_message};
+use std::any::Any;
+use std::panic::{AssertUnwindSafe, catch_unwind};
 
-use super::{Agent, fire, panicked};
+use crate::error::Component;
+use crate::turn::Culprit;
+use crate::{Caught, caught, panic_message};
+
+use super::{Agent, fire};
 
 impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent<M, T, P, A, X> {
     pub(super) async fn call_model<O: Observer>(
@@ -39,7 +44,7 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
         };
         let result = self.hooks.model_onion(turn, observer, model).call(request).await;
         if let Some(aborted) = turn.aborted.get() {
-            return Err(panicked(aborted.event, aborted.hook, aborted.message.clone()));
+            return Err(aborted.error());
         }
         match result {
             Ok(response) => Ok(response.message),
@@ -73,7 +78,11 @@ impl<M: Model, O: Observer, X: StreamTransformer> NextModel for CallModel<'_, M,
             return Err(ModelError::Aborted);
         }
         if let Some(audit) = self.audit {
-            audit.record(self.turn.turn_ref(), request);
+            // An unaudited request is not sent.
+            let record = || audit.record(self.turn.turn_ref(), request);
+            if let Err(payload) = catch_unwind(AssertUnwindSafe(record)) {
+                return Err(self.abandon(Component::AuditSink, payload));
+            }
         }
         let result = match caught(|| self.answer(request)).await {
             Ok(Ok(response)) => well_formed(response),
@@ -101,9 +110,11 @@ impl<M: Model, O: Observer, X: StreamTransformer> CallModel<'_, M, O, X> {
             }
             let mut chunks = std::pin::pin!(self.model.stream(request));
             while let Some(chunk) = chunks.next().await {
-                answer.add(chunk?, self.observer);
+                answer
+                    .add(chunk?, self.observer)
+                    .map_err(|panic| self.abandon_transformer(panic))?;
             }
-            return Ok(answer.finish(self.observer));
+            return answer.finish(self.observer).map_err(|panic| self.abandon_transformer(panic));
         }
         let response = self.model.complete(request).await?;
         if X::IDENTITY && Assembly::<X>::assembled(&response.message) {
@@ -111,10 +122,22 @@ impl<M: Model, O: Observer, X: StreamTransformer> CallModel<'_, M, O, X> {
         }
         let mut answer = Assembly::new(self.transformer);
         for chunk in Chunk::of(response) {
-            answer.add(chunk, &());
+            answer.add(chunk, &()).map_err(|panic| self.abandon_transformer(panic))?;
         }
         // Not streamed: the observer gets no pieces, the transformers' held-back tail included.
-        Ok(answer.finish(&()))
+        answer.finish(&()).map_err(|panic| self.abandon_transformer(panic))
+    }
+
+    /// Abandons the call: `component` panicked. The turn ends with the component's error.
+    #[cold]
+    fn abandon(&self, component: Component, payload: Box<dyn Any + Send>) -> ModelError {
+        self.turn.abort(Culprit::Component(component), panic_message(payload.as_ref()));
+        ModelError::Aborted
+    }
+
+    #[cold]
+    fn abandon_transformer(&self, payload: Box<dyn Any + Send>) -> ModelError {
+        self.abandon(Component::Transformer, payload)
     }
 }
 
@@ -158,10 +181,12 @@ impl<'a, X: StreamTransformer> Assembly<'a, X> {
         calls.iter().all(|part| matches!(part, Part::ToolCall(_)))
     }
 
-    fn add(&mut self, chunk: Chunk, observer: &impl Observer) {
+    /// Adds a chunk; a transformer's panic is returned.
+    fn add(&mut self, chunk: Chunk, observer: &impl Observer) -> Caught<()> {
         match chunk {
             Chunk::Text(piece) => {
-                let piece = self.transformer.transform(&mut self.state, piece);
+                let (transformer, state) = (self.transformer, &mut self.state);
+                let piece = transforming::<X, _>(|| transformer.transform(state, piece))?;
                 self.emit(piece, observer);
             }
             Chunk::ToolCall(call) => {
@@ -170,6 +195,7 @@ impl<'a, X: StreamTransformer> Assembly<'a, X> {
             }
             Chunk::Usage(usage) => self.usage = usage,
         }
+        Ok(())
     }
 
     fn emit(&mut self, piece: String, observer: &impl Observer) {
@@ -179,14 +205,23 @@ impl<'a, X: StreamTransformer> Assembly<'a, X> {
         }
     }
 
-    fn finish(mut self, observer: &impl Observer) -> ModelResponse {
-        let rest = self.transformer.flush(&mut self.state);
+    /// The assembled answer; a transformer's panic is returned.
+    fn finish(mut self, observer: &impl Observer) -> Caught<ModelResponse> {
+        let (transformer, state) = (self.transformer, &mut self.state);
+        let rest = transforming::<X, _>(|| transformer.flush(state))?;
         self.emit(rest, observer);
         let mut message = AssistantMessage::default();
         if !self.text.is_empty() {
             message.content.push(Part::Text(self.text));
         }
         message.content.extend(self.calls.into_iter().map(Part::ToolCall));
-        ModelResponse { message, usage: self.usage }
+        Ok(ModelResponse { message, usage: self.usage })
     }
+}
+
+/// Runs a stream transformer, catching its panic; the identity transformer cannot panic and is
+/// not guarded.
+#[inline]
+fn transforming<X: StreamTransformer, R>(run: impl FnOnce() -> R) -> Caught<R> {
+    if X::IDENTITY { Ok(run()) } else { catch_unwind(AssertUnwindSafe(run)) }
 }

@@ -1,9 +1,10 @@
 //! Rendering a step's request: the log, compacted to the budget, and what the turn adds.
 
 use crate::approval::Approver;
+use crate::caught;
 use crate::context::{MESSAGE_OVERHEAD, Summarizer, TokenCounter, Units};
 use crate::conversation::Entry;
-use crate::error::Error;
+use crate::error::{Component, Error};
 use crate::message::{Message, Part, Role};
 use crate::model::{Model, ModelRequest};
 use crate::pipeline::Pipeline;
@@ -12,8 +13,8 @@ use crate::transform::StreamTransformer;
 use crate::turn::Turn;
 use crate::verdict::Feedback;
 
-use super::Agent;
 use super::drive::Retry;
+use super::{Agent, component_panicked};
 
 impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent<M, T, P, A, X> {
     /// Renders the request for this step: `[system, history…, user message, durable output,
@@ -66,7 +67,8 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
             // it, and gives way to this round's.
             let mut planned_with = fixed;
             while !plan.dropped_history.is_empty() {
-                let message = summarize(turn, summarizer.as_ref(), plan.dropped_history.end).await;
+                let message =
+                    summarize(turn, summarizer.as_ref(), plan.dropped_history.end).await?;
                 let with_summary = fixed + counter.count_message(&message);
                 let (next, next_total) =
                     units.plan(turn.log(), turn.entry_tokens(), with_summary, target);
@@ -172,15 +174,22 @@ fn count_injections(turn: &Turn, counter: &dyn TokenCounter, reserve: usize) -> 
 
 /// The summary of the earlier turns up to log index `end`, from the turn's cache when the same
 /// turns were summarized for an earlier step.
-async fn summarize(turn: &mut Turn, summarizer: &dyn Summarizer, end: usize) -> Message {
+/// A panic in the summarizer ends the turn, naming it.
+async fn summarize(
+    turn: &mut Turn,
+    summarizer: &dyn Summarizer,
+    end: usize,
+) -> Result<Message, Error> {
     if let Some((cached, message)) = &turn.summary
         && *cached == end
     {
-        return message.clone();
+        return Ok(message.clone());
     }
     let dropped: Vec<Message> = turn.log()[..end].iter().filter_map(Entry::to_message).collect();
-    let text = summarizer.summarize(&dropped).await;
+    let text = caught(|| summarizer.summarize(&dropped))
+        .await
+        .map_err(|payload| component_panicked(Component::Summarizer, payload))?;
     let message = Message::user(format!("Summary of the earlier conversation: {text}"));
     turn.summary = Some((end, message.clone()));
-    message
+    Ok(message)
 }

@@ -115,11 +115,11 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
         let ran = ran.take();
         if let Some(aborted) = turn.aborted.get() {
             // The call ran if the tool set returned: it is logged with what it returned.
-            let reason = format!("the {} hook `{}` panicked", aborted.event, aborted.hook);
-            let result =
-                ran.unwrap_or_else(|| ToolResult::failure(call, ToolFailure::NotRun { reason }));
+            let result = ran.unwrap_or_else(|| {
+                ToolResult::failure(call, ToolFailure::NotRun { reason: aborted.reason() })
+            });
             results.push(answering(call, result));
-            return Err(panicked(aborted.event, aborted.hook, aborted.message.clone()));
+            return Err(aborted.error());
         }
         results.push(result);
         let Some(result) = results.last_mut() else { unreachable!("a result was just pushed") };
