@@ -83,6 +83,15 @@ fn expand(hook: &Hook, mut function: ItemFn) -> TokenStream {
         }
     };
     let durable = hook.durable.then(|| quote! { const DURABLE: #private::bool = true; });
+    let timeout = hook.timeout_ms.map(|millis| {
+        quote! {
+            const TIMEOUT: #private::Option<#private::Duration> =
+                #private::Option::Some(#private::Duration::from_millis(#millis));
+        }
+    });
+    let on_error = hook
+        .skip_on_error
+        .then(|| quote! { const ON_ERROR: #private::on::OnError = #private::on::OnError::Skip; });
     let trait_ident = if hook.parallel {
         format_ident!("ParallelPre")
     } else {
@@ -107,6 +116,8 @@ fn expand(hook: &Hook, mut function: ItemFn) -> TokenStream {
 
         impl #private::on::#trait_ident for #ident {
             #durable
+            #timeout
+            #on_error
 
             fn name(&self) -> &'static #private::str {
                 #name

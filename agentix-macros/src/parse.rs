@@ -3,10 +3,10 @@
 use syn::ext::IdentExt;
 use syn::parse::{Parse, ParseStream};
 use syn::punctuated::Punctuated;
-use syn::{Ident, LitStr, Path, Token};
+use syn::{Ident, LitInt, LitStr, Path, Token};
 
 /// The attribute's arguments: `EVENT [, parallel] [, durable] [, name = "..."] [, when = path]
-/// [, crate = "..."]`, in any order.
+/// [, timeout = "2s" | timeout_ms = 2000] [, on_error = skip] [, crate = "..."]`, in any order.
 pub struct Args {
     pub words: Vec<Word>,
 }
@@ -20,6 +20,7 @@ pub struct Word {
 /// The value after `=`.
 pub enum Value {
     Str(LitStr),
+    Int(LitInt),
     Path(Path),
 }
 
@@ -38,6 +39,8 @@ impl Parse for Word {
             input.parse::<Token![=]>()?;
             if input.peek(LitStr) {
                 Some(Value::Str(input.parse()?))
+            } else if input.peek(LitInt) {
+                Some(Value::Int(input.parse()?))
             } else {
                 Some(Value::Path(input.parse()?))
             }
@@ -45,5 +48,15 @@ impl Parse for Word {
             None
         };
         Ok(Word { key, value })
+    }
+}
+
+impl quote::ToTokens for Value {
+    fn to_tokens(&self, tokens: &mut proc_macro2::TokenStream) {
+        match self {
+            Value::Str(literal) => literal.to_tokens(tokens),
+            Value::Int(literal) => literal.to_tokens(tokens),
+            Value::Path(path) => path.to_tokens(tokens),
+        }
     }
 }

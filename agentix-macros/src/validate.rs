@@ -118,6 +118,10 @@ pub struct Hook {
     pub durable: bool,
     pub name: LitStr,
     pub when: Option<Path>,
+    /// The hook's timeout, in milliseconds.
+    pub timeout_ms: Option<u64>,
+    /// Whether the hook's failure is skipped (`on_error = skip`), not the turn's.
+    pub skip_on_error: bool,
     pub krate: Path,
     pub params: Vec<Param>,
     pub output: Type,
@@ -130,7 +134,8 @@ pub struct Hook {
 }
 
 const WORDS: &str = "pre, before_model, wrap_model, after_model, before_tool, wrap_tool, after_tool, \
-                     tool_error, before_final, post, parallel, durable, name, when, crate";
+                     tool_error, before_final, post, parallel, durable, name, when, timeout, \
+                     timeout_ms, on_error, crate";
 
 /// Names the seeds and peers use, and the agentix event they mean.
 const ALIASES: [(&str, &str); 16] = [
@@ -213,6 +218,26 @@ pub fn validate(args: Args, function: &ItemFn) -> Result<Hook, syn::Error> {
         );
     }
     let parallel = attribute.parallel.is_some() && event == Event::Pre;
+    if let Some((true, span)) = attribute.on_error
+        && !parallel
+    {
+        errors.push(
+            span,
+            format!(
+                "`on_error = skip` is legal only on `pre, parallel` hooks: {} is a guard, and a \
+                 guard fails closed ({})",
+                match event {
+                    Event::Pre => "a sequential `pre` hook".to_owned(),
+                    other => format!("a `{}` hook", other.word()),
+                },
+                if event == Event::BeforeTool {
+                    "its failure refuses the call"
+                } else {
+                    "its failure ends the turn"
+                }
+            ),
+        );
+    }
     let params = check_params(function, event, parallel, &mut errors);
 
     if let Some(errors) = errors.0 {
@@ -232,12 +257,15 @@ pub fn validate(args: Args, function: &ItemFn) -> Result<Hook, syn::Error> {
         durable: attribute.durable.is_some(),
         name: attribute.name.unwrap_or_else(|| LitStr::new(&ident.to_string(), ident.span())),
         when: attribute.when,
+        timeout_ms: attribute.timeout.as_ref().map(|(millis, _)| *millis),
+        skip_on_error: matches!(attribute.on_error, Some((true, _))),
         krate: attribute.krate.unwrap_or_else(|| syn::parse_quote!(::agentix)),
         params,
         output,
         future_span: function.sig.asyncness.map_or(ident.span(), |asyncness| asyncness.span),
         runs_in_place: !parallel
             && !event.is_wrap()
+            && attribute.timeout.is_none()
             && function.attrs.iter().all(is_doc_or_lint)
             && !awaits(function.block.to_token_stream()),
     })
@@ -314,6 +342,10 @@ struct Attribute {
     durable: Option<Span>,
     name: Option<LitStr>,
     when: Option<Path>,
+    /// The timeout in milliseconds, and the word that set it.
+    timeout: Option<(u64, Ident)>,
+    /// `on_error = skip` (true) or `fail`, and where it was written.
+    on_error: Option<(bool, Span)>,
     krate: Option<Path>,
 }
 
@@ -349,6 +381,54 @@ fn read_words(args: Args, errors: &mut Errors) -> Attribute {
             ("durable", None) => attribute.durable = Some(key.span()),
             ("name", Some(Value::Str(name))) => attribute.name = Some(name),
             ("when", Some(Value::Path(path))) => attribute.when = Some(path),
+            ("timeout" | "timeout_ms", value) => {
+                // Errors point at the word and its value.
+                let written = match &value {
+                    Some(value) => quote::quote!(#key = #value),
+                    None => quote::quote!(#key),
+                };
+                let millis = match (word.as_str(), value) {
+                    ("timeout", Some(Value::Str(text))) => parse_duration(&text.value())
+                        .map_err(|why| format!("malformed `timeout`: {why}")),
+                    ("timeout_ms", Some(Value::Int(number))) => {
+                        match number.base10_parse::<u64>() {
+                            Ok(0) => Err("a timeout must be more than zero".to_owned()),
+                            Ok(millis) => Ok(millis),
+                            Err(_) => {
+                                Err("`timeout_ms` takes a whole number of milliseconds".to_owned())
+                            }
+                        }
+                    }
+                    ("timeout", _) => Err(
+                        "`timeout` takes a duration, as in `timeout = \"2s\"` (units: ms, s, m, h)"
+                            .to_owned(),
+                    ),
+                    _ => {
+                        Err("`timeout_ms` takes milliseconds, as in `timeout_ms = 2000`".to_owned())
+                    }
+                };
+                match (millis, &attribute.timeout) {
+                    (Err(why), _) => errors.push_spanned(written, why),
+                    (Ok(_), Some((_, first))) => errors.push(
+                        key.span(),
+                        format!("`{word}` and `{first}` both set the timeout: keep one"),
+                    ),
+                    (Ok(millis), None) => attribute.timeout = Some((millis, key.clone())),
+                }
+            }
+            ("on_error", Some(Value::Path(path)))
+                if path.is_ident("skip") || path.is_ident("fail") =>
+            {
+                attribute.on_error = Some((path.is_ident("skip"), key.span()));
+            }
+            ("on_error", value) => {
+                let span = value.as_ref().map_or(key.span(), value_span);
+                errors.push(
+                    span,
+                    "`on_error` takes `skip` (go on without the hook's content) or `fail` (the \
+                     default: end the turn)",
+                );
+            }
             ("crate", Some(Value::Str(krate))) => match krate.parse::<Path>() {
                 Ok(path) if path.leading_colon.is_some() => attribute.krate = Some(path),
                 Ok(path) => {
@@ -396,8 +476,45 @@ fn read_words(args: Args, errors: &mut Errors) -> Attribute {
 fn value_span(value: &Value) -> Span {
     match value {
         Value::Str(literal) => literal.span(),
+        Value::Int(literal) => literal.span(),
         Value::Path(path) => path.span(),
     }
+}
+
+/// Milliseconds of a duration written as numbers with units, as in `"2s"`, `"1.5s"`, `"250ms"`
+/// or `"1m30s"`; why it is not one otherwise.
+fn parse_duration(text: &str) -> Result<u64, String> {
+    let text = text.trim();
+    if text.is_empty() {
+        return Err("it is empty; write a number and a unit, as in \"2s\"".to_owned());
+    }
+    let mut millis = 0f64;
+    let mut rest = text;
+    while !rest.is_empty() {
+        let number_end =
+            rest.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(rest.len());
+        let (number, after) = rest.split_at(number_end);
+        let after = after.trim_start();
+        let unit_end = after.find(|c: char| !c.is_ascii_alphabetic()).unwrap_or(after.len());
+        let (unit, after) = after.split_at(unit_end);
+        let value: f64 = number
+            .parse()
+            .map_err(|_| format!("`{rest}` does not start with a number; write it as in \"2s\""))?;
+        let scale = match unit {
+            "ms" => 1.0,
+            "s" => 1_000.0,
+            "m" => 60_000.0,
+            "h" => 3_600_000.0,
+            "" => return Err(format!("`{number}` has no unit; write `{number}s` or `{number}ms`")),
+            other => return Err(format!("unknown unit `{other}`; expected ms, s, m or h")),
+        };
+        millis += value * scale;
+        rest = after.trim_start();
+    }
+    if millis < 1.0 {
+        return Err("a timeout must be at least 1ms".to_owned());
+    }
+    Ok(millis.round() as u64)
 }
 
 fn check_signature(function: &ItemFn, errors: &mut Errors) {

@@ -1,5 +1,7 @@
 //! The one error type of a turn.
 
+use std::time::Duration;
+
 use crate::event::EventKind;
 use crate::model::ModelError;
 
@@ -37,6 +39,23 @@ pub enum Error {
         hook: &'static str,
         /// The panic's message.
         message: String,
+    },
+    /// A hook did not return within its `timeout`.
+    #[error("{event} hook `{hook}` timed out after {after:?}")]
+    HookTimedOut {
+        /// Where.
+        event: EventKind,
+        /// Which hook.
+        hook: &'static str,
+        /// Its timeout.
+        after: Duration,
+    },
+    /// The turn did not end within the conversation's `turn_timeout`; what had run is in the
+    /// log.
+    #[error("the turn did not end within its timeout of {after:?}")]
+    TurnTimedOut {
+        /// The conversation's `turn_timeout`.
+        after: Duration,
     },
     /// A hook asked for one RETRY more than the conversation's `max_retries` allows.
     #[error("{event} hook `{hook}` asked for a retry beyond the limit of {limit} per turn")]

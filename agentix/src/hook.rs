@@ -1,6 +1,7 @@
 //! The hook traits: what `#[hook]` implements, and what a struct may implement by hand.
 
 use std::future::{Future, ready};
+use std::time::Duration;
 
 use crate::Outcome;
 use crate::event::{
@@ -59,6 +60,11 @@ pub trait Hook: Send + Sync {
     /// The events this hook handles, where traces report it even when it continues. Every other
     /// decision is reported wherever it happens, and every method runs whatever this says.
     const EVENTS: EventSet = EventSet::ALL;
+
+    /// How long one call of any of the hook's methods may take; past it, the hook failed at
+    /// that event, and the event's failure policy answers. `None`: no limit, and no timer. A
+    /// timeout needs a tokio runtime with its time driver.
+    const TIMEOUT: Option<Duration> = None;
 
     /// Whether what the hook injects at `pre` and `post` is durable: appended to the
     /// conversation's log, where later turns see it, rather than transient.

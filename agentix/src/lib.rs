@@ -116,6 +116,18 @@
 //!
 //! [`AgentBuilder::hook`] takes any of them and knows where each goes.
 
+/// `$future.await`, within `$limit` if there is one: `Ok(output)`, or `Err(limit)` when it runs
+/// out. Without a limit the future is awaited as it is: no timer, and no move into a wrapper (a
+/// turn's future is large, and moving it costs).
+macro_rules! bounded {
+    ($limit:expr, $future:expr) => {
+        match $limit {
+            ::core::option::Option::None => ::core::result::Result::Ok($future.await),
+            limit @ ::core::option::Option::Some(_) => $crate::Bounded::new(limit, $future).await,
+        }
+    };
+}
+
 #[doc(hidden)]
 #[path = "private.rs"]
 pub mod __private;
@@ -247,6 +259,7 @@ pin_project_lite::pin_project! {
 impl<F: std::future::Future> std::future::Future for Guarded<F> {
     type Output = Caught<F::Output>;
 
+    #[inline]
     fn poll(
         self: std::pin::Pin<&mut Self>,
         cx: &mut std::task::Context<'_>,
@@ -258,6 +271,50 @@ impl<F: std::future::Future> std::future::Future for Guarded<F> {
                 .panicked
                 .take()
                 .expect("a caught future is polled after it ended"))),
+        }
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// A future with an optional time limit: `Err(limit)` if it runs out first. Without a
+    /// limit it is the future itself, and no timer is made.
+    struct Bounded<F> {
+        #[pin]
+        future: F,
+        #[pin]
+        deadline: Option<tokio::time::Sleep>,
+        limit: std::time::Duration,
+    }
+}
+
+impl<F: std::future::Future> Bounded<F> {
+    /// `future`, bounded by `limit` (a tokio timer, started now) when there is one.
+    #[inline]
+    fn new(limit: Option<std::time::Duration>, future: F) -> Self {
+        Bounded {
+            future,
+            deadline: limit.map(tokio::time::sleep),
+            limit: limit.unwrap_or_default(),
+        }
+    }
+}
+
+impl<F: std::future::Future> std::future::Future for Bounded<F> {
+    type Output = Result<F::Output, std::time::Duration>;
+
+    fn poll(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Self::Output> {
+        use std::task::Poll;
+
+        let this = self.project();
+        if let Poll::Ready(output) = this.future.poll(cx) {
+            return Poll::Ready(Ok(output));
+        }
+        match this.deadline.as_pin_mut().map(|deadline| deadline.poll(cx)) {
+            Some(Poll::Ready(())) => Poll::Ready(Err(*this.limit)),
+            _ => Poll::Pending,
         }
     }
 }
@@ -274,6 +331,50 @@ fn poll_guarded<F: std::future::Future>(
         Ok(Poll::Pending) => Poll::Pending,
         Ok(Poll::Ready(output)) => Poll::Ready(Ok(output)),
         Err(payload) => Poll::Ready(Err(payload)),
+    }
+}
+
+/// Durations in the log and the config, as whole milliseconds: readable, and exact for every
+/// timeout worth setting.
+mod millis {
+    use std::time::Duration;
+
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub(crate) fn serialize<S: Serializer>(
+        duration: &Duration,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        serializer.serialize_u64(u64::try_from(duration.as_millis()).unwrap_or(u64::MAX))
+    }
+
+    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Duration, D::Error> {
+        u64::deserialize(deserializer).map(Duration::from_millis)
+    }
+
+    /// The same, for a duration that may be absent.
+    pub(crate) mod option {
+        use std::time::Duration;
+
+        use serde::{Deserialize, Deserializer, Serializer};
+
+        pub(crate) fn serialize<S: Serializer>(
+            duration: &Option<Duration>,
+            serializer: S,
+        ) -> Result<S::Ok, S::Error> {
+            match duration {
+                Some(duration) => super::serialize(duration, serializer),
+                None => serializer.serialize_none(),
+            }
+        }
+
+        pub(crate) fn deserialize<'de, D: Deserializer<'de>>(
+            deserializer: D,
+        ) -> Result<Option<Duration>, D::Error> {
+            Option::<u64>::deserialize(deserializer).map(|millis| millis.map(Duration::from_millis))
+        }
     }
 }
 

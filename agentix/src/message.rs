@@ -278,6 +278,13 @@ pub enum ToolFailure {
         /// The panic's message.
         message: String,
     },
+    /// The tool did not return within the conversation's `tool_timeout`; whether it took
+    /// effect is not known.
+    TimedOut {
+        /// The timeout, in milliseconds in the log.
+        #[serde(rename = "after_ms", with = "crate::millis")]
+        after: std::time::Duration,
+    },
     /// A `before_tool` hook, or the approver, refused the call; the tool did not run.
     Rejected {
         /// Who refused: a hook's name, or `approver`.
@@ -318,6 +325,7 @@ impl fmt::Display for ToolFailure {
             ToolFailure::InvalidArguments { message } => write!(f, "invalid arguments: {message}"),
             ToolFailure::Failed { message } => write!(f, "tool failed: {message}"),
             ToolFailure::Panicked { message } => write!(f, "tool panicked: {message}"),
+            ToolFailure::TimedOut { after } => write!(f, "tool did not return within {after:?}"),
             ToolFailure::Rejected { by, reason } => write!(f, "call rejected by {by}: {reason}"),
             ToolFailure::NotRun { reason } => write!(f, "call not run: {reason}"),
             ToolFailure::Interrupted { reason } => {

@@ -185,6 +185,12 @@ pub enum ModelError {
         /// The provider's message.
         message: String,
     },
+    /// The model did not answer within the conversation's `model_timeout`.
+    #[error("the model did not answer within {after:?}")]
+    TimedOut {
+        /// The conversation's `model_timeout`.
+        after: std::time::Duration,
+    },
     /// The model's answer calls two tools under one id: its results could not be told apart.
     #[error("the model's answer calls two tools under the id `{id}`")]
     DuplicateCallId {

@@ -190,6 +190,11 @@ pub enum Decision<'a> {
     },
     /// The hook's `when` condition did not hold: it did not run.
     Skipped,
+    /// The hook did not return within its timeout.
+    TimedOut {
+        /// Its timeout.
+        after: std::time::Duration,
+    },
     /// The hook panicked.
     Panicked {
         /// The panic's message.
@@ -255,6 +260,7 @@ impl fmt::Display for Decision<'_> {
             Decision::Returned { ok: false } => f.write_str("returned an error"),
             Decision::Skipped => f.write_str("skipped (its `when` condition does not hold)"),
             Decision::Panicked { message } => write!(f, "panicked ({message})"),
+            Decision::TimedOut { after } => write!(f, "timed out (after {after:?})"),
         }
     }
 }

@@ -6,6 +6,7 @@
 //! [`AgentBuilder::hook`](crate::AgentBuilder::hook) knows where it goes.
 
 use std::future::Future;
+use std::time::Duration;
 
 use crate::Outcome;
 use crate::event;
@@ -29,6 +30,12 @@ macro_rules! single_event_traits {
                 )]
                 const DURABLE: bool = false;
             )?
+
+            /// How long one call of the hook may take; past it, the hook failed, and its
+            /// event's failure policy answers (the turn ends, or a `before_tool` hook's call is
+            /// refused). `#[hook(EVENT, timeout = "2s")]` sets it. `None`: no limit, and no timer.
+            /// A timeout needs a tokio runtime with its time driver.
+            const TIMEOUT: Option<Duration> = None;
 
             /// Whether the hook has a condition ([`applies`](Self::applies)): `#[hook(when =
             /// ...)]` says so, and the pipeline then asks it before each call.
@@ -80,10 +87,7 @@ macro_rules! in_place_items {
 single_event_traits! {
     /// A sequential `pre` hook: it may inject content ([`Turn::inject`]) and halt.
     Pre(turn: &Turn) durable / pre_in_place { fn pre(turn: &mut Turn) -> Verdict<event::Pre>; }
-    /// A parallel `pre` hook: it reads the turn through a shared borrow and returns content to
-    /// inject. Its type has no way to halt or mutate the turn, so consecutive parallel hooks run
-    /// at once, on one task, and their parts merge in declaration order.
-    ParallelPre(turn: &Turn) durable { fn pre(turn: &Turn) -> Vec<Part>; }
+
     /// A `before_model` hook: it may edit the request, STOP with a message, or halt.
     BeforeModel(request: &ModelRequest, turn: &Turn) / before_model_in_place { fn before_model(request: &mut ModelRequest, turn: &mut Turn) -> Verdict<event::BeforeModel>; }
     /// A `wrap_model` hook: it owns the model call and may call `next` any number of times.
@@ -105,4 +109,58 @@ single_event_traits! {
     BeforeFinal(message: &AssistantMessage, turn: &Turn) / before_final_in_place { fn before_final(message: &mut AssistantMessage, turn: &mut Turn) -> Verdict<event::BeforeFinal>; }
     /// A `post` hook: it sees how the turn ended, every time, and may halt.
     Post(outcome: &Outcome, turn: &Turn) durable / post_in_place { fn post(outcome: &Outcome, turn: &mut Turn) -> Verdict<event::Post>; }
+}
+
+/// A parallel `pre` hook: it reads the turn through a shared borrow and returns content to
+/// inject. Its type has no way to halt or mutate the turn, so consecutive parallel hooks run at
+/// once, on one task, and their parts merge in declaration order.
+pub trait ParallelPre: Send + Sync {
+    /// Whether the hook's output is durable: appended to the conversation's log, where later
+    /// turns see it, rather than transient.
+    const DURABLE: bool = false;
+
+    /// What the hook's panic or timeout does: fail the turn (the default), or, for content the
+    /// turn can do without (retrieval that may fail), skip the hook — its failure is recorded in
+    /// the log and reported, and the group's other content is kept. `#[hook(pre, parallel,
+    /// on_error = skip)]` sets it; only a parallel `pre` hook has the choice: every other event
+    /// is a guard, and fails closed.
+    const ON_ERROR: OnError = OnError::Fail;
+
+    /// How long one call of the hook may take; past it, the hook failed, as [`ON_ERROR`]
+    /// says. `None`: no limit, and no timer. A timeout needs a tokio runtime with its time
+    /// driver.
+    ///
+    /// [`ON_ERROR`]: ParallelPre::ON_ERROR
+    const TIMEOUT: Option<Duration> = None;
+
+    /// Whether the hook has a condition ([`applies`](Self::applies)): `#[hook(when = ...)]`
+    /// says so, and the pipeline then asks it before each call.
+    #[doc(hidden)]
+    const CONDITIONAL: bool = false;
+
+    /// Whether the hook runs on this turn; a hook it does not is reported skipped. Asked only
+    /// when [`CONDITIONAL`](Self::CONDITIONAL) is true.
+    #[doc(hidden)]
+    fn applies(&self, turn: &Turn) -> bool {
+        let _ = turn;
+        true
+    }
+
+    /// The hook's name in errors, the log and traces. Defaults to the type's name.
+    fn name(&self) -> &'static str {
+        short_type_name::<Self>()
+    }
+
+    /// Runs the hook at its event.
+    fn pre(&self, turn: &Turn) -> impl Future<Output = Vec<Part>> + Send;
+}
+
+/// What a parallel `pre` hook's failure (a panic, a timeout) does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OnError {
+    /// The turn ends with the hook's error, before the model is called: fail closed.
+    Fail,
+    /// The turn goes on without the hook's content; the failure is recorded in the log
+    /// ([`Entry::HookSkipped`](crate::Entry::HookSkipped)) and reported to the observer.
+    Skip,
 }

@@ -21,9 +21,11 @@ use std::marker::PhantomData;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
+use std::time::Duration;
 
 use futures::future::join;
 
+use crate::error::Error;
 use crate::event::{
     self, AfterModel, AfterTool, BeforeFinal, BeforeModel, BeforeTool, Event, EventKind, EventSet,
     Post, Pre, ToolError,
@@ -32,10 +34,10 @@ use crate::hook::{Hook, NextModel, NextTool};
 use crate::message::{AssistantMessage, Part, ToolCall, ToolFailure, ToolResult};
 use crate::model::{ModelError, ModelRequest, ModelResponse};
 use crate::observe::{Decision, Observation, Observer};
-use crate::on;
+use crate::on::{self, OnError};
 use crate::turn::{Culprit, Turn};
 use crate::verdict::{Halt, Verdict};
-use crate::{Caught, Outcome, caught, panic_message, poll_guarded};
+use crate::{Bounded, Caught, Outcome, caught, panic_message, poll_guarded};
 
 use event::Payload as _;
 
@@ -80,13 +82,58 @@ pub enum Flow<E: Event> {
         /// Why.
         halt: Halt,
     },
-    /// A hook panicked.
-    Panicked {
+    /// A hook failed: it panicked, or ran out of time.
+    Failed {
         /// The hook.
         hook: &'static str,
+        /// How.
+        failure: HookFailure,
+    },
+}
+
+/// How a hook failed, besides an error it returned: what the event's failure policy answers
+/// for, as it does for an error.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum HookFailure {
+    /// It panicked, with this message.
+    Panicked {
         /// The panic's message.
         message: String,
     },
+    /// It did not return within its `timeout`.
+    TimedOut {
+        /// The timeout.
+        after: Duration,
+    },
+}
+
+impl HookFailure {
+    /// The turn's error for this failure of `hook`, at `event`.
+    pub(crate) fn error(self, event: EventKind, hook: &'static str) -> Error {
+        match self {
+            HookFailure::Panicked { message } => Error::HookPanicked { event, hook, message },
+            HookFailure::TimedOut { after } => Error::HookTimedOut { event, hook, after },
+        }
+    }
+
+    /// What the failure says, for a call it refused or did not run.
+    pub(crate) fn describe(&self, event: EventKind, hook: &'static str) -> String {
+        match self {
+            HookFailure::Panicked { message } => {
+                format!("the {event} hook `{hook}` panicked: {message}")
+            }
+            HookFailure::TimedOut { after } => {
+                format!("the {event} hook `{hook}` timed out after {after:?}")
+            }
+        }
+    }
+
+    fn decision(&self) -> Decision<'_> {
+        match self {
+            HookFailure::Panicked { message } => Decision::Panicked { message },
+            HookFailure::TimedOut { after } => Decision::TimedOut { after: *after },
+        }
+    }
 }
 
 impl<E: Event> Flow<E> {
@@ -119,7 +166,7 @@ impl<E: Event> Flow<E> {
                 Decision::Escalate { reason: escalation.note().unwrap_or_default() }
             }
             Flow::Halt { halt, .. } => Decision::Halt { reason: &halt.reason },
-            Flow::Panicked { message, .. } => Decision::Panicked { message },
+            Flow::Failed { failure, .. } => failure.decision(),
         }
     }
 }
@@ -335,7 +382,7 @@ fn hook_panicked<E: Event>(
     observer: &impl Observer,
 ) -> Flow<E> {
     match hook_panic(payload, turn, observer) {
-        Ok((_, hook, message)) => Flow::Panicked { hook, message },
+        Ok((_, hook, message)) => Flow::Failed { hook, failure: HookFailure::Panicked { message } },
         // Not a hook's panic: the turn's guard answers for it.
         Err(payload) => std::panic::resume_unwind(payload),
     }
@@ -391,6 +438,15 @@ impl<H> Clone for Lifecycle<H> {
     }
 }
 
+/// The flow of a hook's verdict, or of its running out of time.
+#[inline]
+fn timed<E: Event>(hook: &'static str, verdict: Result<Verdict<E>, Duration>) -> Flow<E> {
+    match verdict {
+        Ok(verdict) => Flow::decided(hook, verdict),
+        Err(after) => Flow::Failed { hook, failure: HookFailure::TimedOut { after } },
+    }
+}
+
 /// A node's hook has returned: it stops running, and the observer hears of its decision (`flow`,
 /// checked against the event's contract by the caller).
 #[inline]
@@ -418,8 +474,8 @@ macro_rules! lifecycle_chain {
                     // Only `pre` and `post` output can be durable.
                     let durable = H::DURABLE && matches!($event::KIND, EventKind::Pre | EventKind::Post);
                     turn.enter_hook(name, $event::KIND, durable);
-                    let verdict = self.0.$method($(&mut *$arg,)? turn).await;
-                    let flow = Flow::decided(name, verdict);
+                    let verdict = bounded!(H::TIMEOUT, self.0.$method($(&mut *$arg,)? turn));
+                    let flow = timed(name, verdict);
                     $(let flow = checked(flow, name, &*$arg);)?
                     ended(name, flow, H::EVENTS.contains(EventKind::$event), turn, observer)
                 }
@@ -462,7 +518,9 @@ macro_rules! single_chain {
     ($($method:ident / $in_place:ident: $event:ident ($($arg:ident: $ty:ty)?);)*) => {$(
         impl<H: on::$event> Chain for Single<H, $event> {
             const EVENTS: EventSet = EventSet::of(EventKind::$event);
-            const IN_PLACE_EVENTS: EventSet = in_place_events::<$event>(H::IN_PLACE);
+            // A hook with a timeout is awaited, under its timer.
+            const IN_PLACE_EVENTS: EventSet =
+                in_place_events::<$event>(H::IN_PLACE && H::TIMEOUT.is_none());
 
             async fn $method<O: Observer>(&self, $($arg: $ty,)? turn: &mut Turn, observer: &O) -> Flow<$event> {
                 let name = self.0.name();
@@ -470,8 +528,8 @@ macro_rules! single_chain {
                     return skipped(observer, $event::KIND, name);
                 }
                 turn.enter_hook(name, $event::KIND, durable_output!($event, H));
-                let verdict = self.0.$method($(&mut *$arg,)? turn).await;
-                let flow = Flow::decided(name, verdict);
+                let verdict = bounded!(H::TIMEOUT, self.0.$method($(&mut *$arg,)? turn));
+                let flow = timed(name, verdict);
                 $(let flow = checked(flow, name, &*$arg);)?
                 ended(name, flow, true, turn, observer)
             }
@@ -505,7 +563,7 @@ impl<G: ParallelGroup> Chain for Par<G> {
         let output = self.0.run(turn).await;
         match self.0.merge(output, turn, observer) {
             Ok(()) => Flow::Continue,
-            Err((hook, message)) => Flow::Panicked { hook, message },
+            Err((hook, failure)) => Flow::Failed { hook, failure },
         }
     }
 }
@@ -519,14 +577,15 @@ pub trait ParallelGroup: Send + Sync {
     /// allocation).
     fn run(&self, turn: &Turn) -> impl Future<Output = Self::Output> + Send;
 
-    /// Injects the parts in declaration order; the first panic, in declaration order, is
-    /// returned instead.
+    /// Injects the parts in declaration order; the first failure (a panic, a timeout) of a hook
+    /// that fails the turn, in declaration order, is returned instead. A hook whose failure is
+    /// skipped (`on_error = skip`) is recorded in the log and adds nothing.
     fn merge<O: Observer>(
         &self,
         output: Self::Output,
         turn: &mut Turn,
         observer: &O,
-    ) -> Result<(), (&'static str, String)>;
+    ) -> Result<(), (&'static str, HookFailure)>;
 }
 
 impl ParallelGroup for () {
@@ -541,18 +600,19 @@ impl ParallelGroup for () {
         (): (),
         _turn: &mut Turn,
         _observer: &O,
-    ) -> Result<(), (&'static str, String)> {
+    ) -> Result<(), (&'static str, HookFailure)> {
         Ok(())
     }
 }
 
 impl<G: ParallelGroup, P: on::ParallelPre> ParallelGroup for (G, P) {
-    /// Every hook's parts or panic; `None` for one its `when` condition skipped.
-    type Output = (G::Output, Option<Caught<Vec<Part>>>);
+    /// Every hook's parts, panic or timeout; `None` for one its `when` condition skipped.
+    type Output = (G::Output, Option<Result<Caught<Vec<Part>>, Duration>>);
 
     fn run(&self, turn: &Turn) -> impl Future<Output = Self::Output> + Send {
         let runs = !P::CONDITIONAL || self.1.applies(turn);
-        join(self.0.run(turn), MaybeRun { run: runs.then(|| caught(|| self.1.pre(turn))) })
+        let run = runs.then(|| Bounded::new(P::TIMEOUT, caught(|| self.1.pre(turn))));
+        join(self.0.run(turn), MaybeRun { run })
     }
 
     fn merge<O: Observer>(
@@ -560,23 +620,36 @@ impl<G: ParallelGroup, P: on::ParallelPre> ParallelGroup for (G, P) {
         (earlier, parts): Self::Output,
         turn: &mut Turn,
         observer: &O,
-    ) -> Result<(), (&'static str, String)> {
+    ) -> Result<(), (&'static str, HookFailure)> {
         self.0.merge(earlier, turn, observer)?;
         let hook = self.1.name();
-        match parts {
+        let failure = match parts {
             None => {
                 let decision = Decision::Skipped;
                 observer.observe(&Observation::Hook { event: EventKind::Pre, hook, decision });
-                Ok(())
+                return Ok(());
             }
-            Some(Ok(parts)) => {
+            Some(Ok(Ok(parts))) => {
                 let decision = Decision::Parts { count: parts.len() };
                 observer.observe(&Observation::Hook { event: EventKind::Pre, hook, decision });
                 turn.inject_as(hook, P::DURABLE, parts);
-                Ok(())
+                return Ok(());
             }
-            Some(Err(payload)) => {
-                Err((hook, report_panic(observer, EventKind::Pre, hook, payload.as_ref())))
+            Some(Ok(Err(payload))) => {
+                let message = report_panic(observer, EventKind::Pre, hook, payload.as_ref());
+                HookFailure::Panicked { message }
+            }
+            Some(Err(after)) => {
+                let decision = Decision::TimedOut { after };
+                observer.observe(&Observation::Hook { event: EventKind::Pre, hook, decision });
+                HookFailure::TimedOut { after }
+            }
+        };
+        match P::ON_ERROR {
+            OnError::Fail => Err((hook, failure)),
+            OnError::Skip => {
+                turn.record_skipped(EventKind::Pre, hook, failure.describe(EventKind::Pre, hook));
+                Ok(())
             }
         }
     }
@@ -811,6 +884,8 @@ pub trait ModelLayer: Send + Sync {
     /// Whether the layer's hook handles the event (and so is traced); one that does not only
     /// calls `next`.
     const ACTIVE: bool;
+    /// How long one call of the layer's hook may take, `next` included.
+    const TIMEOUT: Option<Duration> = None;
     /// Whether the layer's hook has a `when` condition, asked before each call.
     const CONDITIONAL: bool = false;
     /// Whether the hook runs on this call; the layer passes a call it skips on to `next`.
@@ -834,6 +909,8 @@ pub trait ToolLayer: Send + Sync {
     /// Whether the layer's hook handles the event (and so is traced); one that does not only
     /// calls `next`.
     const ACTIVE: bool;
+    /// How long one call of the layer's hook may take, `next` included.
+    const TIMEOUT: Option<Duration> = None;
     /// Whether the layer's hook has a `when` condition, asked before each call.
     const CONDITIONAL: bool = false;
     /// Whether the hook runs on this call; the layer passes a call it skips on to `next`.
@@ -854,6 +931,7 @@ pub trait ToolLayer: Send + Sync {
 
 impl<H: Hook> ModelLayer for Lifecycle<H> {
     const ACTIVE: bool = H::EVENTS.contains(EventKind::WrapModel);
+    const TIMEOUT: Option<Duration> = H::TIMEOUT;
 
     fn name(&self) -> &'static str {
         self.0.name()
@@ -871,6 +949,7 @@ impl<H: Hook> ModelLayer for Lifecycle<H> {
 
 impl<H: Hook> ToolLayer for Lifecycle<H> {
     const ACTIVE: bool = H::EVENTS.contains(EventKind::WrapTool);
+    const TIMEOUT: Option<Duration> = H::TIMEOUT;
 
     fn name(&self) -> &'static str {
         self.0.name()
@@ -889,6 +968,7 @@ impl<H: Hook> ToolLayer for Lifecycle<H> {
 impl<H: on::WrapModel> ModelLayer for Single<H, event::WrapModel> {
     const ACTIVE: bool = true;
     const CONDITIONAL: bool = H::CONDITIONAL;
+    const TIMEOUT: Option<Duration> = H::TIMEOUT;
 
     fn applies(&self, request: &ModelRequest, turn: &Turn) -> bool {
         self.0.applies(request, turn)
@@ -911,6 +991,7 @@ impl<H: on::WrapModel> ModelLayer for Single<H, event::WrapModel> {
 impl<H: on::WrapTool> ToolLayer for Single<H, event::WrapTool> {
     const ACTIVE: bool = true;
     const CONDITIONAL: bool = H::CONDITIONAL;
+    const TIMEOUT: Option<Duration> = H::TIMEOUT;
 
     fn applies(&self, call: &ToolCall, turn: &Turn) -> bool {
         self.0.applies(call, turn)
@@ -1084,7 +1165,7 @@ impl<L: ModelLayer, O: Observer, N: NextModel> NextModel for Layered<'_, L, O, N
             LayerState::Skipped { next: self.next.call(request) }
         } else {
             LayerState::started(start::<ModelCall, _>(turn, observer, name, || {
-                self.layer.wrap(request, turn, &self.next)
+                Bounded::new(L::TIMEOUT, self.layer.wrap(request, turn, &self.next))
             }))
         };
         LayerCall { state, wrapped: ModelCall, name, turn, observer, active: L::ACTIVE }
@@ -1099,7 +1180,7 @@ impl<L: ToolLayer, O: Observer, N: NextTool> NextTool for Layered<'_, L, O, N> {
             LayerState::Skipped { next: self.next.call(call) }
         } else {
             LayerState::started(start::<ToolCallOf<'_>, _>(turn, observer, name, || {
-                self.layer.wrap(call, turn, &self.next)
+                Bounded::new(L::TIMEOUT, self.layer.wrap(call, turn, &self.next))
             }))
         };
         LayerCall { state, wrapped: ToolCallOf(call), name, turn, observer, active: L::ACTIVE }
@@ -1211,7 +1292,7 @@ impl<O, W, F, G> Future for LayerCall<'_, O, F, G, W>
 where
     O: Observer,
     W: Wrapped,
-    F: Future<Output = W::Output>,
+    F: Future<Output = Result<W::Output, Duration>>,
     G: Future<Output = W::Output>,
 {
     type Output = W::Output;
@@ -1226,13 +1307,23 @@ where
         };
         let (name, turn, observer) = (*this.name, *this.turn, *this.observer);
         poll_guarded(future, cx).map(|returned| match returned {
-            Ok(output) => {
+            Ok(Ok(output)) => {
                 let ok = this.wrapped.settle(turn, name, &output);
                 if *this.active {
                     let decision = Decision::Returned { ok };
                     observer.observe(&Observation::Hook { event: W::EVENT, hook: name, decision });
                 }
                 output
+            }
+            Ok(Err(after)) => {
+                let failure = HookFailure::TimedOut { after };
+                observer.observe(&Observation::Hook {
+                    event: W::EVENT,
+                    hook: name,
+                    decision: failure.decision(),
+                });
+                turn.abort(Culprit::Hook { event: W::EVENT, hook: name }, failure);
+                this.wrapped.abandoned()
             }
             Err(payload) => {
                 abort(turn, observer, W::EVENT, name, payload);
@@ -1256,7 +1347,7 @@ fn abort(
     payload: Box<dyn Any + Send>,
 ) {
     let message = report_panic(observer, event, hook, payload.as_ref());
-    turn.abort(Culprit::Hook { event, hook }, message);
+    turn.abort(Culprit::Hook { event, hook }, HookFailure::Panicked { message });
 }
 
 // ---- registration ----

@@ -21,8 +21,10 @@ pub use crate::turn::Turn;
 pub use crate::verdict::{Halt, Verdict};
 pub use core::future::Future as CoreFuture;
 pub use core::marker::{Send as CoreSend, Sync as CoreSync};
+pub use core::option::Option;
 pub use core::primitive::{bool, str};
 pub use core::result::Result;
+pub use core::time::Duration;
 pub use std::vec::Vec;
 
 // ---- parameters ----

@@ -12,6 +12,7 @@ use crate::conversation::{Config, Conversation, Entry, TurnRef};
 use crate::error::{Component, Error};
 use crate::event::EventKind;
 use crate::message::{Message, Part};
+use crate::pipeline::HookFailure;
 use crate::scope::Scope;
 
 /// One turn in progress: the conversation so far, the user message that opened the turn, its
@@ -96,7 +97,7 @@ pub struct Injection {
 #[derive(Clone, Debug)]
 pub(crate) struct Aborted {
     pub(crate) culprit: Culprit,
-    pub(crate) message: String,
+    pub(crate) failure: HookFailure,
 }
 
 /// Who failed: a hook at its event, or a component.
@@ -109,17 +110,22 @@ pub(crate) enum Culprit {
 impl Aborted {
     /// The turn's error.
     pub(crate) fn error(&self) -> Error {
-        let message = self.message.clone();
-        match self.culprit {
-            Culprit::Hook { event, hook } => Error::HookPanicked { event, hook, message },
-            Culprit::Component(component) => Error::ComponentPanicked { component, message },
+        match (self.culprit, self.failure.clone()) {
+            (Culprit::Hook { event, hook }, failure) => failure.error(event, hook),
+            (Culprit::Component(component), HookFailure::Panicked { message }) => {
+                Error::ComponentPanicked { component, message }
+            }
+            (Culprit::Component(component), HookFailure::TimedOut { after }) => {
+                let message = format!("it did not return within {after:?}");
+                Error::ComponentPanicked { component, message }
+            }
         }
     }
 
     /// Why the calls the abandoned call took down did not run.
     pub(crate) fn reason(&self) -> String {
         match self.culprit {
-            Culprit::Hook { event, hook } => format!("the {event} hook `{hook}` panicked"),
+            Culprit::Hook { event, hook } => self.failure.describe(event, hook),
             Culprit::Component(component) => format!("the {component} panicked"),
         }
     }
@@ -257,6 +263,13 @@ impl Turn {
     /// The event of the hook running (or last run).
     pub(crate) fn running_event(&self) -> EventKind {
         self.running_event
+    }
+
+    /// Records that `hook` failed at `event` and the turn went on without it.
+    #[cold]
+    pub(crate) fn record_skipped(&mut self, event: EventKind, hook: &'static str, reason: String) {
+        let turn = self.turn_ref;
+        self.conversation.append(Entry::HookSkipped { turn, event, hook: hook.to_owned(), reason });
     }
 
     /// Marks the running hook as finished, returning it (if one was running).
@@ -417,9 +430,9 @@ impl Turn {
         *crate::lock(&self.blame)
     }
 
-    pub(crate) fn abort(&self, culprit: Culprit, message: String) {
+    pub(crate) fn abort(&self, culprit: Culprit, failure: HookFailure) {
         // The first failure is the cause; later ones are its echoes.
-        let _ = self.aborted.set(Aborted { culprit, message });
+        let _ = self.aborted.set(Aborted { culprit, failure });
     }
 }
 

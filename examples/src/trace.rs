@@ -40,6 +40,7 @@ pub fn log(out: &(dyn Fn(&str) + Sync), conversation: &Conversation) {
                 out(&format!("  {hook} (durable): {}", text.join(" ")))
             }
             Entry::Halted { hook, reason, .. } => out(&format!("  halted by {hook}: {reason}")),
+            Entry::HookSkipped { hook, reason, .. } => out(&format!("  skipped {hook}: {reason}")),
             Entry::Failed { error, .. } => out(&format!("  failed: {error}")),
         }
     }

@@ -217,6 +217,34 @@ panicking_hooks! {
     Post: post(_outcome: &Outcome);
 }
 
+/// A `before_tool` hook that panics refuses the call, whichever kind it is, and the turn goes on.
+#[tokio::test]
+async fn a_before_tool_panic_in_either_kind_of_hook_refuses_the_call() {
+    macro_rules! refused {
+        ($hook:ident, $message:literal) => {{
+            let model = model();
+            let weather = Weather::default();
+            let ran = std::sync::Arc::clone(&weather.calls);
+            let agent = Agent::builder(&model).tool(weather).hook(before_tool::$hook).build();
+            let mut conversation = Conversation::new();
+            agent.run(&mut conversation, "weather?").await.unwrap();
+            assert!(ran.lock().unwrap().is_empty(), "a refused call never runs");
+            for result in tests::tool_results(&model.requests()[1]) {
+                let Some(agentix::ToolFailure::Rejected { by, reason }) = &result.error else {
+                    panic!("{result:?}");
+                };
+                assert_eq!(by, stringify!($hook));
+                let said =
+                    concat!("the before_tool hook `", stringify!($hook), "` panicked: ", $message);
+                assert!(reason.starts_with(said), "{reason}");
+            }
+            assert_log_consistent(conversation.log());
+        }};
+    }
+    refused!(in_place, "in place");
+    refused!(awaiting, "awaiting");
+}
+
 /// The turn's error when `$hook` panics: it must name the hook and the event, and leave the
 /// log consistent.
 macro_rules! assert_named {
@@ -243,11 +271,11 @@ async fn a_panic_in_either_kind_of_hook_at_any_event_is_named() {
             assert_named!($event, $module::awaiting);
         )*};
     }
+    // (A `before_tool` hook's panic refuses the call instead, below.)
     at_every_event! {
         Pre: pre;
         BeforeModel: before_model;
         AfterModel: after_model;
-        BeforeTool: before_tool;
         AfterTool: after_tool;
         ToolError: tool_error;
         BeforeFinal: before_final;

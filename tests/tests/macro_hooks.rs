@@ -4,10 +4,10 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use agentix::event::{AfterModel, AfterTool, BeforeTool, EventKind, Pre};
+use agentix::event::{AfterModel, AfterTool, BeforeTool, Pre};
 use agentix::{
-    Agent, AssistantMessage, Conversation, Error, ModelError, ModelRequest, ModelResponse,
-    NextModel, Observation, Part, ScriptedModel, ToolCall, ToolResult, Turn, Verdict, hook,
+    Agent, AssistantMessage, Conversation, ModelError, ModelRequest, ModelResponse, NextModel,
+    Observation, Part, ScriptedModel, ToolCall, ToolFailure, ToolResult, Turn, Verdict, hook,
 };
 use serde_json::json;
 use tests::{Weather, tool_results};
@@ -32,21 +32,26 @@ async fn a_returned_value_replaces_the_events_value_and_an_err_fails_by_name() {
     let model = ScriptedModel::new()
         .tool_call("get_weather", json!({ "city": "Oslo" }))
         .text("ok")
-        .tool_call("get_weather", json!({ "town": "Oslo" }));
+        .tool_call("get_weather", json!({ "town": "Oslo" }))
+        .text("I need a city.");
     let agent =
         Agent::builder(&model).tool(Weather::default()).hook(require_city).hook(shout).build();
     let mut conversation = Conversation::new();
     agent.run(&mut conversation, "weather?").await.unwrap();
     assert_eq!(tool_results(&model.requests()[1])[0].output, "SUNNY IN OSLO");
 
-    let error = agent.run(&mut conversation, "again").await.unwrap_err();
+    // A `before_tool` guard that fails refuses the call (fail closed); the model reads why.
+    let reply = agent.run(&mut conversation, "again").await.unwrap();
+    assert_eq!(reply.joined_text(), "I need a city.");
+    let refused = tool_results(&model.requests()[3]).pop().unwrap();
     assert_eq!(
-        error,
-        Error::HookFailed {
-            event: EventKind::BeforeTool,
-            hook: "city_check",
-            message: "`get_weather` was called without a city".into()
-        }
+        refused.error,
+        Some(ToolFailure::Rejected {
+            by: "city_check".into(),
+            reason: "the before_tool hook `city_check` failed, so the call is refused: \
+                     `get_weather` was called without a city"
+                .into(),
+        })
     );
 }
 

@@ -22,8 +22,8 @@ fn model() -> ScriptedModel {
 
 #[tokio::test]
 async fn a_panicking_hook_at_any_event_is_named_and_the_next_turn_runs() {
-    for event in [Pre, BeforeModel, AfterModel, BeforeTool, AfterTool, ToolError, BeforeFinal, Post]
-    {
+    // (A `before_tool` hook's panic refuses the call instead: `failure_policy.rs`.)
+    for event in [Pre, BeforeModel, AfterModel, AfterTool, ToolError, BeforeFinal, Post] {
         let record = Record::new();
         let model = Arc::new(model());
         let agent = Agent::builder(model.clone())
@@ -48,7 +48,7 @@ async fn a_panicking_hook_at_any_event_is_named_and_the_next_turn_runs() {
         let reply = agent.run(&mut conversation, "second").await.unwrap();
         // The second turn reads the script from where the first one stopped.
         let expected = match event {
-            Pre | BeforeModel | AfterModel | BeforeTool | AfterTool | ToolError => "done",
+            Pre | BeforeModel | AfterModel | AfterTool | ToolError => "done",
             _ => "second turn",
         };
         assert_eq!(reply.joined_text(), expected, "{event}");

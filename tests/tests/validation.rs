@@ -435,6 +435,7 @@ fn broken(
                 | Entry::ToolResults { turn, .. }
                 | Entry::Halted { turn, .. }
                 | Entry::HookOutput { turn, .. }
+                | Entry::HookSkipped { turn, .. }
                 | Entry::Failed { turn, .. } => turn.0 -= 1,
             };
             set(&mut log[index]);

@@ -17,7 +17,7 @@ use crate::verdict::Feedback;
 use super::chains::handles;
 use super::render::check_injections;
 use super::step::StepSlot;
-use super::{Agent, fire, halted, panicked};
+use super::{Agent, fire, halted};
 
 impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent<M, T, P, A, X> {
     pub(super) async fn drive<O: Observer>(
@@ -36,8 +36,8 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
                 turn.commit_durable(EventKind::Pre);
             }
             Flow::Halt { hook, halt } => return Err(halted(EventKind::Pre, hook, halt)),
-            Flow::Panicked { hook, message } => {
-                return Err(panicked(EventKind::Pre, hook, message));
+            Flow::Failed { hook, failure } => {
+                return Err(failure.error(EventKind::Pre, hook));
             }
         }
         let mut retry: Option<Retry> = None;
@@ -68,8 +68,8 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
                 Flow::Halt { hook, halt } => {
                     return Err(halted(EventKind::BeforeModel, hook, halt));
                 }
-                Flow::Panicked { hook, message } => {
-                    return Err(panicked(EventKind::BeforeModel, hook, message));
+                Flow::Failed { hook, failure } => {
+                    return Err(failure.error(EventKind::BeforeModel, hook));
                 }
             };
 
@@ -99,8 +99,8 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
                 Flow::Halt { hook, halt } => {
                     return Err(halted(EventKind::AfterModel, hook, halt));
                 }
-                Flow::Panicked { hook, message } => {
-                    return Err(panicked(EventKind::AfterModel, hook, message));
+                Flow::Failed { hook, failure } => {
+                    return Err(failure.error(EventKind::AfterModel, hook));
                 }
             };
 
@@ -127,8 +127,8 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
                 Flow::Halt { hook, halt } => {
                     return Err(halted(EventKind::BeforeFinal, hook, halt));
                 }
-                Flow::Panicked { hook, message } => {
-                    return Err(panicked(EventKind::BeforeFinal, hook, message));
+                Flow::Failed { hook, failure } => {
+                    return Err(failure.error(EventKind::BeforeFinal, hook));
                 }
             }
             // A hook edited tool calls into the answer: committing it would leave them unanswered.

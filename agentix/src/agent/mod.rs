@@ -148,8 +148,16 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
         let watched = Watched::new(observer);
         let observer = &watched;
         let mut turn = OpenTurn::open(conversation, message);
-        // The turn's one panic guard, for the hooks of the events `drive` runs unguarded.
-        let caught = caught(|| self.drive(&mut turn.turn, &turn.step, observer)).await;
+        // The turn's one panic guard, for the hooks of the events `drive` runs unguarded, and
+        // its time limit.
+        let limit = turn.config().turn_timeout;
+        let driven = bounded!(limit, caught(|| self.drive(&mut turn.turn, &turn.step, observer)));
+        let caught = driven.unwrap_or_else(|after| {
+            // What was running when time ran out stopped there.
+            turn.leave_hook();
+            turn.running_component = None;
+            Ok(Err(Error::TurnTimedOut { after }))
+        });
         let mut outcome =
             caught.unwrap_or_else(|payload| match hook_panic(payload, &mut turn, observer) {
                 Ok((event, hook, message)) => Err(panicked(event, hook, message)),
@@ -259,7 +267,7 @@ fn after_post(
     let post_error = match post_flow {
         Flow::Continue => None,
         Flow::Halt { hook, halt } => Some(halted(EventKind::Post, hook, halt)),
-        Flow::Panicked { hook, message } => Some(panicked(EventKind::Post, hook, message)),
+        Flow::Failed { hook, failure } => Some(failure.error(EventKind::Post, hook)),
     };
     if let Some(error) = post_error {
         record(turn, &error);

@@ -20,6 +20,7 @@ use std::any::Any;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use crate::error::Component;
+use crate::pipeline::HookFailure;
 use crate::turn::Culprit;
 use crate::{Caught, caught, panic_message};
 
@@ -84,13 +85,15 @@ impl<M: Model, O: Observer, X: StreamTransformer> NextModel for CallModel<'_, M,
                 return Err(self.abandon(Component::AuditSink, payload));
             }
         }
-        let result = match caught(|| self.answer(request)).await {
-            Ok(Ok(response)) => well_formed(response),
-            Ok(Err(error)) => Err(error),
-            Err(payload) => Err(ModelError::Other(format!(
+        let limit = self.turn.config().model_timeout;
+        let result = match bounded!(limit, caught(|| self.answer(request))) {
+            Ok(Ok(Ok(response))) => well_formed(response),
+            Ok(Ok(Err(error))) => Err(error),
+            Ok(Err(payload)) => Err(ModelError::Other(format!(
                 "the model panicked: {}",
                 panic_message(payload.as_ref())
             ))),
+            Err(after) => Err(ModelError::TimedOut { after }),
         };
         self.turn.settle_model_call(None, result.is_ok());
         result
@@ -131,7 +134,8 @@ impl<M: Model, O: Observer, X: StreamTransformer> CallModel<'_, M, O, X> {
     /// Abandons the call: `component` panicked. The turn ends with the component's error.
     #[cold]
     fn abandon(&self, component: Component, payload: Box<dyn Any + Send>) -> ModelError {
-        self.turn.abort(Culprit::Component(component), panic_message(payload.as_ref()));
+        let message = panic_message(payload.as_ref());
+        self.turn.abort(Culprit::Component(component), HookFailure::Panicked { message });
         ModelError::Aborted
     }
 

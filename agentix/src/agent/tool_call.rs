@@ -10,7 +10,7 @@ use crate::hook::NextTool;
 use crate::message::{AssistantMessage, ToolCall, ToolFailure, ToolResult};
 use crate::model::Model;
 use crate::observe::{Observation, Observer};
-use crate::pipeline::{Chain, Flow, Keep, Pipeline, not_run};
+use crate::pipeline::{Chain, Flow, HookFailure, Keep, Pipeline, not_run};
 use crate::tool::ToolSet;
 use crate::transform::StreamTransformer;
 use crate::turn::Turn;
@@ -18,7 +18,7 @@ use crate::verdict::Halt;
 use crate::{caught, panic_message};
 
 use super::step::{StepInFlight, StepSlot, answer_the_call, answering, nth_call};
-use super::{Agent, fire, halted, panicked};
+use super::{Agent, fire, halted};
 
 impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent<M, T, P, A, X> {
     /// Runs the step's tool calls in order and commits the step — the assistant message with one
@@ -97,10 +97,22 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
                     }
                 }
             }
+            // A guard that fails refuses the call: fail closed, and the turn goes on.
+            Flow::Halt { hook, halt } if halt.failed => Some((
+                hook.to_owned(),
+                format!(
+                    "the before_tool hook `{hook}` failed, so the call is refused: {}",
+                    halt.reason
+                ),
+            )),
             Flow::Halt { hook, halt } => return Err(halted(EventKind::BeforeTool, hook, halt)),
-            Flow::Panicked { hook, message } => {
-                return Err(panicked(EventKind::BeforeTool, hook, message));
-            }
+            Flow::Failed { hook, failure } => Some((
+                hook.to_owned(),
+                format!(
+                    "{}, so the call is refused",
+                    failure.describe(EventKind::BeforeTool, hook)
+                ),
+            )),
         };
         if let Some((by, reason)) = refusal {
             results.push(ToolResult::failure(call, ToolFailure::Rejected { by, reason }));
@@ -150,7 +162,7 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
         match end {
             None => Ok(()),
             Some(End::Halt { hook, halt }) => Err(halted(event, hook, halt)),
-            Some(End::Panicked { hook, message }) => Err(panicked(event, hook, message)),
+            Some(End::Failed { hook, failure }) => Err(failure.error(event, hook)),
         }
     }
 }
@@ -158,7 +170,7 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
 /// How a chain of hooks that can only continue or end the turn ended it.
 enum End {
     Halt { hook: &'static str, halt: Halt },
-    Panicked { hook: &'static str, message: String },
+    Failed { hook: &'static str, failure: HookFailure },
 }
 
 trait IntoEnd {
@@ -172,7 +184,7 @@ macro_rules! into_end {
                 match self {
                     Flow::Continue => None,
                     Flow::Halt { hook, halt } => Some(End::Halt { hook, halt }),
-                    Flow::Panicked { hook, message } => Some(End::Panicked { hook, message }),
+                    Flow::Failed { hook, failure } => Some(End::Failed { hook, failure }),
                 }
             }
         }
@@ -195,16 +207,18 @@ impl<T: ToolSet, K: Keep> NextTool for CallTool<'_, T, K> {
         if self.turn.aborted.get().is_some() {
             return not_run(call);
         }
-        let result = match caught(|| self.tools.call(call, self.turn)).await {
-            Ok(Some(result)) => result,
-            Ok(None) => ToolResult::failure(
+        let limit = self.turn.config().tool_timeout;
+        let result = match bounded!(limit, caught(|| self.tools.call(call, self.turn))) {
+            Ok(Ok(Some(result))) => result,
+            Ok(Ok(None)) => ToolResult::failure(
                 call,
                 ToolFailure::UnknownTool { available: self.names.to_vec() },
             ),
-            Err(payload) => {
+            Ok(Err(payload)) => {
                 let message = panic_message(payload.as_ref());
                 ToolResult::failure(call, ToolFailure::Panicked { message })
             }
+            Err(after) => ToolResult::failure(call, ToolFailure::TimedOut { after }),
         };
         self.ran.keep(&result);
         result

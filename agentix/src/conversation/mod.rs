@@ -3,6 +3,7 @@
 mod validate;
 
 use std::fmt;
+use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
@@ -31,6 +32,22 @@ pub struct Config {
     /// such an answer fails the turn with [`Error::EmptyAnswer`](crate::Error::EmptyAnswer)
     /// rather than joining the log, where most providers would refuse the requests after it.
     pub allow_empty_answers: bool,
+    /// How long one tool call may run (through the tool set, inside the `wrap_tool` hooks);
+    /// past it the call fails with [`ToolFailure::TimedOut`](crate::ToolFailure::TimedOut) and
+    /// the turn goes on. `None`: no limit.
+    #[serde(rename = "tool_timeout_ms", with = "crate::millis::option")]
+    pub tool_timeout: Option<Duration>,
+    /// How long one model call may take (inside the `wrap_model` hooks, which may retry it);
+    /// past it the call fails with [`ModelError::TimedOut`](crate::ModelError::TimedOut).
+    /// `None`: no limit.
+    #[serde(rename = "model_timeout_ms", with = "crate::millis::option")]
+    pub model_timeout: Option<Duration>,
+    /// How long a turn may run, from `pre` to its final answer (`post` runs after, bounded by
+    /// its hooks' own timeouts); past it the turn ends with
+    /// [`Error::TurnTimedOut`](crate::Error::TurnTimedOut), the log keeping what ran. `None`:
+    /// no limit.
+    #[serde(rename = "turn_timeout_ms", with = "crate::millis::option")]
+    pub turn_timeout: Option<Duration>,
 }
 
 impl Config {
@@ -49,6 +66,9 @@ impl Default for Config {
             context_budget: 100_000,
             injection_reserve: 8_000,
             allow_empty_answers: false,
+            tool_timeout: None,
+            model_timeout: None,
+            turn_timeout: None,
         }
     }
 }
@@ -113,6 +133,18 @@ pub enum Entry {
         /// What it produced; it reaches the model with the user's role.
         parts: Vec<Part>,
     },
+    /// A hook failed and, as its `on_error = skip` says, the turn went on without what it
+    /// would have added.
+    HookSkipped {
+        /// The turn.
+        turn: TurnRef,
+        /// Where the hook ran.
+        event: EventKind,
+        /// The hook.
+        hook: String,
+        /// How it failed.
+        reason: String,
+    },
     /// The turn ended with an error.
     Failed {
         /// The turn.
@@ -131,6 +163,7 @@ impl Entry {
             | Entry::ToolResults { turn, .. }
             | Entry::Halted { turn, .. }
             | Entry::HookOutput { turn, .. }
+            | Entry::HookSkipped { turn, .. }
             | Entry::Failed { turn, .. } => *turn,
         }
     }
@@ -150,7 +183,7 @@ impl Entry {
             Entry::HookOutput { parts, .. } => {
                 Some(Message { role: Role::User, content: parts.clone() })
             }
-            Entry::Halted { .. } | Entry::Failed { .. } => None,
+            Entry::Halted { .. } | Entry::HookSkipped { .. } | Entry::Failed { .. } => None,
         }
     }
 }
