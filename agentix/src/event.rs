@@ -5,18 +5,28 @@
 //! the uninhabited payload [`Forbidden`], so it cannot be constructed, and a `match` on a concrete
 //! event's verdict needs no arm for it.
 //!
-//! | event | value | STOP carries | RETRY | other verdicts |
-//! |---|---|---|---|---|
-//! | [`Pre`] | the [`Turn`] | — | no | halt; inject |
-//! | [`BeforeModel`] | [`ModelRequest`] | [`AssistantMessage`] (skips the call) | no | halt |
-//! | [`WrapModel`] | request → response | — | by calling `next` again | — |
-//! | [`AfterModel`] | [`AssistantMessage`] | [`AssistantMessage`] (final) | bounded | halt |
-//! | [`BeforeTool`] | [`ToolCall`] | — | no | reject, escalate, halt |
-//! | [`WrapTool`] | call → result | — | by calling `next` again | — |
-//! | [`AfterTool`] | [`ToolResult`] | — | no | halt |
-//! | [`ToolError`] | [`ToolResult`] (failed) | — | no | halt |
-//! | [`BeforeFinal`] | [`AssistantMessage`] | [`AssistantMessage`] | bounded | halt |
-//! | [`Post`] | the [`Outcome`] | — | no | halt |
+//! | event | value | STOP carries | RETRY | other verdicts | a hook's panic, error or timeout |
+//! |---|---|---|---|---|---|
+//! | [`Pre`] | the [`Turn`] | — | no | halt; inject | ends the turn (fail closed) |
+//! | [`Pre`], parallel | the [`Turn`], shared | — | no | — (returns content) | ends the turn; with `on_error = skip`, the group goes on without it, logged |
+//! | [`BeforeModel`] | [`ModelRequest`] | [`AssistantMessage`] (skips the call) | no | halt | ends the turn (fail closed) |
+//! | [`WrapModel`] | request → response | — | by calling `next` again | — | fails the model call, and the turn |
+//! | [`AfterModel`] | [`AssistantMessage`] | [`AssistantMessage`] (final) | bounded | halt | ends the turn (fail closed) |
+//! | [`BeforeTool`] | [`ToolCall`] | — | no | reject, escalate, halt | refuses the call, which never runs; the turn goes on |
+//! | [`WrapTool`] | call → result | — | by calling `next` again | — | ends the turn; a tool that ran is logged with what it returned |
+//! | [`AfterTool`] | [`ToolResult`] | — | no | halt | ends the turn; the log keeps what ran |
+//! | [`ToolError`] | [`ToolResult`] (failed) | — | no | halt | ends the turn; the log keeps what ran |
+//! | [`BeforeFinal`] | [`AssistantMessage`] | [`AssistantMessage`] | bounded | halt | ends the turn (fail closed) |
+//! | [`Post`] | the [`Outcome`] | — | no | halt | ends the turn with the hook's error; the log keeps what ran |
+//!
+//! A hook's error is the `Err` of a `#[hook]` function that returns a `Result`; its timeout,
+//! `#[hook(EVENT, timeout = "2s")]` (or a hook type's `TIMEOUT`). The turn's error names the
+//! event and the hook: [`Error::HookFailed`], [`Error::HookPanicked`], [`Error::HookTimedOut`].
+//! A deliberate halt is a verdict, not a failure: it ends the turn at every event.
+//!
+//! [`Error::HookFailed`]: crate::Error::HookFailed
+//! [`Error::HookPanicked`]: crate::Error::HookPanicked
+//! [`Error::HookTimedOut`]: crate::Error::HookTimedOut
 //!
 //! [`Turn`]: crate::Turn
 //! [`ModelRequest`]: crate::ModelRequest

@@ -177,7 +177,8 @@ pub use agent::{Agent, AgentBuilder, BoxedAgent};
 /// # }).unwrap();
 /// ```
 ///
-/// `#[hook(EVENT [, parallel] [, durable] [, name = "..."] [, when = path] [, crate = "..."])]`:
+/// `#[hook(EVENT [, parallel] [, durable] [, name = "..."] [, when = path] [, timeout = "2s"]
+/// [, on_error = skip] [, crate = "..."])]`:
 ///
 /// - `EVENT` is one of `pre`, `before_model`, `wrap_model`, `after_model`, `before_tool`,
 ///   `wrap_tool`, `after_tool`, `tool_error`, `before_final`, `post`.
@@ -187,6 +188,12 @@ pub use agent::{Agent, AgentBuilder, BoxedAgent};
 /// - `name = "..."`: the hook's name in errors, the log and traces (default: the function's).
 /// - `when = path`: run the hook only when `path(&value, &turn)` (for `pre`: `path(&turn)`)
 ///   returns `true`.
+/// - `timeout = "2s"` (`"250ms"`, `"1.5s"`, `"1m30s"`…) or `timeout_ms = 2000`: how long one
+///   call of the hook may take; past it the hook has failed, and its event's failure policy
+///   answers ([`event`]). Without it, no timer is made.
+/// - `on_error = skip` (only on `pre, parallel`): the hook's panic or timeout does not end the
+///   turn; the group goes on without its content, and the log records it. `on_error = fail` is
+///   the default; every other event is a guard and fails closed.
 /// - `crate = "..."`: the name the agentix crate goes by, if it was renamed in `Cargo.toml`.
 ///
 /// The parameters are, in order, the event's value (`&` or `&mut`; for the wrap events `&`, for
