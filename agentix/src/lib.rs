@@ -123,7 +123,9 @@ macro_rules! bounded {
     ($limit:expr, $future:expr) => {
         match $limit {
             ::core::option::Option::None => ::core::result::Result::Ok($future.await),
-            limit @ ::core::option::Option::Some(_) => $crate::Bounded::new(limit, $future).await,
+            ::core::option::Option::Some(limit) => {
+                ::tokio::time::timeout(limit, $future).await.map_err(|_| limit)
+            }
         }
     };
 }

@@ -13,7 +13,8 @@
 //! `409 turn_running` when a turn is already running on the conversation (two turns never
 //! interleave on one log; a read of its log does not wait for the turn either, and gets the same
 //! 409), and for a turn that ended in an error `422 halted` (a hook halted it),
-//! `502 model_failed`, or `500 turn_failed`, with the turn's number.
+//! `502 model_failed`, `504 turn_timed_out` (past the conversation's `turn_timeout`), or
+//! `500 turn_failed`, with the turn's number.
 //!
 //! A turn runs in a task of its own: a client that disconnects does not cancel it, so the log
 //! always holds whole turns.
@@ -327,6 +328,7 @@ impl ApiError {
             ApiError::TurnRunning(_) => StatusCode::CONFLICT,
             ApiError::Turn { error: Error::Halted { .. }, .. } => StatusCode::UNPROCESSABLE_ENTITY,
             ApiError::Turn { error: Error::Model(_), .. } => StatusCode::BAD_GATEWAY,
+            ApiError::Turn { error: Error::TurnTimedOut { .. }, .. } => StatusCode::GATEWAY_TIMEOUT,
             ApiError::Turn { .. } | ApiError::Crashed(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -346,6 +348,7 @@ impl ApiError {
                 let code = match error {
                     Error::Halted { .. } => "halted",
                     Error::Model(_) => "model_failed",
+                    Error::TurnTimedOut { .. } => "turn_timed_out",
                     _ => "turn_failed",
                 };
                 return json!({ "error": { "code": code, "message": error.to_string(), "turn": turn } });

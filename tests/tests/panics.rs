@@ -8,7 +8,7 @@ use agentix::event::EventSet;
 use agentix::on::ParallelPre;
 use agentix::{
     Agent, Conversation, Entry, Error, Hook, ModelError, ModelRequest, ModelResponse, NextModel,
-    NextTool, Part, ScriptedModel, ToolCall, ToolFailure, ToolResult, Turn,
+    NextTool, Part, ScriptedModel, ToolCall, ToolFailure, ToolResult, Turn, hook,
 };
 use serde_json::json;
 use tests::{Action, Explode, Probe, Record, Weather, assert_log_consistent, tool_results};
@@ -146,6 +146,44 @@ async fn a_panic_in_wrap_tool_answers_the_call_and_ends_the_turn() {
     assert!(
         matches!(&conversation.log()[2], Entry::ToolResults { results, .. } if matches!(results[0].error, Some(ToolFailure::NotRun { .. })))
     );
+    assert_eq!(agent.run(&mut conversation, "again").await.unwrap().joined_text(), "second turn");
+}
+
+/// Panics over the tool's result, after `next` ran it.
+#[hook(wrap_tool)]
+async fn panics_after(call: &ToolCall, next: &impl NextTool) -> ToolResult {
+    let result = next.call(call).await;
+    panic!("audit failed over {}", result.output)
+}
+
+#[tokio::test]
+async fn a_wrap_tool_panic_after_next_ran_the_tool_logs_the_call_as_run_with_its_output() {
+    let model = ScriptedModel::new()
+        .tool_call("get_weather", json!({ "city": "Oslo" }))
+        .text("second turn");
+    let weather = Weather::default();
+    let ran = Arc::clone(&weather.calls);
+    let agent = Agent::builder(&model).tool(weather).hook(panics_after).build();
+    let mut conversation = Conversation::new();
+    let error = agent.run(&mut conversation, "hi").await.unwrap_err();
+    assert_eq!(
+        error,
+        Error::HookPanicked {
+            event: WrapTool,
+            hook: "panics_after",
+            message: "audit failed over sunny in Oslo".into()
+        }
+    );
+    assert_eq!(*ran.lock().unwrap(), ["Oslo"]);
+    let Entry::ToolResults { results, .. } = &conversation.log()[2] else {
+        panic!("{:#?}", conversation.log());
+    };
+    assert_eq!((results[0].output.as_str(), &results[0].error), ("sunny in Oslo", &None));
+    // The hook's failure is recorded beside it, as the turn's end.
+    assert!(
+        matches!(&conversation.log()[3], Entry::Failed { error, .. } if error.contains("panics_after"))
+    );
+    conversation.validate().unwrap();
     assert_eq!(agent.run(&mut conversation, "again").await.unwrap().joined_text(), "second turn");
 }
 
