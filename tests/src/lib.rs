@@ -467,3 +467,22 @@ pub fn validate_entries(log: &[agentix::Entry], turns: u64) -> Result<(), agenti
     )?;
     conversation.validate()
 }
+
+/// Pending `n` times (waking itself each time), then ready: `n` await points, on any executor.
+pub struct Yields(pub usize);
+
+impl std::future::Future for Yields {
+    type Output = ();
+
+    fn poll(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<()> {
+        if self.0 == 0 {
+            return std::task::Poll::Ready(());
+        }
+        self.0 -= 1;
+        cx.waker().wake_by_ref();
+        std::task::Poll::Pending
+    }
+}

@@ -335,25 +335,6 @@ fn how_word(how: How) -> &'static str {
     }
 }
 
-/// Pending `n` times, then ready: a turn raced against it is dropped after `n` of its polls.
-struct Countdown(usize);
-
-impl std::future::Future for Countdown {
-    type Output = ();
-
-    fn poll(
-        mut self: std::pin::Pin<&mut Self>,
-        cx: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<()> {
-        if self.0 == 0 {
-            return std::task::Poll::Ready(());
-        }
-        self.0 -= 1;
-        cx.waker().wake_by_ref();
-        std::task::Poll::Pending
-    }
-}
-
 /// Runs one turn as scripted: `None` if it was dropped before it ended.
 async fn run_turn(
     turn: usize,
@@ -400,7 +381,7 @@ async fn run_turn(
         None => Some(run.await),
         Some(polls) => {
             let run = std::pin::pin!(run);
-            match futures::future::select(run, std::pin::pin!(Countdown(polls))).await {
+            match futures::future::select(run, std::pin::pin!(tests::Yields(polls))).await {
                 futures::future::Either::Left((outcome, _)) => Some(outcome),
                 futures::future::Either::Right(((), _)) => None,
             }

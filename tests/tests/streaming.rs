@@ -151,24 +151,6 @@ fn turn_with_tools() -> ScriptedModel {
     (0..4).fold(model, |model, _| model.text("Next turn.")).chunked(5)
 }
 
-/// Pending once, then ready: an await point, on any executor.
-struct Pause(bool);
-
-impl std::future::Future for Pause {
-    type Output = ();
-
-    fn poll(
-        mut self: std::pin::Pin<&mut Self>,
-        cx: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<()> {
-        if std::mem::replace(&mut self.0, true) {
-            return std::task::Poll::Ready(());
-        }
-        cx.waker().wake_by_ref();
-        std::task::Poll::Pending
-    }
-}
-
 /// `slow_weather`: waits, then does its work and records it; while it waits, the step's first
 /// call has finished and the step is not committed yet.
 #[derive(Default)]
@@ -187,7 +169,7 @@ impl agentix::Tool for SlowWeather {
     }
 
     async fn call(&self, args: tests::City, _turn: &agentix::Turn) -> Result<String, Self::Error> {
-        Pause(false).await;
+        tests::Yields(1).await;
         self.calls.lock().unwrap().push(args.city.clone());
         Ok(format!("sunny in {}", args.city))
     }
@@ -196,7 +178,7 @@ impl agentix::Tool for SlowWeather {
 /// `after_tool`: waits over each result, holding the step open.
 #[hook(after_tool)]
 async fn mull(_result: &agentix::ToolResult) {
-    Pause(false).await;
+    tests::Yields(1).await;
 }
 
 #[tokio::test]

@@ -1,0 +1,439 @@
+//! The chain: the hooks of the sequential events, run in declaration order.
+
+use super::*;
+
+macro_rules! chain_trait {
+    ($($method:ident / $in_place:ident: $event:ident ($($arg:ident: $ty:ty)?);)*) => {
+        /// A node of the sequential chain, or a flat tuple of nodes run in order. Each method
+        /// runs the node's hooks for one event; a node that does not handle the event is a
+        /// ready `Continue`.
+        pub trait Chain: Send + Sync {
+            /// The events the node has hooks for. A chain skips a node at the other events at
+            /// compile time: an event costs only the hooks on it, however many hooks the agent
+            /// has elsewhere.
+            const EVENTS: EventSet = EventSet::NONE;
+
+            /// The events at which none of the node's hooks awaits: those of `#[hook]` functions
+            /// that never await, and every event the node has no hooks on. The loop runs such an
+            /// event's chain in place, through the `_in_place` methods: no future between the
+            /// loop and the hook.
+            const IN_PLACE_EVENTS: EventSet = EventSet::ALL.without(Self::EVENTS);
+
+            $(
+                #[doc = concat!("Runs the node's `", stringify!($method), "` hooks.")]
+                fn $method<O: Observer>(
+                    &self,
+                    $($arg: $ty,)?
+                    turn: &mut Turn,
+                    observer: &O,
+                ) -> impl Future<Output = Flow<$event>> + Send {
+                    let _ = ($($arg,)? turn, observer);
+                    ready(Flow::Continue)
+                }
+
+                #[doc = concat!(
+                    "Runs the node's `", stringify!($method), "` hooks in place; called only ",
+                    "when [`IN_PLACE_EVENTS`](Chain::IN_PLACE_EVENTS) holds the event."
+                )]
+                fn $in_place<O: Observer>(&self, $($arg: $ty,)? turn: &mut Turn, observer: &O) -> Flow<$event> {
+                    let _ = ($($arg,)? turn, observer);
+                    Flow::Continue
+                }
+            )*
+        }
+    };
+}
+
+chain_events!(chain_trait);
+
+/// The chain's flow, or the panic of the hook that was running. A panic guard covers a whole
+/// chain, not each hook: each hook is marked running on the turn for as long as it runs, so the
+/// guard knows whose panic it caught. A panic outside any hook (an observer's) is not a hook's
+/// to answer for: it goes on unwinding.
+#[inline]
+pub(crate) fn settle<E: Event>(
+    caught: Caught<Flow<E>>,
+    turn: &mut Turn,
+    observer: &impl Observer,
+) -> Flow<E> {
+    match caught {
+        Ok(flow) => flow,
+        Err(payload) => hook_panicked(payload, turn, observer),
+    }
+}
+
+/// [`hook_panic`], as the guarded chain's flow; out of line, as panics are rare.
+#[cold]
+fn hook_panicked<E: Event>(
+    payload: Box<dyn Any + Send>,
+    turn: &mut Turn,
+    observer: &impl Observer,
+) -> Flow<E> {
+    match hook_panic(payload, turn, observer) {
+        Ok((_, hook, message)) => Flow::Failed { hook, failure: HookFailure::Panicked { message } },
+        // Not a hook's panic: the turn's guard answers for it.
+        Err(payload) => std::panic::resume_unwind(payload),
+    }
+}
+
+/// The hook whose panic a guard caught — an event's own, or the turn's around the loop —
+/// reported as panicked at its event, with the panic's message. A panic outside any hook goes
+/// on unwinding.
+#[cold]
+pub(crate) fn hook_panic(
+    payload: Box<dyn Any + Send>,
+    turn: &mut Turn,
+    observer: &impl Observer,
+) -> Result<(EventKind, &'static str, String), Box<dyn Any + Send>> {
+    let Some(hook) = turn.leave_hook() else {
+        return Err(payload);
+    };
+    let event = turn.running_event();
+    let message = report_panic(observer, event, hook, payload.as_ref());
+    Ok((event, hook, message))
+}
+
+/// Reports a hook its `when` condition skipped; the chain goes on.
+#[inline]
+pub(super) fn skipped<E: Event>(
+    observer: &impl Observer,
+    event: EventKind,
+    hook: &'static str,
+) -> Flow<E> {
+    observer.observe(&Observation::Hook { event, hook, decision: Decision::Skipped });
+    Flow::Continue
+}
+
+/// Tells the observer that `hook` panicked at `event`, and returns the panic's message.
+pub(super) fn report_panic(
+    observer: &impl Observer,
+    event: EventKind,
+    hook: &'static str,
+    payload: &(dyn Any + Send),
+) -> String {
+    let message = panic_message(payload);
+    observer.observe(&Observation::Hook {
+        event,
+        hook,
+        decision: Decision::Panicked { message: &message },
+    });
+    message
+}
+
+/// A [`Hook`] in the pipeline; shared between the chain and both onions.
+#[derive(Debug)]
+pub struct Lifecycle<H>(pub(super) Arc<H>);
+
+impl<H> Clone for Lifecycle<H> {
+    fn clone(&self) -> Self {
+        Lifecycle(Arc::clone(&self.0))
+    }
+}
+
+/// The flow of a hook's verdict, or of its running out of time.
+#[inline]
+fn timed<E: Event>(hook: &'static str, verdict: Result<Verdict<E>, Duration>) -> Flow<E> {
+    match verdict {
+        Ok(verdict) => Flow::decided(hook, verdict),
+        Err(after) => Flow::Failed { hook, failure: HookFailure::TimedOut { after } },
+    }
+}
+
+/// A node's hook has returned: it stops running, and the observer hears of its decision (`flow`,
+/// checked against the event's contract by the caller).
+#[inline]
+fn ended<E: Event>(
+    hook: &'static str,
+    flow: Flow<E>,
+    declared: bool,
+    turn: &mut Turn,
+    observer: &impl Observer,
+) -> Flow<E> {
+    turn.leave_hook();
+    report(observer, hook, declared, &flow);
+    flow
+}
+
+macro_rules! lifecycle_chain {
+    ($($method:ident / $in_place:ident: $event:ident ($($arg:ident: $ty:ty)?);)*) => {
+        impl<H: Hook> Chain for Lifecycle<H> {
+            // Called at every event: `H::EVENTS` only says where it is traced.
+            const EVENTS: EventSet = EventSet::ALL;
+
+            $(
+                async fn $method<O: Observer>(&self, $($arg: $ty,)? turn: &mut Turn, observer: &O) -> Flow<$event> {
+                    let name = self.0.name();
+                    // Only `pre` and `post` output can be durable.
+                    let durable = H::DURABLE && matches!($event::KIND, EventKind::Pre | EventKind::Post);
+                    turn.enter_hook(name, $event::KIND, durable);
+                    let verdict = bounded!(H::TIMEOUT, self.0.$method($(&mut *$arg,)? turn));
+                    let flow = timed(name, verdict);
+                    $(let flow = checked(flow, name, &*$arg);)?
+                    ended(name, flow, H::EVENTS.contains(EventKind::$event), turn, observer)
+                }
+            )*
+        }
+    };
+}
+
+chain_events!(lifecycle_chain);
+
+/// A hook on one event `E`: a `#[hook]` function, or a hand-written [`on`] trait.
+pub struct Single<H, E>(pub(super) H, pub(super) PhantomData<fn() -> E>);
+
+impl<H: std::fmt::Debug, E> std::fmt::Debug for Single<H, E> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("Single").field(&self.0).finish()
+    }
+}
+
+/// The events a single-event hook runs in place at: the others, and its own if it never awaits.
+const fn in_place_events<E: Event>(in_place: bool) -> EventSet {
+    if in_place { EventSet::ALL } else { EventSet::ALL.without(EventSet::of(E::KIND)) }
+}
+
+/// Whether a single-event hook's output joins the log: only `pre` and `post` hooks can be
+/// durable.
+macro_rules! durable_output {
+    (Pre, $hook:ident) => {
+        <$hook as on::Pre>::DURABLE
+    };
+    (Post, $hook:ident) => {
+        <$hook as on::Post>::DURABLE
+    };
+    ($event:ident, $hook:ident) => {
+        false
+    };
+}
+
+macro_rules! single_chain {
+    ($($method:ident / $in_place:ident: $event:ident ($($arg:ident: $ty:ty)?);)*) => {$(
+        impl<H: on::$event> Chain for Single<H, $event> {
+            const EVENTS: EventSet = EventSet::of(EventKind::$event);
+            // A hook with a timeout is awaited, under its timer.
+            const IN_PLACE_EVENTS: EventSet =
+                in_place_events::<$event>(H::IN_PLACE && H::TIMEOUT.is_none());
+
+            async fn $method<O: Observer>(&self, $($arg: $ty,)? turn: &mut Turn, observer: &O) -> Flow<$event> {
+                let name = self.0.name();
+                if H::CONDITIONAL && !self.0.applies($(&*$arg,)? turn) {
+                    return skipped(observer, $event::KIND, name);
+                }
+                turn.enter_hook(name, $event::KIND, durable_output!($event, H));
+                let verdict = bounded!(H::TIMEOUT, self.0.$method($(&mut *$arg,)? turn));
+                let flow = timed(name, verdict);
+                $(let flow = checked(flow, name, &*$arg);)?
+                ended(name, flow, true, turn, observer)
+            }
+
+            fn $in_place<O: Observer>(&self, $($arg: $ty,)? turn: &mut Turn, observer: &O) -> Flow<$event> {
+                let name = self.0.name();
+                if H::CONDITIONAL && !self.0.applies($(&*$arg,)? turn) {
+                    return skipped(observer, $event::KIND, name);
+                }
+                turn.enter_hook(name, $event::KIND, durable_output!($event, H));
+                let verdict = self.0.$in_place($(&mut *$arg,)? turn);
+                let flow = Flow::decided(name, verdict);
+                $(let flow = checked(flow, name, &*$arg);)?
+                ended(name, flow, true, turn, observer)
+            }
+        }
+    )*};
+}
+
+chain_events!(single_chain);
+
+/// A group of consecutive parallel `pre` hooks; `G` is `((), A)`, `(((), A), B)`, … in
+/// declaration order.
+#[derive(Debug)]
+pub struct Par<G>(pub(super) G);
+
+impl<G: ParallelGroup> Chain for Par<G> {
+    const EVENTS: EventSet = EventSet::of(EventKind::Pre);
+
+    async fn pre<O: Observer>(&self, turn: &mut Turn, observer: &O) -> Flow<Pre> {
+        let output = self.0.run(turn).await;
+        match self.0.merge(output, turn, observer) {
+            Ok(()) => Flow::Continue,
+            Err((hook, failure)) => Flow::Failed { hook, failure },
+        }
+    }
+}
+
+/// A group of parallel `pre` hooks: run together on one task, merged in declaration order.
+pub trait ParallelGroup: Send + Sync {
+    /// Every hook's parts (or panic), in declaration order.
+    type Output: Send;
+
+    /// Runs every hook of the group concurrently, polling them in one future (no spawn, no
+    /// allocation).
+    fn run(&self, turn: &Turn) -> impl Future<Output = Self::Output> + Send;
+
+    /// Injects the parts in declaration order; the first failure (a panic, a timeout) of a hook
+    /// that fails the turn, in declaration order, is returned instead. A hook whose failure is
+    /// skipped (`on_error = skip`) is recorded in the log and adds nothing.
+    fn merge<O: Observer>(
+        &self,
+        output: Self::Output,
+        turn: &mut Turn,
+        observer: &O,
+    ) -> Result<(), (&'static str, HookFailure)>;
+}
+
+impl ParallelGroup for () {
+    type Output = ();
+
+    fn run(&self, _turn: &Turn) -> impl Future<Output = ()> + Send {
+        ready(())
+    }
+
+    fn merge<O: Observer>(
+        &self,
+        (): (),
+        _turn: &mut Turn,
+        _observer: &O,
+    ) -> Result<(), (&'static str, HookFailure)> {
+        Ok(())
+    }
+}
+
+impl<G: ParallelGroup, P: on::ParallelPre> ParallelGroup for (G, P) {
+    /// Every hook's parts, panic or timeout; `None` for one its `when` condition skipped.
+    type Output = (G::Output, Option<Result<Caught<Vec<Part>>, Duration>>);
+
+    fn run(&self, turn: &Turn) -> impl Future<Output = Self::Output> + Send {
+        let runs = !P::CONDITIONAL || self.1.applies(turn);
+        let run = runs.then(|| Bounded::new(P::TIMEOUT, caught(|| self.1.pre(turn))));
+        join(self.0.run(turn), MaybeRun { run })
+    }
+
+    fn merge<O: Observer>(
+        &self,
+        (earlier, parts): Self::Output,
+        turn: &mut Turn,
+        observer: &O,
+    ) -> Result<(), (&'static str, HookFailure)> {
+        self.0.merge(earlier, turn, observer)?;
+        let hook = self.1.name();
+        let failure = match parts {
+            None => {
+                let decision = Decision::Skipped;
+                observer.observe(&Observation::Hook { event: EventKind::Pre, hook, decision });
+                return Ok(());
+            }
+            Some(Ok(Ok(parts))) => {
+                let decision = Decision::Parts { count: parts.len() };
+                observer.observe(&Observation::Hook { event: EventKind::Pre, hook, decision });
+                turn.inject_as(hook, P::DURABLE, parts);
+                return Ok(());
+            }
+            Some(Ok(Err(payload))) => {
+                let message = report_panic(observer, EventKind::Pre, hook, payload.as_ref());
+                HookFailure::Panicked { message }
+            }
+            Some(Err(after)) => {
+                let decision = Decision::TimedOut { after };
+                observer.observe(&Observation::Hook { event: EventKind::Pre, hook, decision });
+                HookFailure::TimedOut { after }
+            }
+        };
+        match P::ON_ERROR {
+            OnError::Fail => Err((hook, failure)),
+            OnError::Skip => {
+                turn.record_skipped(EventKind::Pre, hook, failure.describe(EventKind::Pre, hook));
+                Ok(())
+            }
+        }
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// A future that may not run: `None` when it does not.
+    struct MaybeRun<F> {
+        #[pin]
+        run: Option<F>,
+    }
+}
+
+impl<F: Future> Future for MaybeRun<F> {
+    type Output = Option<F::Output>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        match self.project().run.as_pin_mut() {
+            Some(run) => run.poll(cx).map(Some),
+            None => Poll::Ready(None),
+        }
+    }
+}
+
+/// A node's method called with the event's value, if the event has one, then the turn and the
+/// observer.
+macro_rules! call_node {
+    ($node:expr, $method:ident, (), $turn:ident, $observer:ident) => {
+        $node.$method($turn, $observer)
+    };
+    ($node:expr, $method:ident, ($value:ident), $turn:ident, $observer:ident) => {
+        $node.$method($value, $turn, $observer)
+    };
+}
+
+macro_rules! tuple_chain_method {
+    ($method:ident / $in_place:ident: $event:ident ($($arg:ident: $ty:ty)?) $value:tt [$($node:ident $index:tt)*]) => {
+        fn $method<O: Observer>(
+            &self,
+            $($arg: $ty,)?
+            turn: &mut Turn,
+            observer: &O,
+        ) -> impl Future<Output = Flow<$event>> + Send {
+            async move {
+                $(
+                    if $node::EVENTS.contains(EventKind::$event) {
+                        let flow = call_node!(self.$index, $method, $value, turn, observer).await;
+                        if !flow.is_continue() {
+                            return flow;
+                        }
+                        // `Continue` owns nothing: no out-of-line drop call for it.
+                        std::mem::forget(flow);
+                    }
+                )*
+                let _ = ($($arg,)? turn, observer);
+                Flow::Continue
+            }
+        }
+
+        fn $in_place<O: Observer>(&self, $($arg: $ty,)? turn: &mut Turn, observer: &O) -> Flow<$event> {
+            $(
+                if $node::EVENTS.contains(EventKind::$event) {
+                    let flow = call_node!(self.$index, $in_place, $value, turn, observer);
+                    if !flow.is_continue() {
+                        return flow;
+                    }
+                    std::mem::forget(flow);
+                }
+            )*
+            let _ = ($($arg,)? turn, observer);
+            Flow::Continue
+        }
+    };
+}
+
+macro_rules! tuple_chain_methods {
+    ($indices:tt $($method:ident / $in_place:ident: $event:ident ($($arg:ident: $ty:ty)?);)*) => {
+        $(tuple_chain_method!($method / $in_place: $event ($($arg: $ty)?) ($($arg)?) $indices);)*
+    };
+}
+
+macro_rules! tuple_chain {
+    ($($node:ident $index:tt)*) => {
+        impl<$($node: Chain),*> Chain for ($($node,)*) {
+            const EVENTS: EventSet = EventSet::NONE$(.union($node::EVENTS))*;
+            // An event runs in place when no node has hooks on it that await.
+            const IN_PLACE_EVENTS: EventSet =
+                EventSet::ALL.without(EventSet::NONE$(.union($node::EVENTS.without($node::IN_PLACE_EVENTS)))*);
+
+            chain_events!(tuple_chain_methods, [$($node $index)*]);
+        }
+    };
+}
+
+prefixes!(tuple_chain [] X0 0 X1 1 X2 2 X3 3 X4 4 X5 5 X6 6 X7 7 X8 8 X9 9 X10 10 X11 11 X12 12 X13 13 X14 14 X15 15);

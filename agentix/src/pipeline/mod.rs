@@ -1,0 +1,337 @@
+//! The static pipeline: hooks composed by type, dispatched without boxing or allocation.
+//!
+//! [`AgentBuilder::hook`](crate::AgentBuilder::hook) grows a [`Hooks`] value whose type records
+//! every hook:
+//!
+//! - Sequential hooks and parallel `pre` groups go into one *chain*: flat tuples of up to 16
+//!   nodes, in two levels (at most 256 nodes). Each event's chain is one flat future over the
+//!   nodes, so its size and the compiler's work stay flat as hooks are added; when none of an
+//!   event's hooks awaits ([`Chain::IN_PLACE_EVENTS`]), the chain runs in place instead, as plain
+//!   calls with no future at all. Each node
+//!   declares its events ([`Chain::EVENTS`]): an event skips the nodes without hooks on it at
+//!   compile time, so it costs only its own hooks, and an empty chain costs nothing. A
+//!   [`Hook`] struct has a method for every event, so it is a node of every event.
+//! - `wrap_model` and `wrap_tool` hooks form an *onion* each, first declared outermost. Each
+//!   layer is one plain future around the hook's own (no boxing), and only hooks that can wrap
+//!   are layers.
+
+/// The chain's events, as `method / method_in_place: Event (value: Type)`; `pre` has no value
+/// but the turn.
+macro_rules! chain_events {
+    ($apply:ident $(, $extra:tt)?) => {
+        $apply! {
+            $($extra)?
+            pre / pre_in_place: Pre ();
+            before_model / before_model_in_place: BeforeModel (request: &mut ModelRequest);
+            after_model / after_model_in_place: AfterModel (message: &mut AssistantMessage);
+            before_tool / before_tool_in_place: BeforeTool (call: &mut ToolCall);
+            after_tool / after_tool_in_place: AfterTool (result: &mut ToolResult);
+            tool_error / tool_error_in_place: ToolError (result: &mut ToolResult);
+            before_final / before_final_in_place: BeforeFinal (message: &mut AssistantMessage);
+            post / post_in_place: Post (outcome: &mut Outcome);
+        }
+    };
+}
+
+/// Invokes `$apply!` with every prefix of the list, shortest first.
+macro_rules! prefixes {
+    ($apply:ident [$($done:tt)*]) => {
+        $apply!($($done)*);
+    };
+    ($apply:ident [$($done:tt)*] $node:ident $index:tt $($rest:tt)*) => {
+        $apply!($($done)*);
+        prefixes!($apply [$($done)* $node $index] $($rest)*);
+    };
+}
+
+// The pipeline's parts, each in a file of its own; they share this module's names.
+mod chain;
+mod grow;
+mod onion;
+mod register;
+
+pub use chain::{Chain, Lifecycle, Par, ParallelGroup, Single};
+pub(crate) use chain::{hook_panic, settle};
+pub use grow::{Push, PushChunk, PushParallel};
+pub(crate) use onion::not_run;
+pub use onion::{Keep, KeptResult, ModelLayer, ModelWraps, ToolLayer, ToolWraps, Wraps};
+pub use register::{AllEvents, Factory, Parallel, Register};
+
+use std::any::Any;
+use std::future::{Future, ready};
+use std::marker::PhantomData;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use futures::future::join;
+
+use crate::error::Error;
+use crate::event::{
+    self, AfterModel, AfterTool, BeforeFinal, BeforeModel, BeforeTool, Event, EventKind, EventSet,
+    Post, Pre, ToolError,
+};
+use crate::hook::{Hook, NextModel, NextTool};
+use crate::message::{AssistantMessage, Part, ToolCall, ToolFailure, ToolResult};
+use crate::model::{ModelError, ModelRequest, ModelResponse};
+use crate::observe::{Decision, Observation, Observer};
+use crate::on::{self, OnError};
+use crate::turn::{Culprit, Turn};
+use crate::verdict::{Halt, Verdict};
+use crate::{Bounded, Caught, Outcome, caught, panic_message, poll_guarded};
+
+use event::Payload as _;
+
+/// Where an event's chain of hooks ended: every hook continued, or one decided (or panicked).
+/// Variants whose payload is [`Forbidden`](crate::event::Forbidden) for `E` cannot occur.
+#[derive(Debug)]
+pub enum Flow<E: Event> {
+    /// Every hook continued.
+    Continue,
+    /// A hook stopped.
+    Stop {
+        /// The hook.
+        hook: &'static str,
+        /// What it stopped with.
+        value: E::Stop,
+    },
+    /// A hook asked for a retry.
+    Retry {
+        /// The hook.
+        hook: &'static str,
+        /// Its feedback.
+        feedback: E::Retry,
+    },
+    /// A hook rejected the tool call.
+    Reject {
+        /// The hook.
+        hook: &'static str,
+        /// Why.
+        rejection: E::Reject,
+    },
+    /// A hook escalated the tool call.
+    Escalate {
+        /// The hook.
+        hook: &'static str,
+        /// Why.
+        escalation: E::Escalate,
+    },
+    /// A hook halted the turn.
+    Halt {
+        /// The hook.
+        hook: &'static str,
+        /// Why.
+        halt: Halt,
+    },
+    /// A hook failed: it panicked, or ran out of time.
+    Failed {
+        /// The hook.
+        hook: &'static str,
+        /// How.
+        failure: HookFailure,
+    },
+}
+
+/// How a hook failed, besides an error it returned: what the event's failure policy answers
+/// for, as it does for an error.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum HookFailure {
+    /// It panicked, with this message.
+    Panicked {
+        /// The panic's message.
+        message: String,
+    },
+    /// It did not return within its `timeout`.
+    TimedOut {
+        /// The timeout.
+        after: Duration,
+    },
+}
+
+impl HookFailure {
+    /// The turn's error for this failure of `hook`, at `event`.
+    pub(crate) fn error(self, event: EventKind, hook: &'static str) -> Error {
+        match self {
+            HookFailure::Panicked { message } => Error::HookPanicked { event, hook, message },
+            HookFailure::TimedOut { after } => Error::HookTimedOut { event, hook, after },
+        }
+    }
+
+    /// What the failure says, for a call it refused or did not run.
+    pub(crate) fn describe(&self, event: EventKind, hook: &'static str) -> String {
+        match self {
+            HookFailure::Panicked { message } => {
+                format!("the {event} hook `{hook}` panicked: {message}")
+            }
+            HookFailure::TimedOut { after } => {
+                format!("the {event} hook `{hook}` timed out after {after:?}")
+            }
+        }
+    }
+
+    fn decision(&self) -> Decision<'_> {
+        match self {
+            HookFailure::Panicked { message } => Decision::Panicked { message },
+            HookFailure::TimedOut { after } => Decision::TimedOut { after: *after },
+        }
+    }
+}
+
+impl<E: Event> Flow<E> {
+    #[inline]
+    fn decided(hook: &'static str, verdict: Verdict<E>) -> Self {
+        match verdict {
+            Verdict::Continue => Flow::Continue,
+            Verdict::Stop(value) => Flow::Stop { hook, value },
+            Verdict::Retry(feedback) => Flow::Retry { hook, feedback },
+            Verdict::Reject(rejection) => Flow::Reject { hook, rejection },
+            Verdict::Escalate(escalation) => Flow::Escalate { hook, escalation },
+            Verdict::Halt(halt) => Flow::Halt { hook, halt },
+        }
+    }
+
+    /// Whether every hook continued.
+    pub fn is_continue(&self) -> bool {
+        matches!(self, Flow::Continue)
+    }
+
+    fn decision(&self) -> Decision<'_> {
+        match self {
+            Flow::Continue => Decision::Continue,
+            Flow::Stop { .. } => Decision::Stop,
+            Flow::Retry { feedback, .. } => Decision::Retry { feedback: feedback.note() },
+            Flow::Reject { rejection, .. } => {
+                Decision::Reject { reason: rejection.note().unwrap_or_default() }
+            }
+            Flow::Escalate { escalation, .. } => {
+                Decision::Escalate { reason: escalation.note().unwrap_or_default() }
+            }
+            Flow::Halt { halt, .. } => Decision::Halt { reason: &halt.reason },
+            Flow::Failed { failure, .. } => failure.decision(),
+        }
+    }
+}
+
+/// Reports a hook's decision: always when it did not continue, and when it continued only if
+/// the hook declares the event (a `Hook` is called at every event, but traced at its own).
+#[inline]
+fn report<E: Event>(observer: &impl Observer, hook: &'static str, declared: bool, flow: &Flow<E>) {
+    if declared || !flow.is_continue() {
+        observer.observe(&Observation::Hook { event: E::KIND, hook, decision: flow.decision() });
+    }
+}
+
+/// What an event's contract requires of the value a hook leaves behind, beyond its type.
+trait Contract: Event {
+    /// The rule the value breaks, if it breaks one.
+    fn breach(value: &Self::Value) -> Option<&'static str> {
+        let _ = value;
+        None
+    }
+}
+
+impl Contract for BeforeModel {}
+impl Contract for AfterModel {
+    fn breach(message: &AssistantMessage) -> Option<&'static str> {
+        message
+            .duplicate_call_id()
+            .is_some()
+            .then_some("it left two tool calls with one id, whose results could not be told apart")
+    }
+}
+impl Contract for BeforeTool {}
+impl Contract for AfterTool {}
+impl Contract for ToolError {}
+impl Contract for Post {}
+
+impl Contract for BeforeFinal {
+    fn breach(message: &AssistantMessage) -> Option<&'static str> {
+        message
+            .calls_tools()
+            .then_some("it left tool calls in the final answer, which cannot call tools")
+    }
+}
+
+/// A hook that continued but left a value breaking the contract failed.
+#[inline]
+fn checked<E: Contract>(flow: Flow<E>, hook: &'static str, value: &E::Value) -> Flow<E> {
+    match (&flow, E::breach(value)) {
+        (Flow::Continue, Some(rule)) => Flow::Halt { hook, halt: Halt::failure(rule) },
+        _ => flow,
+    }
+}
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+/// The composed hooks of an agent, as its builder grew them: a chain for the sequential events
+/// and an onion for each wrap event.
+#[derive(Debug, Default)]
+pub struct Hooks<C = ((), ()), M = (), T = ()> {
+    chain: C,
+    model: M,
+    tool: T,
+}
+
+/// What the agent loop runs: the chain for the sequential events, and the two onions.
+/// Implemented by [`Hooks`] only.
+pub trait Pipeline: sealed::Sealed + Send + Sync {
+    /// The chain of every event but the two wraps.
+    type Chain: Chain;
+
+    /// Where a running tool call's result is kept while `wrap_tool` hooks hold it: nowhere
+    /// when the onion has no layer.
+    #[doc(hidden)]
+    type Kept: Keep;
+
+    /// The chain of every event but the two wraps.
+    fn chain(&self) -> &Self::Chain;
+
+    /// The `wrap_model` onion around `model`: the loop calls it and keeps it while the call
+    /// runs (no future of the pipeline's own around the call).
+    fn model_onion<'a, O: Observer>(
+        &'a self,
+        turn: &'a Turn,
+        observer: &'a O,
+        model: impl NextModel + 'a,
+    ) -> impl NextModel + 'a;
+
+    /// The `wrap_tool` onion around `tool`, as [`model_onion`](Pipeline::model_onion).
+    fn tool_onion<'a, O: Observer>(
+        &'a self,
+        turn: &'a Turn,
+        observer: &'a O,
+        tool: impl NextTool + 'a,
+    ) -> impl NextTool + 'a;
+}
+
+impl<C, M, T> sealed::Sealed for Hooks<C, M, T> {}
+
+impl<C: Chain, M: ModelWraps, T: ToolWraps> Pipeline for Hooks<C, M, T> {
+    type Chain = C;
+    type Kept = T::Kept;
+
+    fn chain(&self) -> &C {
+        &self.chain
+    }
+
+    fn model_onion<'a, O: Observer>(
+        &'a self,
+        turn: &'a Turn,
+        observer: &'a O,
+        model: impl NextModel + 'a,
+    ) -> impl NextModel + 'a {
+        self.model.around(turn, observer, model)
+    }
+
+    fn tool_onion<'a, O: Observer>(
+        &'a self,
+        turn: &'a Turn,
+        observer: &'a O,
+        tool: impl NextTool + 'a,
+    ) -> impl NextTool + 'a {
+        self.tool.around(turn, observer, tool)
+    }
+}

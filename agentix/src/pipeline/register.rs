@@ -1,0 +1,135 @@
+//! Registration: where each kind of hook goes in the pipeline.
+
+use super::*;
+
+/// Marks the registration of a [`Hook`]: into the chain and, as one layer each, both onions.
+#[derive(Debug)]
+pub enum AllEvents {}
+
+/// Marks the registration of an [`on::ParallelPre`] hook.
+#[derive(Debug)]
+pub enum Parallel {}
+
+/// Marks the registration of a hook through a function that makes it: the function of the same
+/// name that `#[hook]` generates beside the hook's type, so `.hook(require_plan)` works.
+#[derive(Debug)]
+pub struct Factory<Role>(PhantomData<Role>);
+
+/// Adds a hook to the pipeline `P`. Implemented for every [`Hook`] and every hook of [`on`];
+/// `Role` tells which, so a type that implements one of them needs no annotation.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a hook",
+    label = "not a hook",
+    note = "put `#[hook(...)]` on an async fn, or implement `agentix::Hook` or one trait of `agentix::on` for the type"
+)]
+pub trait Register<Role, P> {
+    /// The grown pipeline.
+    type Output: Pipeline;
+
+    /// Adds the hook after every hook of `pipeline`.
+    fn register(self, pipeline: P) -> Self::Output;
+}
+
+impl<H, C, M, T> Register<AllEvents, Hooks<C, M, T>> for H
+where
+    H: Hook,
+    C: Push<Lifecycle<H>>,
+    M: ModelWraps,
+    T: ToolWraps,
+{
+    type Output = Hooks<C::Output, Wraps<M, Lifecycle<H>>, Wraps<T, Lifecycle<H>>>;
+
+    fn register(self, hooks: Hooks<C, M, T>) -> Self::Output {
+        let hook = Lifecycle(Arc::new(self));
+        Hooks {
+            chain: hooks.chain.push(hook.clone()),
+            model: Wraps { rest: hooks.model, layer: hook.clone() },
+            tool: Wraps { rest: hooks.tool, layer: hook },
+        }
+    }
+}
+
+impl<F, H, Role, P> Register<Factory<Role>, P> for F
+where
+    F: FnOnce() -> H,
+    H: Register<Role, P>,
+{
+    type Output = H::Output;
+
+    fn register(self, pipeline: P) -> Self::Output {
+        self().register(pipeline)
+    }
+}
+
+impl<H, C, M, T> Register<Parallel, Hooks<C, M, T>> for H
+where
+    H: on::ParallelPre,
+    C: PushParallel<H>,
+    M: ModelWraps,
+    T: ToolWraps,
+{
+    type Output = Hooks<C::Output, M, T>;
+
+    fn register(self, hooks: Hooks<C, M, T>) -> Self::Output {
+        Hooks { chain: hooks.chain.push_parallel(self), model: hooks.model, tool: hooks.tool }
+    }
+}
+
+macro_rules! register_single_event {
+    ($($event:ident),*) => {$(
+        impl<H, C, M, T> Register<event::$event, Hooks<C, M, T>> for H
+        where
+            H: on::$event,
+            C: Push<Single<H, event::$event>>,
+            M: ModelWraps,
+            T: ToolWraps,
+        {
+            type Output = Hooks<C::Output, M, T>;
+
+            fn register(self, hooks: Hooks<C, M, T>) -> Self::Output {
+                Hooks { chain: hooks.chain.push(Single(self, PhantomData)), model: hooks.model, tool: hooks.tool }
+            }
+        }
+    )*};
+}
+
+register_single_event!(
+    Pre,
+    BeforeModel,
+    AfterModel,
+    BeforeTool,
+    AfterTool,
+    ToolError,
+    BeforeFinal,
+    Post
+);
+
+impl<H, C, M, T> Register<event::WrapModel, Hooks<C, M, T>> for H
+where
+    H: on::WrapModel,
+    C: Chain,
+    M: ModelWraps,
+    T: ToolWraps,
+{
+    type Output = Hooks<C, Wraps<M, Single<H, event::WrapModel>>, T>;
+
+    fn register(self, hooks: Hooks<C, M, T>) -> Self::Output {
+        let layer = Single(self, PhantomData);
+        Hooks { chain: hooks.chain, model: Wraps { rest: hooks.model, layer }, tool: hooks.tool }
+    }
+}
+
+impl<H, C, M, T> Register<event::WrapTool, Hooks<C, M, T>> for H
+where
+    H: on::WrapTool,
+    C: Chain,
+    M: ModelWraps,
+    T: ToolWraps,
+{
+    type Output = Hooks<C, M, Wraps<T, Single<H, event::WrapTool>>>;
+
+    fn register(self, hooks: Hooks<C, M, T>) -> Self::Output {
+        let layer = Single(self, PhantomData);
+        Hooks { chain: hooks.chain, model: hooks.model, tool: Wraps { rest: hooks.tool, layer } }
+    }
+}
