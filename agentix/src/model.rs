@@ -118,6 +118,10 @@ pub struct ModelRequest {
     pub model: Option<String>,
     /// Sampling parameters.
     pub params: ModelParams,
+    /// How many of the leading `messages` are earlier turns: the stable history, byte-identical
+    /// from one request to the next however the turn injects. A provider with a prompt cache
+    /// marks its end (and the system prompt's) as cache breakpoints.
+    pub history: usize,
 }
 
 impl ModelRequest {
@@ -155,13 +159,28 @@ impl From<AssistantMessage> for ModelResponse {
     }
 }
 
-/// Token counts of one call.
+/// Token counts of one call, as the provider reports them.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Usage {
-    /// Tokens read.
+    /// Tokens read, cached or not.
     pub input_tokens: u32,
     /// Tokens written.
     pub output_tokens: u32,
+    /// Of the tokens read, those read from the provider's prompt cache.
+    #[serde(default)]
+    pub cache_read_tokens: u32,
+    /// Of the tokens read, those written to the provider's prompt cache for later calls.
+    #[serde(default)]
+    pub cache_write_tokens: u32,
+}
+
+impl std::ops::AddAssign for Usage {
+    fn add_assign(&mut self, other: Usage) {
+        self.input_tokens += other.input_tokens;
+        self.output_tokens += other.output_tokens;
+        self.cache_read_tokens += other.cache_read_tokens;
+        self.cache_write_tokens += other.cache_write_tokens;
+    }
 }
 
 /// Why a model call failed.
@@ -177,12 +196,24 @@ pub enum ModelError {
     /// The provider could not be reached, or its answer could not be read.
     #[error("transport error: {0}")]
     Transport(String),
-    /// The provider answered with an error.
-    #[error("provider error {status}: {message}")]
+    /// The provider answered with an error status.
+    #[error("{provider} answered {status}: {message}{}", retry_after.map(|after| format!(" (retry after {after:?})")).unwrap_or_default())]
     Provider {
-        /// The provider's status code.
+        /// The provider, as its adapter names it (`openai`, `anthropic`…).
+        provider: String,
+        /// The HTTP status.
         status: u16,
         /// The provider's message.
+        message: String,
+        /// When to try again, if the provider said (a 429's `retry-after`).
+        retry_after: Option<std::time::Duration>,
+    },
+    /// The provider's answer could not be read: malformed JSON, a stream that broke off.
+    #[error("{provider}'s answer could not be read: {message}")]
+    InvalidResponse {
+        /// The provider.
+        provider: String,
+        /// What was wrong with it.
         message: String,
     },
     /// The model did not answer within the conversation's `model_timeout`.

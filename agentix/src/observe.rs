@@ -129,11 +129,12 @@ pub enum Observation<'a> {
         call: &'a ToolCall,
     },
     /// The text streamed for the current model call is withdrawn: a hook sent the message back
-    /// (RETRY), or a `wrap_model` hook called the model again.
+    /// (RETRY), a `wrap_model` hook called the model again, or the model's stream broke off.
     Withdrawn {
         /// Where: `after_model`, `before_final`, or `wrap_model`.
         event: EventKind,
-        /// The hook that sent the message back; `None` for a `wrap_model` hook calling again.
+        /// The hook that sent the message back; `None` when the model is called again or its
+        /// stream broke off.
         hook: Option<&'a str>,
     },
     /// A tool call finished (after its `after_tool` or `tool_error` hooks).
@@ -230,7 +231,10 @@ impl fmt::Display for Observation<'_> {
                 )
             }
             Observation::Withdrawn { event, hook: None } => {
-                write!(f, "      withdrawn: the text so far ({event}: the model is called again)")
+                write!(
+                    f,
+                    "      withdrawn: the text so far ({event}: called again, or the stream broke off)"
+                )
             }
             Observation::ToolFinished { result } => {
                 write!(f, "      tool result: {}", result.output)

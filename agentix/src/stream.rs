@@ -40,11 +40,12 @@ pub enum StreamEvent {
     /// The model asked for a tool call.
     ToolCall(ToolCall),
     /// Discard the text streamed for the current model call: a hook sent the message back
-    /// (RETRY), or a `wrap_model` hook called the model again.
+    /// (RETRY), a `wrap_model` hook called the model again, or the model's stream broke off.
     Withdrawn {
         /// Where: `after_model`, `before_final`, or `wrap_model`.
         event: EventKind,
-        /// The hook that sent the message back; `None` for a `wrap_model` hook calling again.
+        /// The hook that sent the message back; `None` when the model is called again or its
+        /// stream broke off.
         hook: Option<String>,
     },
     /// A tool call finished, with the result the model will read.

@@ -12,6 +12,7 @@ use crate::conversation::{Config, Conversation, Entry, TurnRef};
 use crate::error::{Component, Error};
 use crate::event::EventKind;
 use crate::message::{Message, Part};
+use crate::model::Usage;
 use crate::pipeline::HookFailure;
 use crate::scope::Scope;
 
@@ -33,6 +34,11 @@ pub struct Turn {
     pub(crate) step: u32,
     pub(crate) retries: u32,
     injections: Vec<Injection>,
+    /// What the turn's model calls cost, summed, and the latest call's.
+    #[serde(default)]
+    usage: Usage,
+    #[serde(default)]
+    last_usage: Option<Usage>,
     /// How many durable injections are already in the log.
     committed: usize,
     #[serde(skip)]
@@ -141,6 +147,8 @@ impl Turn {
             step: 0,
             retries: 0,
             injections: Vec::new(),
+            usage: Usage::default(),
+            last_usage: None,
             committed: 0,
             running_hook: "",
             running_durable: false,
@@ -170,6 +178,24 @@ impl Turn {
     /// The index of the current step (model call and its tool calls), from 0.
     pub fn step(&self) -> u32 {
         self.step
+    }
+
+    /// What the turn's model calls cost so far, summed: a `post` hook's meter.
+    pub fn usage(&self) -> Usage {
+        self.usage
+    }
+
+    /// What the latest model call cost, cached tokens included: an `after_model` hook reads it
+    /// beside the answer. `None` before the first call, or when a `before_model` hook answered
+    /// in the model's place.
+    pub fn last_usage(&self) -> Option<Usage> {
+        self.last_usage
+    }
+
+    /// Records a model call's usage.
+    pub(crate) fn record_usage(&mut self, usage: Usage) {
+        self.usage += usage;
+        self.last_usage = Some(usage);
     }
 
     /// How many RETRY verdicts this turn has acted on.
@@ -354,13 +380,17 @@ impl Turn {
         &mut self,
         budget: usize,
         counter: &dyn TokenCounter,
-    ) -> Option<Vec<Message>> {
+    ) -> Option<(Vec<Message>, usize)> {
         let log = self.conversation.log();
         if !Units::of(log, self.user_entry).durable.is_empty() || self.entry_tokens.is_some() {
             return None;
         }
         let mut messages = Vec::with_capacity(log.len());
+        let mut history = 0;
         for (index, entry) in log.iter().enumerate() {
+            if index == self.user_entry {
+                history = messages.len();
+            }
             if let Some(message) = entry.to_message() {
                 if index >= self.counted {
                     self.counted_tokens += counter.count_message(&message);
@@ -369,7 +399,7 @@ impl Turn {
             }
         }
         self.counted = log.len();
-        (self.counted_tokens <= budget).then_some(messages)
+        (self.counted_tokens <= budget).then_some((messages, history))
     }
 
     /// Keeps each entry's tokens from now on (counting the log once more, this once), for

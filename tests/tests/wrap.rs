@@ -191,8 +191,12 @@ impl<M: Model> Hook for Fallback<M> {
 
 #[tokio::test]
 async fn wrap_model_falls_back_to_another_model() {
-    let primary = ScriptedModel::new()
-        .error(ModelError::Provider { status: 529, message: "overloaded".into() });
+    let primary = ScriptedModel::new().error(ModelError::Provider {
+        provider: "scripted".into(),
+        status: 529,
+        message: "overloaded".into(),
+        retry_after: None,
+    });
     let backup = Arc::new(ScriptedModel::new().text("from the backup"));
     let agent = Agent::builder(&primary).hook(Fallback { backup: backup.clone() }).build();
     let reply = agent.run(&mut Conversation::new(), "hi").await.unwrap();

@@ -63,7 +63,11 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
                 BeforeModel,
                 before_model / before_model_in_place(&mut request)
             ) {
-                Flow::Continue => self.call_model(&request, turn, observer).await?,
+                Flow::Continue => {
+                    let response = self.call_model(&request, turn, observer).await?;
+                    turn.record_usage(response.usage);
+                    response.message
+                }
                 Flow::Stop { hook, value } => stopped_with(hook, value)?,
                 Flow::Halt { hook, halt } => {
                     return Err(halted(EventKind::BeforeModel, hook, halt));

@@ -32,7 +32,7 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
         request: &ModelRequest,
         turn: &Turn,
         observer: &O,
-    ) -> Result<AssistantMessage, Error> {
+    ) -> Result<ModelResponse, Error> {
         fire(observer, turn, EventKind::WrapModel);
         let audit = self.settings.audit.as_deref();
         let model = CallModel {
@@ -48,7 +48,7 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
             return Err(aborted.error());
         }
         match result {
-            Ok(response) => Ok(response.message),
+            Ok(response) => Ok(response),
             // An error a wrap hook made itself names the hook; one it passed on is the model's.
             Err(error) => Err(match turn.model_blame() {
                 Blame::Hook(hook) => Error::HookFailed {
@@ -113,8 +113,20 @@ impl<M: Model, O: Observer, X: StreamTransformer> CallModel<'_, M, O, X> {
             }
             let mut chunks = std::pin::pin!(self.model.stream(request));
             while let Some(chunk) = chunks.next().await {
+                let chunk = match chunk {
+                    Ok(chunk) => chunk,
+                    Err(error) => {
+                        // A stream that broke off takes back the text it had shown.
+                        if !answer.text.is_empty() {
+                            let withdrawn =
+                                Observation::Withdrawn { event: EventKind::WrapModel, hook: None };
+                            self.observer.observe(&withdrawn);
+                        }
+                        return Err(error);
+                    }
+                };
                 answer
-                    .add(chunk?, self.observer)
+                    .add(chunk, self.observer)
                     .map_err(|panic| self.abandon_transformer(panic))?;
             }
             return answer.finish(self.observer).map_err(|panic| self.abandon_transformer(panic));

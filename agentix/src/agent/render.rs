@@ -93,6 +93,10 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
             (plan.dropped_history.end..units.opening.end).contains(&entry)
                 || entry >= plan.dropped_steps.end
         };
+        // The earlier turns kept, the stable prefix the provider may cache.
+        let history =
+            rendered[plan.dropped_history.end..units.opening.start].iter().flatten().count()
+                + usize::from(summary.is_some());
         // Injections go right after the user message.
         let injected_at = (!turn.injections().is_empty()).then(|| {
             rendered[plan.dropped_history.end..units.opening.end].iter().flatten().count()
@@ -112,7 +116,7 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
             messages.insert(0, summary);
         }
         messages.extend(feedback);
-        Ok(self.request(messages))
+        Ok(self.request(messages, history))
     }
 
     /// The request of most steps, rendered without planning: when the step adds nothing to the
@@ -128,17 +132,19 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
             return None;
         }
         let room = turn.config().compaction_target().checked_sub(self.fixed_tokens)?;
-        let messages = turn.render_within(room, &*self.settings.counter)?;
-        Some(self.request(messages))
+        let (messages, history) = turn.render_within(room, &*self.settings.counter)?;
+        Some(self.request(messages, history))
     }
 
-    pub(super) fn request(&self, messages: Vec<Message>) -> ModelRequest {
+    /// A request of `messages`, the first `history` of them earlier turns.
+    pub(super) fn request(&self, messages: Vec<Message>, history: usize) -> ModelRequest {
         ModelRequest {
             system: self.settings.system.clone(),
             messages,
             tools: self.tool_specs.clone(),
             model: self.settings.model_name.clone(),
             params: self.settings.params.clone(),
+            history,
         }
     }
 }
