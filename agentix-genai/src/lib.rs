@@ -1,0 +1,302 @@
+//! Real model providers for [agentix](https://docs.rs/agentix), through
+//! [genai](https://docs.rs/genai): OpenAI (chat completions and responses), Anthropic, Gemini,
+//! Ollama, Groq, DeepSeek, xAI, and any OpenAI-compatible endpoint, each an [`agentix::Model`].
+//!
+//! ```no_run
+//! use agentix::{Agent, Conversation};
+//! use agentix_genai::GenaiModel;
+//!
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! // The key comes from the provider's usual variable (here ANTHROPIC_API_KEY).
+//! let model = GenaiModel::new("anthropic:claude-sonnet-4-5")?;
+//! let agent = Agent::builder(model).system("Be brief.").build();
+//! let reply = agent.run(&mut Conversation::new(), "Hello!").await?;
+//! println!("{}", reply.joined_text());
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! A model is named `provider:model` — `openai:gpt-4.1-mini`, `anthropic:claude-sonnet-4-5`,
+//! `gemini:gemini-2.5-flash`, `ollama:llama3.2`, `groq:llama-3.3-70b-versatile`,
+//! `deepseek:deepseek-chat`, `xai:grok-3`, `openai_resp:gpt-5` for OpenAI's responses API —
+//! or by a bare name genai recognizes (`gpt-4.1-mini`, `claude-…`, `gemini-…`). An
+//! OpenAI-compatible server (vLLM, LM Studio, a gateway) is `openai:MODEL` with an
+//! [`endpoint`](GenaiModelBuilder::endpoint).
+//!
+//! **The prompt cache.** agentix keeps `[system, history]` byte-identical from one request to
+//! the next, whatever a turn injects ([`agentix::ModelRequest::history`]). For a provider whose
+//! cache is opt-in (Anthropic), the adapter marks two breakpoints: the system prompt, and the
+//! last message of the history; every message is written as content blocks, so a breakpoint
+//! that moves on to a later message leaves the bytes before it as they were. OpenAI, Gemini and
+//! the others cache a repeated prefix on their own. Either way the tokens read from and written
+//! to the cache are in the call's [`Usage`](agentix::Usage), which an `after_model` hook reads
+//! with [`Turn::last_usage`](agentix::Turn::last_usage).
+//!
+//! **Tool schemas** are adapted where a provider needs it: OpenAI's strict mode, Gemini's
+//! schemas without `$ref`s.
+
+mod convert;
+mod counter;
+mod error;
+mod schema;
+#[cfg(feature = "bpe")]
+mod tokens;
+
+use std::fmt;
+use std::sync::Arc;
+
+use agentix::{Chunk, Model, ModelError, ModelRequest, ModelResponse};
+use futures::{Stream, StreamExt};
+use genai::adapter::AdapterKind;
+use genai::chat::{ChatOptions, ChatStreamEvent};
+use genai::resolver::{AuthData, AuthResolver, Endpoint, ServiceTargetResolver};
+use genai::{Client, ModelIden, ServiceTarget};
+
+pub use counter::{Calibration, ProviderCounter};
+#[cfg(feature = "bpe")]
+pub use tokens::{BpeCounter, Encoding};
+
+/// Re-exported for what the adapter does not wrap: a client of your own, chat options.
+pub use genai;
+
+use convert::Dialect;
+
+/// A model of a real provider, through genai.
+#[derive(Clone)]
+pub struct GenaiModel {
+    client: Client,
+    /// The model, as genai names it (`anthropic::claude-sonnet-4-5`).
+    model: String,
+    kind: AdapterKind,
+    options: ChatOptions,
+    /// What the provider's reported usage taught the estimate of its token counts.
+    calibration: Arc<Calibration>,
+}
+
+impl fmt::Debug for GenaiModel {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("GenaiModel")
+            .field("model", &self.model)
+            .field("provider", &self.kind)
+            .finish()
+    }
+}
+
+/// A model name the adapter cannot place with a provider.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("no provider for model `{spec}`: name one, as in `openai:gpt-4.1-mini` ({why})")]
+pub struct UnknownModel {
+    /// The model as it was given.
+    pub spec: String,
+    /// Why it could not be placed.
+    pub why: String,
+}
+
+impl GenaiModel {
+    /// The model `spec` (`provider:model`, or a name genai recognizes), with its provider's
+    /// default endpoint and the key from its usual environment variable.
+    pub fn new(spec: &str) -> Result<Self, UnknownModel> {
+        Self::builder(spec).build()
+    }
+
+    /// A model to configure: an endpoint, a key, options.
+    pub fn builder(spec: &str) -> GenaiModelBuilder {
+        GenaiModelBuilder {
+            spec: spec.to_owned(),
+            endpoint: None,
+            api_key: None,
+            options: ChatOptions::default(),
+        }
+    }
+
+    /// The provider, as genai names its adapter (`openai`, `anthropic`, `gemini`…).
+    pub fn provider(&self) -> &'static str {
+        self.kind.as_lower_str()
+    }
+
+    /// The model this adapter asks for when a request names none.
+    pub fn model(&self) -> &str {
+        &self.model
+    }
+
+    /// The token counter to give the agent ([`AgentBuilder::token_counter`]) for budgets in this
+    /// model's tokens: OpenAI's own tokenizer for an OpenAI model (with the `bpe` feature), and
+    /// otherwise a characters-per-token estimate that every call's reported input tokens
+    /// correct (Anthropic and Gemini publish no local tokenizer).
+    ///
+    /// [`AgentBuilder::token_counter`]: agentix::AgentBuilder::token_counter
+    pub fn token_counter(&self) -> ProviderCounter {
+        #[cfg(feature = "bpe")]
+        if let Some(encoding) = Encoding::for_model(&self.model)
+            && matches!(self.kind, AdapterKind::OpenAI | AdapterKind::OpenAIResp)
+        {
+            return ProviderCounter::Bpe(BpeCounter::new(encoding));
+        }
+        ProviderCounter::Calibrated(Arc::clone(&self.calibration))
+    }
+
+    /// The model and provider for `request`: its own model if it names one, else the default.
+    fn target(&self, request: &ModelRequest) -> Result<(String, AdapterKind), ModelError> {
+        match &request.model {
+            None => Ok((self.model.clone(), self.kind)),
+            Some(spec) => place(spec).map_err(|unknown| ModelError::Other(unknown.to_string())),
+        }
+    }
+}
+
+/// Builds a [`GenaiModel`].
+#[derive(Debug)]
+#[must_use = "a model builder does nothing until `build` is called"]
+pub struct GenaiModelBuilder {
+    spec: String,
+    endpoint: Option<String>,
+    api_key: Option<String>,
+    options: ChatOptions,
+}
+
+impl GenaiModelBuilder {
+    /// Sends requests to `base_url` (ending in `/`, as `http://localhost:8000/v1/`) instead of
+    /// the provider's own: an OpenAI-compatible server, a gateway, a local model.
+    pub fn endpoint(mut self, base_url: impl Into<String>) -> Self {
+        let mut url: String = base_url.into();
+        if !url.ends_with('/') {
+            url.push('/');
+        }
+        self.endpoint = Some(url);
+        self
+    }
+
+    /// Uses `key` rather than the provider's environment variable.
+    pub fn api_key(mut self, key: impl Into<String>) -> Self {
+        self.api_key = Some(key.into());
+        self
+    }
+
+    /// genai options every call starts from (headers, timeouts of the HTTP stream, extra body).
+    pub fn options(mut self, options: ChatOptions) -> Self {
+        self.options = options;
+        self
+    }
+
+    /// The model.
+    pub fn build(self) -> Result<GenaiModel, UnknownModel> {
+        let (model, kind) = place(&self.spec)?;
+        let mut client = Client::builder();
+        if let Some(key) = self.api_key {
+            client = client.with_auth_resolver(AuthResolver::from_resolver_fn(
+                move |_: ModelIden| -> Result<Option<AuthData>, genai::resolver::Error> {
+                    Ok(Some(AuthData::from_single(key.clone())))
+                },
+            ));
+        }
+        if let Some(url) = self.endpoint {
+            client = client.with_service_target_resolver(ServiceTargetResolver::from_resolver_fn(
+                move |mut target: ServiceTarget| -> Result<ServiceTarget, genai::resolver::Error> {
+                    target.endpoint = Endpoint::from_owned(url.clone());
+                    Ok(target)
+                },
+            ));
+        }
+        let client = client
+            .build()
+            .map_err(|error| UnknownModel { spec: self.spec.clone(), why: error.to_string() })?;
+        Ok(GenaiModel { client, model, kind, options: self.options, calibration: Arc::default() })
+    }
+}
+
+/// genai's name for `spec` and its provider: `provider:model` becomes `provider::model`.
+fn place(spec: &str) -> Result<(String, AdapterKind), UnknownModel> {
+    let unknown = |why: String| UnknownModel { spec: spec.to_owned(), why };
+    let model = match spec.split_once(':') {
+        Some((provider, name)) if !name.starts_with(':') => {
+            if AdapterKind::from_lower_str(provider).is_none() {
+                return Err(unknown(format!("no provider is called `{provider}`")));
+            }
+            format!("{provider}::{name}")
+        }
+        _ => spec.to_owned(),
+    };
+    let kind = AdapterKind::from_model(&model).map_err(|error| unknown(error.to_string()))?;
+    Ok((model, kind))
+}
+
+impl Model for GenaiModel {
+    async fn complete(&self, request: &ModelRequest) -> Result<ModelResponse, ModelError> {
+        let (model, kind) = self.target(request)?;
+        let chat = convert::chat_request(request, Dialect { kind });
+        let options = convert::chat_options(&self.options, &request.params);
+        let provider = kind.as_lower_str();
+        let response = self
+            .client
+            .exec_chat(model.as_str(), chat, Some(&options))
+            .await
+            .map_err(|error| error::model_error(provider, &error))?;
+        let usage = convert::usage(&response.usage);
+        self.calibration.observe(request, usage.input_tokens);
+        Ok(ModelResponse { usage, message: convert::assistant_message(response.content) })
+    }
+
+    fn stream(
+        &self,
+        request: &ModelRequest,
+    ) -> impl Stream<Item = Result<Chunk, ModelError>> + Send {
+        let target = self.target(request);
+        let options = convert::chat_options(&self.options, &request.params);
+        let chat = target
+            .as_ref()
+            .ok()
+            .map(|(_, kind)| convert::chat_request(request, Dialect { kind: *kind }));
+        async_stream::stream! {
+            let (model, kind) = match target {
+                Ok(target) => target,
+                Err(error) => {
+                    yield Err(error);
+                    return;
+                }
+            };
+            let provider = kind.as_lower_str();
+            let chat = chat.expect("made with the target");
+            let response = match self.client.exec_chat_stream(model.as_str(), chat, Some(&options)).await {
+                Ok(response) => response,
+                Err(error) => {
+                    yield Err(error::model_error(provider, &error));
+                    return;
+                }
+            };
+            let mut events = response.stream;
+            let mut ended = false;
+            while let Some(event) = events.next().await {
+                match event {
+                    Ok(ChatStreamEvent::Chunk(chunk)) if !chunk.content.is_empty() => {
+                        yield Ok(Chunk::Text(chunk.content));
+                    }
+                    Ok(ChatStreamEvent::End(end)) => {
+                        // Whole calls, reassembled by genai from their streamed fragments.
+                        if let Some(content) = end.captured_content {
+                            for call in content.into_tool_calls() {
+                                yield Ok(Chunk::ToolCall(convert::tool_call(call)));
+                            }
+                        }
+                        if let Some(usage) = &end.captured_usage {
+                            let usage = convert::usage(usage);
+                            self.calibration.observe(request, usage.input_tokens);
+                            yield Ok(Chunk::Usage(usage));
+                        }
+                        ended = true;
+                    }
+                    Ok(_) => {}
+                    Err(error) => {
+                        yield Err(error::model_error(provider, &error));
+                        return;
+                    }
+                }
+            }
+            if !ended {
+                yield Err(ModelError::InvalidResponse {
+                    provider: provider.to_owned(),
+                    message: "the stream ended before the answer did".into(),
+                });
+            }
+        }
+    }
+}

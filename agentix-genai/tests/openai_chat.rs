@@ -1,0 +1,260 @@
+//! OpenAI chat completions on the wire: a loopback server answers as OpenAI's API reference says
+//! it does, JSON and server-sent events, and the requests the adapter sends are checked.
+
+mod support;
+
+use std::time::Duration;
+
+use agentix::{
+    Agent, AssistantMessage, Conversation, Error, Message, Model, ModelError, ModelRequest,
+    StreamEvent, ToolCall, Usage,
+};
+use futures::StreamExt;
+use serde_json::{Value, json};
+use support::{KEY, Reply, Server, model, openai_json, openai_sse};
+use tests::Weather;
+use wiremock::matchers::{body_partial_json, header, method, path};
+use wiremock::{Mock, MockServer, ResponseTemplate};
+
+fn usage() -> Value {
+    json!({ "prompt_tokens": 120, "completion_tokens": 8, "total_tokens": 128, "prompt_tokens_details": { "cached_tokens": 96 } })
+}
+
+fn weather_call(id: &str, city: &str) -> ToolCall {
+    ToolCall::new(id, "get_weather", json!({ "city": city }))
+}
+
+#[tokio::test]
+async fn a_turn_with_a_tool_call_over_json() {
+    let server = MockServer::start().await;
+    let call = AssistantMessage::default().with_tool_call(weather_call("call_1", "Oslo"));
+    let answer = AssistantMessage::text("It is sunny in Oslo.");
+    // The second request carries the tool's result: it gets the answer, the first the call.
+    Mock::given(method("POST"))
+        .and(path("/v1/chat/completions"))
+        .and(header("authorization", format!("Bearer {KEY}").as_str()))
+        .and(body_partial_json(
+            json!({ "messages": [{}, {}, {}, { "role": "tool", "tool_call_id": "call_1" }] }),
+        ))
+        .respond_with(ResponseTemplate::new(200).set_body_json(openai_json(&answer, usage())))
+        .mount(&server)
+        .await;
+    Mock::given(method("POST"))
+        .and(path("/v1/chat/completions"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(openai_json(&call, usage())))
+        .mount(&server)
+        .await;
+
+    let model = model("openai:gpt-4.1-mini", &format!("{}/v1/", server.uri()));
+    let agent =
+        Agent::builder(model).system("You report the weather.").tool(Weather::default()).build();
+    let mut conversation = Conversation::new();
+    let reply = agent.run(&mut conversation, "Weather in Oslo?").await.unwrap();
+    assert_eq!(reply.joined_text(), "It is sunny in Oslo.");
+    conversation.validate().unwrap();
+
+    let requests = server.received_requests().await.unwrap();
+    assert_eq!(requests.len(), 2);
+    let first: Value = requests[0].body_json().unwrap();
+    assert_eq!(first["model"], "gpt-4.1-mini");
+    assert_eq!(
+        first["messages"][0],
+        json!({ "role": "system", "content": "You report the weather." })
+    );
+    assert_eq!(first["messages"][1], json!({ "role": "user", "content": "Weather in Oslo?" }));
+    assert_eq!(first["tools"][0]["function"]["name"], "get_weather");
+    let second: Value = requests[1].body_json().unwrap();
+    let assistant = &second["messages"][2];
+    assert_eq!(assistant["role"], "assistant");
+    assert_eq!(assistant["tool_calls"][0]["id"], "call_1");
+    assert_eq!(assistant["tool_calls"][0]["function"]["name"], "get_weather");
+    let arguments: Value =
+        serde_json::from_str(assistant["tool_calls"][0]["function"]["arguments"].as_str().unwrap())
+            .unwrap();
+    assert_eq!(arguments, json!({ "city": "Oslo" }), "arguments go back as a JSON string");
+    assert_eq!(
+        second["messages"][3],
+        json!({ "role": "tool", "tool_call_id": "call_1", "content": "sunny in Oslo" })
+    );
+}
+
+#[tokio::test]
+async fn usage_with_cached_tokens_and_the_requests_model_and_parameters() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path("/v1/chat/completions"))
+        .respond_with(
+            ResponseTemplate::new(200)
+                .set_body_json(openai_json(&AssistantMessage::text("hi"), usage())),
+        )
+        .mount(&server)
+        .await;
+    let model = model("openai:gpt-4.1-mini", &format!("{}/v1/", server.uri()));
+    let request = ModelRequest {
+        messages: vec![Message::user("hello")],
+        model: Some("openai:gpt-4.1".into()),
+        params: agentix::ModelParams { temperature: Some(0.25), max_tokens: Some(64) },
+        ..ModelRequest::default()
+    };
+    let response = model.complete(&request).await.unwrap();
+    assert_eq!(response.message.joined_text(), "hi");
+    assert_eq!(
+        response.usage,
+        Usage { input_tokens: 120, output_tokens: 8, cache_read_tokens: 96, cache_write_tokens: 0 }
+    );
+    let sent: Value = server.received_requests().await.unwrap()[0].body_json().unwrap();
+    assert_eq!(sent["model"], "gpt-4.1", "the request's own model");
+    assert_eq!(sent["temperature"], 0.25);
+    assert_eq!(sent["max_tokens"], 64);
+}
+
+#[tokio::test]
+async fn a_streamed_turn_with_parallel_calls_split_across_events() {
+    let calls = AssistantMessage::text("Checking both.")
+        .with_tool_call(weather_call("call_1", "Oslo"))
+        .with_tool_call(weather_call("call_2", "Bergen"));
+    let answer = AssistantMessage::text("Sunny in Oslo and in Bergen.");
+    let server = Server::start(vec![
+        Reply::sse(openai_sse(&calls, usage())),
+        Reply::sse(openai_sse(&answer, usage())),
+    ])
+    .await;
+    let weather = Weather::default();
+    let asked = std::sync::Arc::clone(&weather.calls);
+    let agent = Agent::builder(model("openai:gpt-4.1-mini", &server.base)).tool(weather).build();
+    let mut conversation = Conversation::new();
+    let events: Vec<StreamEvent> =
+        agent.run_stream(&mut conversation, "Oslo and Bergen?").collect().await;
+
+    let texts: Vec<&str> = events
+        .iter()
+        .filter_map(|event| match event {
+            StreamEvent::Text(text) => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert!(texts.len() > 4, "the text arrived in pieces: {texts:?}");
+    assert_eq!(texts.concat(), "Checking both.Sunny in Oslo and in Bergen.");
+    let streamed_calls: Vec<&ToolCall> = events
+        .iter()
+        .filter_map(|event| match event {
+            StreamEvent::ToolCall(call) => Some(call),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        streamed_calls,
+        [&weather_call("call_1", "Oslo"), &weather_call("call_2", "Bergen")],
+        "whole calls"
+    );
+    assert_eq!(*asked.lock().unwrap(), ["Oslo", "Bergen"]);
+    assert!(
+        matches!(events.last(), Some(StreamEvent::Finished(Ok(answer))) if answer.joined_text() == "Sunny in Oslo and in Bergen.")
+    );
+    conversation.validate().unwrap();
+    let first = server.received()[0].json();
+    assert_eq!(first["stream"], true);
+}
+
+#[tokio::test]
+async fn an_empty_answer_or_a_refusal_is_the_turns_typed_error() {
+    let empty = json!({
+        "id": "chatcmpl-1", "object": "chat.completion", "created": 1, "model": "gpt-4.1-mini",
+        "choices": [{ "index": 0, "message": { "role": "assistant", "content": null, "refusal": "I can't help with that." }, "finish_reason": "stop" }],
+        "usage": { "prompt_tokens": 5, "completion_tokens": 0, "total_tokens": 5 },
+    });
+    let server = Server::start(vec![Reply::json(empty)]).await;
+    let agent = Agent::builder(model("openai:gpt-4.1-mini", &server.base)).build();
+    let mut conversation = Conversation::new();
+    let error = agent.run(&mut conversation, "Something forbidden").await.unwrap_err();
+    assert_eq!(error, Error::EmptyAnswer);
+    conversation.validate().unwrap();
+}
+
+/// The model error a reply makes, through a whole turn.
+async fn error_of(reply: Reply) -> ModelError {
+    let server = Server::start(vec![reply]).await;
+    let agent = Agent::builder(model("openai:gpt-4.1-mini", &server.base)).build();
+    let mut conversation = Conversation::new();
+    let error = agent.run(&mut conversation, "hi").await.unwrap_err();
+    conversation.validate().unwrap();
+    match error {
+        Error::Model(error) => error,
+        other => panic!("expected a model error, got {other:?}"),
+    }
+}
+
+fn openai_error(status: u16, message: &str, kind: &str) -> Reply {
+    let body =
+        json!({ "error": { "message": message, "type": kind, "param": null, "code": null } });
+    Reply::raw(status, "application/json", body.to_string())
+}
+
+#[tokio::test]
+async fn provider_errors_are_typed_with_the_provider_the_status_and_when_to_retry() {
+    let provider =
+        |status: u16, message: &str, retry_after: Option<Duration>| ModelError::Provider {
+            provider: "openai".into(),
+            status,
+            message: message.into(),
+            retry_after,
+        };
+    assert_eq!(
+        error_of(openai_error(401, "Incorrect API key provided.", "invalid_request_error")).await,
+        provider(401, "Incorrect API key provided.", None)
+    );
+    assert_eq!(
+        error_of(openai_error(404, "The model `gpt-9` does not exist.", "invalid_request_error"))
+            .await,
+        provider(404, "The model `gpt-9` does not exist.", None)
+    );
+    let mut limited = openai_error(429, "Rate limit reached.", "requests");
+    limited.headers.push(("retry-after", "7".into()));
+    let error = error_of(limited).await;
+    assert_eq!(error, provider(429, "Rate limit reached.", Some(Duration::from_secs(7))));
+    assert_eq!(error.to_string(), "openai answered 429: Rate limit reached. (retry after 7s)");
+    assert_eq!(
+        error_of(openai_error(500, "The server had an error.", "server_error")).await,
+        provider(500, "The server had an error.", None)
+    );
+    let malformed = error_of(Reply::raw(
+        200,
+        "application/json",
+        "{\"id\": \"chatcmpl-1\", \"choices\": [".into(),
+    ))
+    .await;
+    assert!(
+        matches!(&malformed, ModelError::InvalidResponse { provider, .. } if provider == "openai"),
+        "{malformed:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_stream_cut_midway_withdraws_the_text_it_showed_and_keeps_the_log_valid() {
+    let answer = AssistantMessage::text("This answer never gets to its end.");
+    let mut events = openai_sse(&answer, usage());
+    events.truncate(4);
+    let server = Server::start(vec![Reply::sse(events).cut()]).await;
+    let agent = Agent::builder(model("openai:gpt-4.1-mini", &server.base)).build();
+    let mut conversation = Conversation::new();
+    let events: Vec<StreamEvent> = agent.run_stream(&mut conversation, "hi").collect().await;
+    let shown = events
+        .iter()
+        .position(|event| matches!(event, StreamEvent::Text(_)))
+        .expect("some text was shown");
+    let withdrawn = events
+        .iter()
+        .position(|event| matches!(event, StreamEvent::Withdrawn { .. }))
+        .expect("and withdrawn");
+    assert!(shown < withdrawn);
+    match events.last() {
+        Some(StreamEvent::Finished(Err(Error::Model(
+            ModelError::Transport(_) | ModelError::InvalidResponse { .. },
+        )))) => {}
+        other => panic!("the turn ends with the broken stream's error, not {other:?}"),
+    }
+    conversation.validate().unwrap();
+    assert!(
+        !conversation.log().iter().any(|entry| matches!(entry, agentix::Entry::Assistant { .. }))
+    );
+}
