@@ -17,10 +17,10 @@ pub(crate) fn model_error(provider: &str, error: &genai::Error) -> ModelError {
         };
     }
     match error {
+        genai::Error::ChatResponse { body, .. } => stream_error(provider, body),
         genai::Error::StreamParse { .. }
         | genai::Error::ChatResponseGeneration { .. }
         | genai::Error::InvalidJsonResponseElement { .. }
-        | genai::Error::ChatResponse { .. }
         | genai::Error::SerdeJson(_)
         | genai::Error::JsonValueExt(_)
         | genai::Error::NoChatResponse { .. } => {
@@ -33,11 +33,39 @@ pub(crate) fn model_error(provider: &str, error: &genai::Error) -> ModelError {
             }
             other => ModelError::InvalidResponse { provider, message: first_line(other) },
         },
-        genai::Error::WebStream { cause, .. } => {
-            ModelError::Transport(format!("{provider}: {cause}"))
+        // A stream whose request failed carries the HTTP error inside.
+        genai::Error::WebStream { error: inner, cause, .. } => {
+            match inner.downcast_ref::<genai::Error>() {
+                Some(inner) => model_error(&provider, inner),
+                None => ModelError::Transport(format!("{provider}: {}", first_line(cause))),
+            }
         }
         other => ModelError::Other(format!("{provider}: {}", first_line(other))),
     }
+}
+
+/// An error the provider sent inside a stream that had begun with 200: typed as the HTTP status
+/// its kind stands for (Anthropic's `overloaded_error` is 529), so a retry policy reads it as it
+/// would have read the status.
+fn stream_error(provider: String, body: &serde_json::Value) -> ModelError {
+    let error = body.get("error").filter(|error| error.is_object()).unwrap_or(body);
+    let text = |key: &str| error.get(key).and_then(serde_json::Value::as_str);
+    let message = text("message").map_or_else(|| body.to_string(), str::to_owned);
+    let status = match text("type").or_else(|| text("code")) {
+        Some("invalid_request_error") => 400,
+        Some("authentication_error") => 401,
+        Some("permission_error") => 403,
+        Some("not_found_error") => 404,
+        Some("request_too_large") => 413,
+        Some("rate_limit_error" | "rate_limit_exceeded") => 429,
+        Some("api_error" | "server_error") => 500,
+        Some("overloaded_error") => 529,
+        _ => {
+            let message = format!("the stream reported an error: {message}");
+            return ModelError::InvalidResponse { provider, message };
+        }
+    };
+    ModelError::Provider { provider, status, message, retry_after: None }
 }
 
 /// What the provider said, from its error body (`{"error": {"message": …}}` and the like), or

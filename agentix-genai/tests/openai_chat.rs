@@ -171,12 +171,20 @@ async fn an_empty_answer_or_a_refusal_is_the_turns_typed_error() {
     conversation.validate().unwrap();
 }
 
-/// The model error a reply makes, through a whole turn.
-async fn error_of(reply: Reply) -> ModelError {
+/// The model error a reply makes, through a whole turn, and whether the turn was streamed.
+async fn error_of(reply: Reply, streamed: bool) -> ModelError {
     let server = Server::start(vec![reply]).await;
     let agent = Agent::builder(model("openai:gpt-4.1-mini", &server.base)).build();
     let mut conversation = Conversation::new();
-    let error = agent.run(&mut conversation, "hi").await.unwrap_err();
+    let error = if streamed {
+        let events: Vec<StreamEvent> = agent.run_stream(&mut conversation, "hi").collect().await;
+        match events.last() {
+            Some(StreamEvent::Finished(Err(error))) => error.clone(),
+            other => panic!("expected the turn to fail, got {other:?}"),
+        }
+    } else {
+        agent.run(&mut conversation, "hi").await.unwrap_err()
+    };
     conversation.validate().unwrap();
     match error {
         Error::Model(error) => error,
@@ -199,29 +207,43 @@ async fn provider_errors_are_typed_with_the_provider_the_status_and_when_to_retr
             message: message.into(),
             retry_after,
         };
-    assert_eq!(
-        error_of(openai_error(401, "Incorrect API key provided.", "invalid_request_error")).await,
-        provider(401, "Incorrect API key provided.", None)
-    );
-    assert_eq!(
-        error_of(openai_error(404, "The model `gpt-9` does not exist.", "invalid_request_error"))
+    for streamed in [false, true] {
+        assert_eq!(
+            error_of(
+                openai_error(401, "Incorrect API key provided.", "invalid_request_error"),
+                streamed
+            )
             .await,
-        provider(404, "The model `gpt-9` does not exist.", None)
-    );
-    let mut limited = openai_error(429, "Rate limit reached.", "requests");
-    limited.headers.push(("retry-after", "7".into()));
-    let error = error_of(limited).await;
-    assert_eq!(error, provider(429, "Rate limit reached.", Some(Duration::from_secs(7))));
-    assert_eq!(error.to_string(), "openai answered 429: Rate limit reached. (retry after 7s)");
-    assert_eq!(
-        error_of(openai_error(500, "The server had an error.", "server_error")).await,
-        provider(500, "The server had an error.", None)
-    );
-    let malformed = error_of(Reply::raw(
-        200,
-        "application/json",
-        "{\"id\": \"chatcmpl-1\", \"choices\": [".into(),
-    ))
+            provider(401, "Incorrect API key provided.", None)
+        );
+        assert_eq!(
+            error_of(
+                openai_error(404, "The model `gpt-9` does not exist.", "invalid_request_error"),
+                streamed
+            )
+            .await,
+            provider(404, "The model `gpt-9` does not exist.", None)
+        );
+        let mut limited = openai_error(429, "Rate limit reached.", "requests");
+        limited.headers.push(("retry-after-ms", "1500".into()));
+        assert_eq!(
+            error_of(limited, streamed).await,
+            provider(429, "Rate limit reached.", Some(Duration::from_millis(1500)))
+        );
+        let mut limited = openai_error(429, "Rate limit reached.", "requests");
+        limited.headers.push(("retry-after", "7".into()));
+        let error = error_of(limited, streamed).await;
+        assert_eq!(error, provider(429, "Rate limit reached.", Some(Duration::from_secs(7))));
+        assert_eq!(error.to_string(), "openai answered 429: Rate limit reached. (retry after 7s)");
+        assert_eq!(
+            error_of(openai_error(500, "The server had an error.", "server_error"), streamed).await,
+            provider(500, "The server had an error.", None)
+        );
+    }
+    let malformed = error_of(
+        Reply::raw(200, "application/json", "{\"id\": \"chatcmpl-1\", \"choices\": [".into()),
+        false,
+    )
     .await;
     assert!(
         matches!(&malformed, ModelError::InvalidResponse { provider, .. } if provider == "openai"),

@@ -121,6 +121,7 @@ pub struct ModelRequest {
     /// How many of the leading `messages` are earlier turns: the stable history, byte-identical
     /// from one request to the next however the turn injects. A provider with a prompt cache
     /// marks its end (and the system prompt's) as cache breakpoints.
+    #[serde(default)]
     pub history: usize,
 }
 

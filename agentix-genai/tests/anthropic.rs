@@ -1,0 +1,360 @@
+//! Anthropic messages on the wire: a loopback server answers as Anthropic's API reference says it
+//! does, JSON and server-sent events, and the requests the adapter sends are checked.
+
+mod support;
+
+use std::time::Duration;
+
+use agentix::{
+    Agent, AssistantMessage, Conversation, Entry, Error, Model, ModelError, ModelRequest,
+    StreamEvent, ToolCall, Usage,
+};
+use futures::StreamExt;
+use serde_json::{Value, json};
+use support::{KEY, Reply, Server, anthropic_json, anthropic_sse, model};
+use tests::Weather;
+use wiremock::matchers::{body_partial_json, header, method, path};
+use wiremock::{Mock, MockServer, ResponseTemplate};
+
+const MODEL: &str = "anthropic:claude-sonnet-4-5";
+
+/// What Anthropic reports of a call that read 1 800 tokens from the cache and wrote 200 to it.
+fn usage() -> Value {
+    json!({ "input_tokens": 40, "cache_creation_input_tokens": 200, "cache_read_input_tokens": 1800, "output_tokens": 12 })
+}
+
+fn weather_call(id: &str, city: &str) -> ToolCall {
+    ToolCall::new(id, "get_weather", json!({ "city": city }))
+}
+
+#[tokio::test]
+async fn a_turn_with_a_tool_call_over_json() {
+    let server = MockServer::start().await;
+    let call =
+        AssistantMessage::text("Let me look.").with_tool_call(weather_call("toolu_1", "Oslo"));
+    let answer = AssistantMessage::text("It is sunny in Oslo.");
+    // The second request carries the tool's result: it gets the answer, the first the call.
+    Mock::given(method("POST"))
+        .and(path("/v1/messages"))
+        .and(body_partial_json(json!({ "messages": [{}, {}, { "role": "user", "content": [{ "type": "tool_result" }] }] })))
+        .respond_with(ResponseTemplate::new(200).set_body_json(anthropic_json(&answer, usage())))
+        .mount(&server)
+        .await;
+    Mock::given(method("POST"))
+        .and(path("/v1/messages"))
+        .and(header("x-api-key", KEY))
+        .and(header("anthropic-version", "2023-06-01"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(anthropic_json(&call, usage())))
+        .mount(&server)
+        .await;
+
+    let agent = Agent::builder(model(MODEL, &format!("{}/v1/", server.uri())))
+        .system("You report the weather.")
+        .tool(Weather::default())
+        .build();
+    let mut conversation = Conversation::new();
+    let reply = agent.run(&mut conversation, "Weather in Oslo?").await.unwrap();
+    assert_eq!(reply.joined_text(), "It is sunny in Oslo.");
+    conversation.validate().unwrap();
+
+    let requests = server.received_requests().await.unwrap();
+    assert_eq!(requests.len(), 2);
+    let first: Value = requests[0].body_json().unwrap();
+    assert_eq!(first["model"], "claude-sonnet-4-5");
+    assert!(first["max_tokens"].as_u64().unwrap() > 0, "Anthropic requires max_tokens");
+    // The system prompt is a cache breakpoint, a block of its own.
+    assert_eq!(
+        first["system"],
+        json!([{ "type": "text", "text": "You report the weather.", "cache_control": { "type": "ephemeral" } }])
+    );
+    assert_eq!(
+        first["messages"],
+        json!([{ "role": "user", "content": [{ "type": "text", "text": "Weather in Oslo?" }] }])
+    );
+    assert_eq!(first["tools"][0]["name"], "get_weather");
+    assert_eq!(first["tools"][0]["input_schema"]["properties"]["city"]["type"], "string");
+
+    let second: Value = requests[1].body_json().unwrap();
+    assert_eq!(
+        second["messages"][1],
+        json!({ "role": "assistant", "content": [
+            { "type": "text", "text": "Let me look." },
+            { "type": "tool_use", "id": "toolu_1", "name": "get_weather", "input": { "city": "Oslo" } },
+        ]})
+    );
+    assert_eq!(
+        second["messages"][2],
+        json!({ "role": "user", "content": [{ "type": "tool_result", "content": "sunny in Oslo", "tool_use_id": "toolu_1" }] })
+    );
+}
+
+#[tokio::test]
+async fn usage_counts_the_tokens_read_from_and_written_to_the_cache() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path("/v1/messages"))
+        .respond_with(
+            ResponseTemplate::new(200)
+                .set_body_json(anthropic_json(&AssistantMessage::text("hi"), usage())),
+        )
+        .mount(&server)
+        .await;
+    let model = model(MODEL, &format!("{}/v1/", server.uri()));
+    let request = ModelRequest {
+        messages: vec![agentix::Message::user("hello")],
+        params: agentix::ModelParams { temperature: Some(0.5), max_tokens: Some(300) },
+        ..ModelRequest::default()
+    };
+    let response = model.complete(&request).await.unwrap();
+    // Anthropic's input_tokens leaves the cached ones out; agentix's counts every token read.
+    assert_eq!(
+        response.usage,
+        Usage {
+            input_tokens: 2040,
+            output_tokens: 12,
+            cache_read_tokens: 1800,
+            cache_write_tokens: 200
+        }
+    );
+    let sent: Value = server.received_requests().await.unwrap()[0].body_json().unwrap();
+    assert_eq!(sent["temperature"], 0.5);
+    assert_eq!(sent["max_tokens"], 300);
+}
+
+#[tokio::test]
+async fn a_streamed_turn_with_parallel_calls_whose_inputs_arrive_in_fragments() {
+    let calls = AssistantMessage::text("Checking both.")
+        .with_tool_call(weather_call("toolu_1", "Oslo"))
+        .with_tool_call(weather_call("toolu_2", "Bergen"));
+    let answer = AssistantMessage::text("Sunny in Oslo and in Bergen.");
+    let server = Server::start(vec![
+        Reply::sse(anthropic_sse(&calls, usage())),
+        Reply::sse(anthropic_sse(&answer, usage())),
+    ])
+    .await;
+    let weather = Weather::default();
+    let asked = std::sync::Arc::clone(&weather.calls);
+    let agent = Agent::builder(model(MODEL, &server.base)).tool(weather).build();
+    let mut conversation = Conversation::new();
+    let events: Vec<StreamEvent> =
+        agent.run_stream(&mut conversation, "Oslo and Bergen?").collect().await;
+
+    let texts: Vec<&str> = events
+        .iter()
+        .filter_map(|event| match event {
+            StreamEvent::Text(text) => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert!(texts.len() > 4, "the text arrived in pieces: {texts:?}");
+    assert_eq!(texts.concat(), "Checking both.Sunny in Oslo and in Bergen.");
+    let streamed: Vec<&ToolCall> = events
+        .iter()
+        .filter_map(|event| match event {
+            StreamEvent::ToolCall(call) => Some(call),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(streamed, [&weather_call("toolu_1", "Oslo"), &weather_call("toolu_2", "Bergen")]);
+    assert_eq!(*asked.lock().unwrap(), ["Oslo", "Bergen"]);
+    assert!(
+        matches!(events.last(), Some(StreamEvent::Finished(Ok(answer))) if answer.joined_text() == "Sunny in Oslo and in Bergen.")
+    );
+    conversation.validate().unwrap();
+    let requests = server.received();
+    assert_eq!(requests[0].path, "/v1/messages");
+    assert_eq!(requests[0].json()["stream"], true);
+    assert_eq!(requests[0].headers["x-api-key"], KEY);
+    // Both results go back, in the order of the calls.
+    let results = &requests[1].json()["messages"];
+    let ids: Vec<&str> = results
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|message| message["content"].as_array().unwrap())
+        .filter(|block| block["type"] == "tool_result")
+        .map(|block| block["tool_use_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["toolu_1", "toolu_2"]);
+}
+
+/// An `after_model` hook that keeps the usage the turn reports: the last call's and the turn's.
+#[derive(Default)]
+struct RecordUsage {
+    seen: std::sync::Arc<std::sync::Mutex<Vec<(Option<Usage>, Usage)>>>,
+}
+
+impl agentix::Hook for RecordUsage {
+    async fn after_model(
+        &self,
+        _message: &mut AssistantMessage,
+        turn: &mut agentix::Turn,
+    ) -> agentix::Verdict<agentix::event::AfterModel> {
+        self.seen.lock().unwrap().push((turn.last_usage(), turn.usage()));
+        agentix::Verdict::Continue
+    }
+}
+
+#[tokio::test]
+async fn a_streamed_answers_usage_reaches_an_after_model_hook() {
+    let server = Server::start(vec![Reply::sse(anthropic_sse(
+        &AssistantMessage::text("Hello there."),
+        usage(),
+    ))])
+    .await;
+    let record = RecordUsage::default();
+    let seen = std::sync::Arc::clone(&record.seen);
+    let agent = Agent::builder(model(MODEL, &server.base)).hook(record).build();
+    let mut conversation = Conversation::new();
+    let events: Vec<StreamEvent> = agent.run_stream(&mut conversation, "hi").collect().await;
+    assert!(matches!(events.last(), Some(StreamEvent::Finished(Ok(_)))), "{events:?}");
+    let expected = Usage {
+        input_tokens: 2040,
+        output_tokens: 12,
+        cache_read_tokens: 1800,
+        cache_write_tokens: 200,
+    };
+    assert_eq!(*seen.lock().unwrap(), [(Some(expected), expected)]);
+}
+
+#[tokio::test]
+async fn an_empty_answer_or_a_refusal_is_the_turns_typed_error() {
+    for stop in ["end_turn", "refusal"] {
+        let empty = json!({
+            "id": "msg_1", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
+            "content": [], "stop_reason": stop, "stop_sequence": null,
+            "usage": { "input_tokens": 5, "output_tokens": 0 },
+        });
+        let server = Server::start(vec![Reply::json(empty)]).await;
+        let agent = Agent::builder(model(MODEL, &server.base)).build();
+        let mut conversation = Conversation::new();
+        let error = agent.run(&mut conversation, "Something forbidden").await.unwrap_err();
+        assert_eq!(error, Error::EmptyAnswer, "stop reason {stop}");
+        conversation.validate().unwrap();
+    }
+}
+
+/// The model error a reply makes, through a whole turn, and whether the turn was streamed.
+async fn error_of(reply: Reply, streamed: bool) -> ModelError {
+    let server = Server::start(vec![reply]).await;
+    let agent = Agent::builder(model(MODEL, &server.base)).build();
+    let mut conversation = Conversation::new();
+    let error = if streamed {
+        let events: Vec<StreamEvent> = agent.run_stream(&mut conversation, "hi").collect().await;
+        match events.last() {
+            Some(StreamEvent::Finished(Err(error))) => error.clone(),
+            other => panic!("expected the turn to fail, got {other:?}"),
+        }
+    } else {
+        agent.run(&mut conversation, "hi").await.unwrap_err()
+    };
+    conversation.validate().unwrap();
+    match error {
+        Error::Model(error) => error,
+        other => panic!("expected a model error, got {other:?}"),
+    }
+}
+
+fn anthropic_error(status: u16, kind: &str, message: &str) -> Reply {
+    let body = json!({ "type": "error", "error": { "type": kind, "message": message } });
+    Reply::raw(status, "application/json", body.to_string())
+}
+
+#[tokio::test]
+async fn provider_errors_are_typed_with_the_provider_the_status_and_when_to_retry() {
+    let provider =
+        |status: u16, message: &str, retry_after: Option<Duration>| ModelError::Provider {
+            provider: "anthropic".into(),
+            status,
+            message: message.into(),
+            retry_after,
+        };
+    for streamed in [false, true] {
+        assert_eq!(
+            error_of(anthropic_error(401, "authentication_error", "invalid x-api-key"), streamed)
+                .await,
+            provider(401, "invalid x-api-key", None)
+        );
+        assert_eq!(
+            error_of(anthropic_error(404, "not_found_error", "model: claude-9"), streamed).await,
+            provider(404, "model: claude-9", None)
+        );
+        let mut limited = anthropic_error(
+            429,
+            "rate_limit_error",
+            "Number of request tokens has exceeded your rate limit.",
+        );
+        limited.headers.push(("retry-after", "30".into()));
+        assert_eq!(
+            error_of(limited, streamed).await,
+            provider(
+                429,
+                "Number of request tokens has exceeded your rate limit.",
+                Some(Duration::from_secs(30))
+            )
+        );
+        assert_eq!(
+            error_of(anthropic_error(529, "overloaded_error", "Overloaded"), streamed).await,
+            provider(529, "Overloaded", None)
+        );
+        assert_eq!(
+            error_of(anthropic_error(500, "api_error", "Internal server error"), streamed).await,
+            provider(500, "Internal server error", None)
+        );
+    }
+    let malformed = error_of(
+        Reply::raw(200, "application/json", "{\"id\": \"msg_1\", \"content\": [".into()),
+        false,
+    )
+    .await;
+    assert!(
+        matches!(&malformed, ModelError::InvalidResponse { provider, .. } if provider == "anthropic"),
+        "{malformed:?}"
+    );
+}
+
+#[tokio::test]
+async fn an_error_event_in_the_stream_ends_the_turn_with_the_providers_message() {
+    let mut events = anthropic_sse(&AssistantMessage::text("Half an answer"), usage());
+    events.truncate(3);
+    events.push(
+        "event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n\n"
+            .into(),
+    );
+    let error = error_of(Reply::sse(events), true).await;
+    // What the error says stands for Anthropic's 529.
+    let expected = ModelError::Provider {
+        provider: "anthropic".into(),
+        status: 529,
+        message: "Overloaded".into(),
+        retry_after: None,
+    };
+    assert_eq!(error, expected);
+}
+
+#[tokio::test]
+async fn a_stream_cut_midway_withdraws_the_text_it_showed_and_keeps_the_log_valid() {
+    let mut events =
+        anthropic_sse(&AssistantMessage::text("This answer never gets to its end."), usage());
+    events.truncate(5);
+    let server = Server::start(vec![Reply::sse(events).cut()]).await;
+    let agent = Agent::builder(model(MODEL, &server.base)).build();
+    let mut conversation = Conversation::new();
+    let events: Vec<StreamEvent> = agent.run_stream(&mut conversation, "hi").collect().await;
+    let shown = events
+        .iter()
+        .position(|event| matches!(event, StreamEvent::Text(_)))
+        .expect("some text was shown");
+    let withdrawn = events
+        .iter()
+        .position(|event| matches!(event, StreamEvent::Withdrawn { hook: None, .. }))
+        .expect("and withdrawn");
+    assert!(shown < withdrawn);
+    assert!(
+        matches!(events.last(), Some(StreamEvent::Finished(Err(Error::Model(_))))),
+        "the turn ends with the broken stream's error, not {:?}",
+        events.last()
+    );
+    conversation.validate().unwrap();
+    assert!(!conversation.log().iter().any(|entry| matches!(entry, Entry::Assistant { .. })));
+}
