@@ -181,8 +181,11 @@ async fn a_streamed_turn_with_parallel_calls_whose_inputs_arrive_in_fragments() 
 /// An `after_model` hook that keeps the usage the turn reports: the last call's and the turn's.
 #[derive(Default)]
 struct RecordUsage {
-    seen: std::sync::Arc<std::sync::Mutex<Vec<(Option<Usage>, Usage)>>>,
+    seen: std::sync::Arc<std::sync::Mutex<Vec<Seen>>>,
 }
+
+/// The usage an `after_model` hook read: the last call's, and the turn's so far.
+type Seen = (Option<Usage>, Usage);
 
 impl agentix::Hook for RecordUsage {
     async fn after_model(
