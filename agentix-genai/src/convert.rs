@@ -7,6 +7,8 @@ use genai::chat::{
     CacheControl, ChatMessage, ChatOptions, ChatRequest, ChatRole, ContentPart, CustomPart,
     MessageContent, MessageOptions, Tool, ToolResponse,
 };
+use std::sync::atomic::{AtomicU64, Ordering};
+
 use serde_json::json;
 
 use crate::schema;
@@ -126,14 +128,14 @@ pub(crate) fn chat_options(base: &ChatOptions, params: &ModelParams) -> ChatOpti
 }
 
 /// The answer genai read: its text in order, then its tool calls.
-pub(crate) fn assistant_message(content: MessageContent) -> AssistantMessage {
+pub(crate) fn assistant_message(content: MessageContent, ids: &CallIds) -> AssistantMessage {
     let mut message = AssistantMessage::default();
     let mut text = String::new();
     let mut calls = Vec::new();
     for part in content {
         match part {
             ContentPart::Text(piece) => text.push_str(&piece),
-            ContentPart::ToolCall(call) => calls.push(tool_call(call)),
+            ContentPart::ToolCall(call) => calls.push(ids.tool_call(call)),
             _ => {}
         }
     }
@@ -144,8 +146,33 @@ pub(crate) fn assistant_message(content: MessageContent) -> AssistantMessage {
     message
 }
 
-pub(crate) fn tool_call(call: genai::chat::ToolCall) -> ToolCall {
-    ToolCall::new(call.call_id, call.fn_name, call.fn_arguments)
+/// Ids for the calls of a provider that gives them none (Gemini). genai makes one up,
+/// `call#NAME#N`, numbered from 0 in each response — or in each event of a stream, so two calls
+/// of one answer can share it. The adapter renumbers them from a counter of its own, keeping the
+/// form genai knows (it sends such ids back as no id, and Gemini matches answers to calls by
+/// their order).
+#[derive(Debug, Default)]
+pub(crate) struct CallIds {
+    next: AtomicU64,
+}
+
+impl CallIds {
+    pub(crate) fn tool_call(&self, call: genai::chat::ToolCall) -> ToolCall {
+        let id = match made_up(&call.call_id) {
+            Some(name) => {
+                format!("call#{name}#{}", self.next.fetch_add(1, Ordering::Relaxed))
+            }
+            None => call.call_id,
+        };
+        ToolCall::new(id, call.fn_name, call.fn_arguments)
+    }
+}
+
+/// The tool name in an id genai made up (`call#NAME#N`).
+fn made_up(id: &str) -> Option<&str> {
+    let (name, number) = id.strip_prefix("call#")?.rsplit_once('#')?;
+    (!name.is_empty() && !number.is_empty() && number.bytes().all(|byte| byte.is_ascii_digit()))
+        .then_some(name)
 }
 
 /// The usage a provider reported, cache reads and writes included.

@@ -3,18 +3,27 @@
 use std::time::Duration;
 
 use agentix::ModelError;
+use genai::adapter::AdapterKind;
+use genai::chat::StopReason;
 
 /// The [`ModelError`] for a failed call to `provider`.
 pub(crate) fn model_error(provider: &str, error: &genai::Error) -> ModelError {
     let provider = provider.to_owned();
     if let Some(status) = error.status() {
-        let headers = error.headers();
+        let body = error_body(error);
+        let retry_after =
+            error.headers().and_then(retry_after).or_else(|| body.as_ref().and_then(retry_delay));
         return ModelError::Provider {
             provider,
             status: status.as_u16(),
-            message: provider_message(error),
-            retry_after: headers.and_then(retry_after),
+            message: provider_message(error, body.as_ref()),
+            retry_after,
         };
+    }
+    if let genai::Error::ChatResponseGeneration { response_body, .. } = error
+        && let Some(reason) = blocked(response_body)
+    {
+        return ModelError::Refused { provider, reason };
     }
     match error {
         genai::Error::ChatResponse { body, .. } => stream_error(provider, body),
@@ -68,31 +77,50 @@ fn stream_error(provider: String, body: &serde_json::Value) -> ModelError {
     ModelError::Provider { provider, status, message, retry_after: None }
 }
 
-/// What the provider said, from its error body (`{"error": {"message": …}}` and the like), or
-/// the body itself.
-fn provider_message(error: &genai::Error) -> String {
-    let body = match error {
-        genai::Error::HttpError { body, .. } => body.clone(),
-        genai::Error::WebModelCall {
+/// The body of a failed call, as JSON, when it is JSON.
+fn error_body(error: &genai::Error) -> Option<serde_json::Value> {
+    serde_json::from_str(raw_body(error)?).ok()
+}
+
+fn raw_body(error: &genai::Error) -> Option<&str> {
+    match error {
+        genai::Error::HttpError { body, .. }
+        | genai::Error::WebModelCall {
             webc_error: genai::webc::Error::ResponseFailedStatus { body, .. },
             ..
         }
         | genai::Error::WebAdapterCall {
             webc_error: genai::webc::Error::ResponseFailedStatus { body, .. },
             ..
-        } => body.clone(),
-        other => return first_line(other),
-    };
-    let parsed: Option<serde_json::Value> = serde_json::from_str(&body).ok();
-    let said = parsed.as_ref().and_then(|json| {
+        } => Some(body),
+        _ => None,
+    }
+}
+
+/// What the provider said, from its error body (`{"error": {"message": …}}` and the like), or
+/// the body itself.
+fn provider_message(error: &genai::Error, body: Option<&serde_json::Value>) -> String {
+    let said = body.and_then(|json| {
         let error = json.get("error").unwrap_or(json);
         error
             .get("message")
             .and_then(|message| message.as_str())
+            .or_else(|| error.as_str())
             .map(str::to_owned)
-            .or_else(|| error.as_str().map(str::to_owned))
     });
-    said.unwrap_or_else(|| body.trim().chars().take(500).collect())
+    said.unwrap_or_else(|| match raw_body(error) {
+        Some(raw) => raw.trim().chars().take(500).collect(),
+        None => first_line(error),
+    })
+}
+
+/// Google's way of saying when to retry: a `RetryInfo` detail in the error body, whose
+/// `retryDelay` is a duration such as `"30s"` or `"1.5s"`.
+fn retry_delay(body: &serde_json::Value) -> Option<Duration> {
+    let details = body.get("error")?.get("details")?.as_array()?;
+    let delay = details.iter().find_map(|detail| detail.get("retryDelay")?.as_str())?;
+    let seconds: f64 = delay.strip_suffix('s')?.parse().ok()?;
+    (seconds.is_finite() && seconds >= 0.0).then(|| Duration::from_secs_f64(seconds))
 }
 
 /// A `retry-after` (seconds, or an HTTP date) or `retry-after-ms` header, as a wait.
@@ -112,4 +140,42 @@ fn retry_after(headers: &http::HeaderMap) -> Option<Duration> {
 
 fn first_line(error: &impl std::fmt::Display) -> String {
     error.to_string().lines().next().unwrap_or_default().to_owned()
+}
+
+/// Whether a provider's refusals are only in the raw body of a whole answer: OpenAI's
+/// `refusal` field and those of the APIs modelled on it, Gemini's `promptFeedback`.
+pub(crate) fn refusal_in_body(kind: AdapterKind) -> bool {
+    matches!(
+        kind,
+        AdapterKind::OpenAI
+            | AdapterKind::Groq
+            | AdapterKind::DeepSeek
+            | AdapterKind::Xai
+            | AdapterKind::Gemini
+    )
+}
+
+/// The [`ModelError::Refused`] for an answer that declined: a stop reason of the content-filter
+/// kind (Anthropic's `refusal`, Gemini's `SAFETY`, OpenAI's `content_filter`), or an OpenAI
+/// `refusal` in the body.
+pub(crate) fn refusal(
+    provider: &str,
+    stop: Option<&StopReason>,
+    body: Option<&serde_json::Value>,
+) -> Option<ModelError> {
+    let said = body
+        .and_then(|body| body.pointer("/choices/0/message/refusal"))
+        .and_then(serde_json::Value::as_str)
+        .map(str::to_owned);
+    let reason = said.or_else(|| match stop {
+        Some(StopReason::ContentFilter(raw)) => Some(raw.clone()),
+        _ => None,
+    })?;
+    Some(ModelError::Refused { provider: provider.to_owned(), reason })
+}
+
+/// Gemini's reason for blocking a prompt, from a body with no answer in it.
+fn blocked(body: &serde_json::Value) -> Option<String> {
+    let reason = body.pointer("/promptFeedback/blockReason")?.as_str()?;
+    Some(format!("the prompt was blocked ({reason})"))
 }

@@ -59,7 +59,7 @@ pub use tokens::{BpeCounter, Encoding};
 /// Re-exported for what the adapter does not wrap: a client of your own, chat options.
 pub use genai;
 
-use convert::Dialect;
+use convert::{CallIds, Dialect};
 
 /// A model of a real provider, through genai.
 #[derive(Clone)]
@@ -71,6 +71,8 @@ pub struct GenaiModel {
     options: ChatOptions,
     /// What the provider's reported usage taught the estimate of its token counts.
     calibration: Arc<Calibration>,
+    /// Ids for the calls of a provider that gives them none.
+    ids: Arc<CallIds>,
 }
 
 impl fmt::Debug for GenaiModel {
@@ -200,7 +202,14 @@ impl GenaiModelBuilder {
         let client = client
             .build()
             .map_err(|error| UnknownModel { spec: self.spec.clone(), why: error.to_string() })?;
-        Ok(GenaiModel { client, model, kind, options: self.options, calibration: Arc::default() })
+        Ok(GenaiModel {
+            client,
+            model,
+            kind,
+            options: self.options,
+            calibration: Arc::default(),
+            ids: Arc::default(),
+        })
     }
 }
 
@@ -224,7 +233,9 @@ impl Model for GenaiModel {
     async fn complete(&self, request: &ModelRequest) -> Result<ModelResponse, ModelError> {
         let (model, kind) = self.target(request)?;
         let chat = convert::chat_request(request, Dialect { kind });
-        let options = convert::chat_options(&self.options, &request.params);
+        // The raw body holds what genai does not read: OpenAI's refusal, Gemini's block reason.
+        let options = convert::chat_options(&self.options, &request.params)
+            .with_capture_raw_body(error::refusal_in_body(kind));
         let provider = kind.as_lower_str();
         let response = self
             .client
@@ -233,7 +244,17 @@ impl Model for GenaiModel {
             .map_err(|error| error::model_error(provider, &error))?;
         let usage = convert::usage(&response.usage);
         self.calibration.observe(request, usage.input_tokens);
-        Ok(ModelResponse { usage, message: convert::assistant_message(response.content) })
+        if let Some(refused) = error::refusal(
+            provider,
+            response.stop_reason.as_ref(),
+            response.captured_raw_body.as_ref(),
+        ) {
+            return Err(refused);
+        }
+        Ok(ModelResponse {
+            usage,
+            message: convert::assistant_message(response.content, &self.ids),
+        })
     }
 
     fn stream(
@@ -271,16 +292,22 @@ impl Model for GenaiModel {
                         yield Ok(Chunk::Text(chunk.content));
                     }
                     Ok(ChatStreamEvent::End(end)) => {
-                        // Whole calls, reassembled by genai from their streamed fragments.
-                        if let Some(content) = end.captured_content {
-                            for call in content.into_tool_calls() {
-                                yield Ok(Chunk::ToolCall(convert::tool_call(call)));
-                            }
-                        }
                         if let Some(usage) = &end.captured_usage {
                             let usage = convert::usage(usage);
                             self.calibration.observe(request, usage.input_tokens);
-                            yield Ok(Chunk::Usage(usage));
+                        }
+                        if let Some(refused) = error::refusal(provider, end.captured_stop_reason.as_ref(), None) {
+                            yield Err(refused);
+                            return;
+                        }
+                        // Whole calls, reassembled by genai from their streamed fragments.
+                        if let Some(content) = end.captured_content {
+                            for call in content.into_tool_calls() {
+                                yield Ok(Chunk::ToolCall(self.ids.tool_call(call)));
+                            }
+                        }
+                        if let Some(usage) = &end.captured_usage {
+                            yield Ok(Chunk::Usage(convert::usage(usage)));
                         }
                         ended = true;
                     }

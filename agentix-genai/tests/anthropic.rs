@@ -6,12 +6,15 @@ mod support;
 use std::time::Duration;
 
 use agentix::{
-    Agent, AssistantMessage, Conversation, Entry, Error, Model, ModelError, ModelRequest,
-    StreamEvent, ToolCall, Usage,
+    Agent, AssistantMessage, Conversation, Error, Model, ModelError, ModelRequest, StreamEvent,
+    ToolCall, Usage,
 };
 use futures::StreamExt;
 use serde_json::{Value, json};
-use support::{KEY, Reply, Server, anthropic_json, anthropic_sse, model};
+use support::{
+    KEY, Reply, Server, anthropic_json, anthropic_sse, assert_broke_off, error_of, model, refused,
+    turn_error,
+};
 use tests::Weather;
 use wiremock::matchers::{body_partial_json, header, method, path};
 use wiremock::{Mock, MockServer, ResponseTemplate};
@@ -221,40 +224,28 @@ async fn a_streamed_answers_usage_reaches_an_after_model_hook() {
 }
 
 #[tokio::test]
-async fn an_empty_answer_or_a_refusal_is_the_turns_typed_error() {
-    for stop in ["end_turn", "refusal"] {
-        let empty = json!({
-            "id": "msg_1", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
-            "content": [], "stop_reason": stop, "stop_sequence": null,
-            "usage": { "input_tokens": 5, "output_tokens": 0 },
-        });
-        let server = Server::start(vec![Reply::json(empty)]).await;
-        let agent = Agent::builder(model(MODEL, &server.base)).build();
-        let mut conversation = Conversation::new();
-        let error = agent.run(&mut conversation, "Something forbidden").await.unwrap_err();
-        assert_eq!(error, Error::EmptyAnswer, "stop reason {stop}");
-        conversation.validate().unwrap();
-    }
-}
-
-/// The model error a reply makes, through a whole turn, and whether the turn was streamed.
-async fn error_of(reply: Reply, streamed: bool) -> ModelError {
-    let server = Server::start(vec![reply]).await;
-    let agent = Agent::builder(model(MODEL, &server.base)).build();
-    let mut conversation = Conversation::new();
-    let error = if streamed {
-        let events: Vec<StreamEvent> = agent.run_stream(&mut conversation, "hi").collect().await;
-        match events.last() {
-            Some(StreamEvent::Finished(Err(error))) => error.clone(),
-            other => panic!("expected the turn to fail, got {other:?}"),
-        }
-    } else {
-        agent.run(&mut conversation, "hi").await.unwrap_err()
-    };
-    conversation.validate().unwrap();
-    match error {
-        Error::Model(error) => error,
-        other => panic!("expected a model error, got {other:?}"),
+async fn an_empty_answer_is_empty_and_a_refusal_says_why() {
+    for streamed in [false, true] {
+        let end = |stop: &str| {
+            let mut message = AssistantMessage::default();
+            if stop == "refusal" {
+                message = AssistantMessage::text("I was about to");
+            }
+            let usage = json!({ "input_tokens": 5, "output_tokens": 0 });
+            let reply = if streamed {
+                let events = anthropic_sse(&message, usage);
+                Reply::sse(
+                    events.into_iter().map(|event| event.replace("end_turn", stop)).collect(),
+                )
+            } else {
+                let mut body = anthropic_json(&message, usage);
+                body["stop_reason"] = json!(stop);
+                Reply::json(body)
+            };
+            turn_error(MODEL, reply, streamed)
+        };
+        assert_eq!(end("end_turn").await, Error::EmptyAnswer, "streamed: {streamed}");
+        assert_eq!(end("refusal").await, refused("anthropic", "refusal"), "streamed: {streamed}");
     }
 }
 
@@ -274,12 +265,17 @@ async fn provider_errors_are_typed_with_the_provider_the_status_and_when_to_retr
         };
     for streamed in [false, true] {
         assert_eq!(
-            error_of(anthropic_error(401, "authentication_error", "invalid x-api-key"), streamed)
-                .await,
+            error_of(
+                MODEL,
+                anthropic_error(401, "authentication_error", "invalid x-api-key"),
+                streamed
+            )
+            .await,
             provider(401, "invalid x-api-key", None)
         );
         assert_eq!(
-            error_of(anthropic_error(404, "not_found_error", "model: claude-9"), streamed).await,
+            error_of(MODEL, anthropic_error(404, "not_found_error", "model: claude-9"), streamed)
+                .await,
             provider(404, "model: claude-9", None)
         );
         let mut limited = anthropic_error(
@@ -289,7 +285,7 @@ async fn provider_errors_are_typed_with_the_provider_the_status_and_when_to_retr
         );
         limited.headers.push(("retry-after", "30".into()));
         assert_eq!(
-            error_of(limited, streamed).await,
+            error_of(MODEL, limited, streamed).await,
             provider(
                 429,
                 "Number of request tokens has exceeded your rate limit.",
@@ -297,15 +293,17 @@ async fn provider_errors_are_typed_with_the_provider_the_status_and_when_to_retr
             )
         );
         assert_eq!(
-            error_of(anthropic_error(529, "overloaded_error", "Overloaded"), streamed).await,
+            error_of(MODEL, anthropic_error(529, "overloaded_error", "Overloaded"), streamed).await,
             provider(529, "Overloaded", None)
         );
         assert_eq!(
-            error_of(anthropic_error(500, "api_error", "Internal server error"), streamed).await,
+            error_of(MODEL, anthropic_error(500, "api_error", "Internal server error"), streamed)
+                .await,
             provider(500, "Internal server error", None)
         );
     }
     let malformed = error_of(
+        MODEL,
         Reply::raw(200, "application/json", "{\"id\": \"msg_1\", \"content\": [".into()),
         false,
     )
@@ -324,7 +322,7 @@ async fn an_error_event_in_the_stream_ends_the_turn_with_the_providers_message()
         "event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n\n"
             .into(),
     );
-    let error = error_of(Reply::sse(events), true).await;
+    let error = error_of(MODEL, Reply::sse(events), true).await;
     // What the error says stands for Anthropic's 529.
     let expected = ModelError::Provider {
         provider: "anthropic".into(),
@@ -344,20 +342,5 @@ async fn a_stream_cut_midway_withdraws_the_text_it_showed_and_keeps_the_log_vali
     let agent = Agent::builder(model(MODEL, &server.base)).build();
     let mut conversation = Conversation::new();
     let events: Vec<StreamEvent> = agent.run_stream(&mut conversation, "hi").collect().await;
-    let shown = events
-        .iter()
-        .position(|event| matches!(event, StreamEvent::Text(_)))
-        .expect("some text was shown");
-    let withdrawn = events
-        .iter()
-        .position(|event| matches!(event, StreamEvent::Withdrawn { hook: None, .. }))
-        .expect("and withdrawn");
-    assert!(shown < withdrawn);
-    assert!(
-        matches!(events.last(), Some(StreamEvent::Finished(Err(Error::Model(_))))),
-        "the turn ends with the broken stream's error, not {:?}",
-        events.last()
-    );
-    conversation.validate().unwrap();
-    assert!(!conversation.log().iter().any(|entry| matches!(entry, Entry::Assistant { .. })));
+    assert_broke_off(&events, &conversation);
 }

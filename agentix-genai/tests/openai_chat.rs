@@ -11,7 +11,12 @@ use agentix::{
 };
 use futures::StreamExt;
 use serde_json::{Value, json};
-use support::{KEY, Reply, Server, model, openai_json, openai_sse};
+use support::{
+    KEY, Reply, Server, assert_broke_off, error_of, model, openai_json, openai_sse, refused,
+    turn_error,
+};
+
+const MODEL: &str = "openai:gpt-4.1-mini";
 use tests::Weather;
 use wiremock::matchers::{body_partial_json, header, method, path};
 use wiremock::{Mock, MockServer, ResponseTemplate};
@@ -156,40 +161,36 @@ async fn a_streamed_turn_with_parallel_calls_split_across_events() {
     assert_eq!(first["stream"], true);
 }
 
-#[tokio::test]
-async fn an_empty_answer_or_a_refusal_is_the_turns_typed_error() {
-    let empty = json!({
+fn openai_answer(message: Value, finish: &str) -> Reply {
+    Reply::json(json!({
         "id": "chatcmpl-1", "object": "chat.completion", "created": 1, "model": "gpt-4.1-mini",
-        "choices": [{ "index": 0, "message": { "role": "assistant", "content": null, "refusal": "I can't help with that." }, "finish_reason": "stop" }],
+        "choices": [{ "index": 0, "message": message, "finish_reason": finish }],
         "usage": { "prompt_tokens": 5, "completion_tokens": 0, "total_tokens": 5 },
-    });
-    let server = Server::start(vec![Reply::json(empty)]).await;
-    let agent = Agent::builder(model("openai:gpt-4.1-mini", &server.base)).build();
-    let mut conversation = Conversation::new();
-    let error = agent.run(&mut conversation, "Something forbidden").await.unwrap_err();
-    assert_eq!(error, Error::EmptyAnswer);
-    conversation.validate().unwrap();
+    }))
 }
 
-/// The model error a reply makes, through a whole turn, and whether the turn was streamed.
-async fn error_of(reply: Reply, streamed: bool) -> ModelError {
-    let server = Server::start(vec![reply]).await;
-    let agent = Agent::builder(model("openai:gpt-4.1-mini", &server.base)).build();
-    let mut conversation = Conversation::new();
-    let error = if streamed {
-        let events: Vec<StreamEvent> = agent.run_stream(&mut conversation, "hi").collect().await;
-        match events.last() {
-            Some(StreamEvent::Finished(Err(error))) => error.clone(),
-            other => panic!("expected the turn to fail, got {other:?}"),
-        }
-    } else {
-        agent.run(&mut conversation, "hi").await.unwrap_err()
-    };
-    conversation.validate().unwrap();
-    match error {
-        Error::Model(error) => error,
-        other => panic!("expected a model error, got {other:?}"),
-    }
+#[tokio::test]
+async fn an_empty_answer_is_empty_and_a_refusal_says_why() {
+    let refusal =
+        json!({ "role": "assistant", "content": null, "refusal": "I can't help with that." });
+    assert_eq!(
+        turn_error(MODEL, openai_answer(refusal, "stop"), false).await,
+        refused("openai", "I can't help with that.")
+    );
+    let filtered = json!({ "role": "assistant", "content": null });
+    assert_eq!(
+        turn_error(MODEL, openai_answer(filtered, "content_filter"), false).await,
+        refused("openai", "content_filter")
+    );
+    let empty = json!({ "role": "assistant", "content": "" });
+    assert_eq!(turn_error(MODEL, openai_answer(empty, "stop"), false).await, Error::EmptyAnswer);
+    let mut filtered = openai_sse(&AssistantMessage::text("Here is how to"), usage());
+    let at = filtered.len() - 3;
+    filtered[at] = filtered[at].replace("\"stop\"", "\"content_filter\"");
+    assert_eq!(
+        turn_error(MODEL, Reply::sse(filtered), true).await,
+        refused("openai", "content_filter")
+    );
 }
 
 fn openai_error(status: u16, message: &str, kind: &str) -> Reply {
@@ -210,6 +211,7 @@ async fn provider_errors_are_typed_with_the_provider_the_status_and_when_to_retr
     for streamed in [false, true] {
         assert_eq!(
             error_of(
+                MODEL,
                 openai_error(401, "Incorrect API key provided.", "invalid_request_error"),
                 streamed
             )
@@ -218,6 +220,7 @@ async fn provider_errors_are_typed_with_the_provider_the_status_and_when_to_retr
         );
         assert_eq!(
             error_of(
+                MODEL,
                 openai_error(404, "The model `gpt-9` does not exist.", "invalid_request_error"),
                 streamed
             )
@@ -227,20 +230,26 @@ async fn provider_errors_are_typed_with_the_provider_the_status_and_when_to_retr
         let mut limited = openai_error(429, "Rate limit reached.", "requests");
         limited.headers.push(("retry-after-ms", "1500".into()));
         assert_eq!(
-            error_of(limited, streamed).await,
+            error_of(MODEL, limited, streamed).await,
             provider(429, "Rate limit reached.", Some(Duration::from_millis(1500)))
         );
         let mut limited = openai_error(429, "Rate limit reached.", "requests");
         limited.headers.push(("retry-after", "7".into()));
-        let error = error_of(limited, streamed).await;
+        let error = error_of(MODEL, limited, streamed).await;
         assert_eq!(error, provider(429, "Rate limit reached.", Some(Duration::from_secs(7))));
         assert_eq!(error.to_string(), "openai answered 429: Rate limit reached. (retry after 7s)");
         assert_eq!(
-            error_of(openai_error(500, "The server had an error.", "server_error"), streamed).await,
+            error_of(
+                MODEL,
+                openai_error(500, "The server had an error.", "server_error"),
+                streamed
+            )
+            .await,
             provider(500, "The server had an error.", None)
         );
     }
     let malformed = error_of(
+        MODEL,
         Reply::raw(200, "application/json", "{\"id\": \"chatcmpl-1\", \"choices\": [".into()),
         false,
     )
@@ -260,23 +269,5 @@ async fn a_stream_cut_midway_withdraws_the_text_it_showed_and_keeps_the_log_vali
     let agent = Agent::builder(model("openai:gpt-4.1-mini", &server.base)).build();
     let mut conversation = Conversation::new();
     let events: Vec<StreamEvent> = agent.run_stream(&mut conversation, "hi").collect().await;
-    let shown = events
-        .iter()
-        .position(|event| matches!(event, StreamEvent::Text(_)))
-        .expect("some text was shown");
-    let withdrawn = events
-        .iter()
-        .position(|event| matches!(event, StreamEvent::Withdrawn { .. }))
-        .expect("and withdrawn");
-    assert!(shown < withdrawn);
-    match events.last() {
-        Some(StreamEvent::Finished(Err(Error::Model(
-            ModelError::Transport(_) | ModelError::InvalidResponse { .. },
-        )))) => {}
-        other => panic!("the turn ends with the broken stream's error, not {other:?}"),
-    }
-    conversation.validate().unwrap();
-    assert!(
-        !conversation.log().iter().any(|entry| matches!(entry, agentix::Entry::Assistant { .. }))
-    );
+    assert_broke_off(&events, &conversation);
 }

@@ -217,6 +217,15 @@ pub enum ModelError {
         /// What was wrong with it.
         message: String,
     },
+    /// The provider declined to answer: the model refused, or a safety filter blocked the
+    /// prompt or the answer.
+    #[error("{provider} declined to answer: {reason}")]
+    Refused {
+        /// The provider.
+        provider: String,
+        /// The provider's own words: the refusal, or the reason it gave (`SAFETY`, `refusal`).
+        reason: String,
+    },
     /// The model did not answer within the conversation's `model_timeout`.
     #[error("the model did not answer within {after:?}")]
     TimedOut {

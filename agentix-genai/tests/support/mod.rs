@@ -8,7 +8,7 @@ use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use agentix::{AssistantMessage, Part};
+use agentix::{Agent, AssistantMessage, Conversation, Error, ModelError, Part, StreamEvent};
 use agentix_genai::GenaiModel;
 use axum::body::{Body, Bytes};
 use axum::extract::State;
@@ -110,6 +110,8 @@ struct Stub {
 /// A stub server on 127.0.0.1: its base URL (`http://127.0.0.1:PORT/v1/`) and what it received.
 pub struct Server {
     pub base: String,
+    /// The server's root (`http://127.0.0.1:PORT/`), where Ollama's API lives.
+    pub root: String,
     stub: Arc<Stub>,
 }
 
@@ -132,7 +134,13 @@ impl Server {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
-        Server { base: format!("http://{addr}/v1/"), stub }
+        Server { base: format!("http://{addr}/v1/"), root: format!("http://{addr}/"), stub }
+    }
+
+    /// The model `spec` served by this server, at the base its provider's API lives under.
+    pub fn model(&self, spec: &str) -> GenaiModel {
+        let base = if spec.starts_with("ollama:") { &self.root } else { &self.base };
+        model(spec, base)
     }
 
     pub fn received(&self) -> Vec<Received> {
@@ -174,6 +182,86 @@ async fn answer(State(stub): State<Arc<Stub>>, request: axum::extract::Request) 
         response = response.header(name, value);
     }
     response.body(Body::from_stream(body)).unwrap()
+}
+
+/// The error `reply` makes of a whole turn of `spec`, streamed or not; the log stays valid and
+/// holds no answer.
+pub async fn turn_error(spec: &str, reply: Reply, streamed: bool) -> Error {
+    let server = Server::start(vec![reply]).await;
+    let agent = Agent::builder(server.model(spec)).build();
+    let mut conversation = Conversation::new();
+    let error = if streamed {
+        let events: Vec<StreamEvent> =
+            futures::StreamExt::collect(agent.run_stream(&mut conversation, "hi")).await;
+        match events.last() {
+            Some(StreamEvent::Finished(Err(error))) => error.clone(),
+            other => panic!("expected the turn to fail, got {other:?}"),
+        }
+    } else {
+        agent.run(&mut conversation, "hi").await.unwrap_err()
+    };
+    conversation.validate().unwrap();
+    assert!(
+        !conversation.log().iter().any(|entry| matches!(entry, agentix::Entry::Assistant { .. })),
+        "a failed call logs no answer"
+    );
+    error
+}
+
+/// The model error `reply` makes of a whole turn of `spec`, streamed or not.
+pub async fn error_of(spec: &str, reply: Reply, streamed: bool) -> ModelError {
+    match turn_error(spec, reply, streamed).await {
+        Error::Model(error) => error,
+        other => panic!("expected a model error, got {other:?}"),
+    }
+}
+
+/// A refusal by `provider`, for `reason`.
+pub fn refused(provider: &str, reason: &str) -> Error {
+    Error::Model(ModelError::Refused { provider: provider.into(), reason: reason.into() })
+}
+
+/// The text pieces a streamed turn showed, in order.
+pub fn streamed_texts(events: &[StreamEvent]) -> Vec<&str> {
+    events
+        .iter()
+        .filter_map(|event| match event {
+            StreamEvent::Text(text) => Some(text.as_str()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The tool calls a streamed turn showed, in order.
+pub fn streamed_calls(events: &[StreamEvent]) -> Vec<&agentix::ToolCall> {
+    events
+        .iter()
+        .filter_map(|event| match event {
+            StreamEvent::ToolCall(call) => Some(call),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Checks a streamed turn that broke off: it showed text, then withdrew it, and ended with a
+/// model error; the log is valid and holds no answer.
+pub fn assert_broke_off(events: &[StreamEvent], conversation: &Conversation) {
+    let shown = events.iter().position(|event| matches!(event, StreamEvent::Text(_)));
+    let withdrawn =
+        events.iter().position(|event| matches!(event, StreamEvent::Withdrawn { hook: None, .. }));
+    assert!(
+        matches!((shown, withdrawn), (Some(shown), Some(withdrawn)) if shown < withdrawn),
+        "text shown, then withdrawn: {events:?}"
+    );
+    assert!(
+        matches!(events.last(), Some(StreamEvent::Finished(Err(Error::Model(_))))),
+        "the turn ends with the broken stream's error, not {:?}",
+        events.last()
+    );
+    conversation.validate().unwrap();
+    assert!(
+        !conversation.log().iter().any(|entry| matches!(entry, agentix::Entry::Assistant { .. }))
+    );
 }
 
 // ---- the providers' answers, from their API references ----
@@ -328,4 +416,172 @@ pub fn pieces(text: &str, size: usize) -> Vec<String> {
 /// Whether a request asks for a stream.
 pub fn streamed(request: &Value) -> bool {
     request.get("stream").and_then(Value::as_bool).unwrap_or(false)
+}
+
+/// Gemini `generateContent`: a whole answer. Gemini gives its calls no ids.
+pub fn gemini_json(message: &AssistantMessage, usage: Value) -> Value {
+    let mut parts = Vec::new();
+    let text = text(message);
+    if !text.is_empty() {
+        parts.push(json!({ "text": text }));
+    }
+    for (_, name, args) in calls(message) {
+        parts.push(json!({ "functionCall": { "name": name, "args": args } }));
+    }
+    json!({
+        "candidates": [{ "content": { "parts": parts, "role": "model" }, "finishReason": "STOP", "index": 0 }],
+        "usageMetadata": usage,
+        "modelVersion": "gemini-2.5-flash",
+        "responseId": "resp-1",
+    })
+}
+
+/// Gemini `streamGenerateContent?alt=sse`: each event a partial `GenerateContentResponse` —
+/// the text a few characters at a time, each call whole in its own event, and the usage with
+/// the finish reason in the last.
+pub fn gemini_sse(message: &AssistantMessage, usage: Value) -> Vec<String> {
+    let event = |parts: Value, finish: Option<&str>, usage: Option<&Value>| {
+        let mut candidate = json!({ "content": { "parts": parts, "role": "model" }, "index": 0 });
+        if let Some(finish) = finish {
+            candidate["finishReason"] = json!(finish);
+        }
+        let mut response = json!({ "candidates": [candidate], "modelVersion": "gemini-2.5-flash", "responseId": "resp-1" });
+        if let Some(usage) = usage {
+            response["usageMetadata"] = usage.clone();
+        }
+        format!("data: {response}\r\n\r\n")
+    };
+    let mut events: Vec<String> = pieces(&text(message), 4)
+        .into_iter()
+        .map(|piece| event(json!([{ "text": piece }]), None, None))
+        .collect();
+    for (_, name, args) in calls(message) {
+        events.push(event(json!([{ "functionCall": { "name": name, "args": args } }]), None, None));
+    }
+    events.push(event(json!([{ "text": "" }]), Some("STOP"), Some(&usage)));
+    events
+}
+
+/// Ollama `/api/chat`: a whole answer, arguments as JSON objects, no call ids.
+pub fn ollama_json(message: &AssistantMessage, prompt: u32, output: u32) -> Value {
+    let tool_calls: Vec<Value> = calls(message)
+        .into_iter()
+        .map(|(_, name, arguments)| json!({ "function": { "name": name, "arguments": arguments } }))
+        .collect();
+    let mut reply = json!({ "role": "assistant", "content": text(message) });
+    if !tool_calls.is_empty() {
+        reply["tool_calls"] = json!(tool_calls);
+    }
+    json!({
+        "model": "llama3.2",
+        "created_at": "2025-01-01T00:00:00Z",
+        "message": reply,
+        "done": true,
+        "done_reason": "stop",
+        "total_duration": 1_000_000,
+        "prompt_eval_count": prompt,
+        "eval_count": output,
+    })
+}
+
+/// Ollama `/api/chat`, streamed: newline-delimited JSON, the text a few characters per line,
+/// the calls whole in a line of their own, and a last line with `done` and the counts.
+pub fn ollama_lines(message: &AssistantMessage, prompt: u32, output: u32) -> Vec<Value> {
+    let line = |message: Value| json!({ "model": "llama3.2", "created_at": "2025-01-01T00:00:00Z", "message": message, "done": false });
+    let mut lines: Vec<Value> = pieces(&text(message), 4)
+        .into_iter()
+        .map(|piece| line(json!({ "role": "assistant", "content": piece })))
+        .collect();
+    let tool_calls: Vec<Value> = calls(message)
+        .into_iter()
+        .map(|(_, name, arguments)| json!({ "function": { "name": name, "arguments": arguments } }))
+        .collect();
+    if !tool_calls.is_empty() {
+        lines.push(line(json!({ "role": "assistant", "content": "", "tool_calls": tool_calls })));
+    }
+    lines.push(json!({
+        "model": "llama3.2",
+        "created_at": "2025-01-01T00:00:00Z",
+        "message": { "role": "assistant", "content": "" },
+        "done": true,
+        "done_reason": "stop",
+        "total_duration": 1_000_000,
+        "prompt_eval_count": prompt,
+        "eval_count": output,
+    }));
+    lines
+}
+
+/// OpenAI responses: the output items of `message` (a message item with its text, then a
+/// `function_call` item per call).
+fn responses_output(message: &AssistantMessage) -> Vec<Value> {
+    let mut output = Vec::new();
+    let text = text(message);
+    if !text.is_empty() {
+        output.push(json!({
+            "type": "message", "id": "msg_1", "status": "completed", "role": "assistant",
+            "content": [{ "type": "output_text", "text": text, "annotations": [] }],
+        }));
+    }
+    for (index, (id, name, arguments)) in calls(message).into_iter().enumerate() {
+        output.push(json!({
+            "type": "function_call", "id": format!("fc_{index}"), "call_id": id, "name": name,
+            "arguments": arguments.to_string(), "status": "completed",
+        }));
+    }
+    output
+}
+
+fn responses_body(message: &AssistantMessage, usage: &Value, status: &str) -> Value {
+    json!({
+        "id": "resp_1",
+        "object": "response",
+        "created_at": 1_700_000_000,
+        "status": status,
+        "model": "gpt-5-mini",
+        "output": if status == "completed" { json!(responses_output(message)) } else { json!([]) },
+        "usage": if status == "completed" { usage.clone() } else { Value::Null },
+    })
+}
+
+/// OpenAI responses: a whole answer.
+pub fn responses_json(message: &AssistantMessage, usage: Value) -> Value {
+    responses_body(message, &usage, "completed")
+}
+
+/// OpenAI responses, streamed: `response.created`, each output item added, its text or its
+/// arguments in deltas, done, and `response.completed` with the usage.
+pub fn responses_sse(message: &AssistantMessage, usage: Value) -> Vec<String> {
+    let event =
+        |data: Value| format!("event: {}\ndata: {data}\n\n", data["type"].as_str().unwrap());
+    let mut events = vec![event(
+        json!({ "type": "response.created", "sequence_number": 0, "response": responses_body(message, &usage, "in_progress") }),
+    )];
+    for (index, item) in responses_output(message).into_iter().enumerate() {
+        let mut opened = item.clone();
+        if item["type"] == "message" {
+            opened["content"] = json!([]);
+            events.push(event(json!({ "type": "response.output_item.added", "output_index": index, "item": opened })));
+            events.push(event(json!({ "type": "response.content_part.added", "item_id": item["id"], "output_index": index, "content_index": 0, "part": { "type": "output_text", "text": "", "annotations": [] } })));
+            let text = item["content"][0]["text"].as_str().unwrap();
+            for piece in pieces(text, 4) {
+                events.push(event(json!({ "type": "response.output_text.delta", "item_id": item["id"], "output_index": index, "content_index": 0, "delta": piece })));
+            }
+            events.push(event(json!({ "type": "response.output_text.done", "item_id": item["id"], "output_index": index, "content_index": 0, "text": text })));
+        } else {
+            opened["arguments"] = json!("");
+            opened["status"] = json!("in_progress");
+            events.push(event(json!({ "type": "response.output_item.added", "output_index": index, "item": opened })));
+            let arguments = item["arguments"].as_str().unwrap();
+            for piece in pieces(arguments, 5) {
+                events.push(event(json!({ "type": "response.function_call_arguments.delta", "item_id": item["id"], "output_index": index, "delta": piece })));
+            }
+            events.push(event(json!({ "type": "response.function_call_arguments.done", "item_id": item["id"], "output_index": index, "arguments": arguments })));
+        }
+        events.push(event(
+            json!({ "type": "response.output_item.done", "output_index": index, "item": item }),
+        ));
+    }
+    events.push(event(json!({ "type": "response.completed", "response": responses_body(message, &usage, "completed") })));
+    events
 }
