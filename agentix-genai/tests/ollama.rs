@@ -1,0 +1,190 @@
+//! Ollama's `/api/chat` on the wire: a loopback server answers as Ollama's API reference says it
+//! does, a whole JSON answer or newline-delimited JSON, and the requests the adapter sends are
+//! checked.
+
+mod support;
+
+use agentix::{
+    Agent, AssistantMessage, Conversation, Error, Model, ModelError, ModelRequest, StreamEvent,
+    Usage,
+};
+use futures::StreamExt;
+use serde_json::{Value, json};
+use support::{
+    Reply, Server, assert_broke_off, error_of, ollama_json, ollama_lines, streamed_calls,
+    streamed_texts, turn_error,
+};
+use tests::Weather;
+
+const MODEL: &str = "ollama:llama3.2";
+
+fn weather_call(city: &str) -> agentix::ToolCall {
+    // Ollama's calls carry no id: the one a call gets is made up.
+    agentix::ToolCall::new("unused", "get_weather", json!({ "city": city }))
+}
+
+#[tokio::test]
+async fn a_turn_with_a_tool_call_over_json() {
+    let call = AssistantMessage::default().with_tool_call(weather_call("Oslo"));
+    let server = Server::start(vec![
+        Reply::json(ollama_json(&call, 40, 12)),
+        Reply::json(ollama_json(&AssistantMessage::text("It is sunny in Oslo."), 60, 8)),
+    ])
+    .await;
+    let agent = Agent::builder(server.model(MODEL))
+        .system("You report the weather.")
+        .tool(Weather::default())
+        .build();
+    let mut conversation = Conversation::new();
+    let reply = agent.run(&mut conversation, "Weather in Oslo?").await.unwrap();
+    assert_eq!(reply.joined_text(), "It is sunny in Oslo.");
+    conversation.validate().unwrap();
+
+    let received = server.received();
+    assert_eq!(received.len(), 2);
+    assert_eq!(received[0].path, "/api/chat");
+    let first = received[0].json();
+    assert_eq!(first["model"], "llama3.2");
+    assert_eq!(first["stream"], false);
+    assert_eq!(
+        first["messages"][0],
+        json!({ "role": "system", "content": "You report the weather." })
+    );
+    assert_eq!(first["messages"][1], json!({ "role": "user", "content": "Weather in Oslo?" }));
+    assert_eq!(first["tools"][0]["function"]["name"], "get_weather");
+    assert_eq!(first["tools"][0]["function"]["parameters"]["properties"]["city"]["type"], "string");
+
+    let second = received[1].json();
+    let assistant = &second["messages"][2];
+    assert_eq!(assistant["role"], "assistant");
+    assert_eq!(assistant["tool_calls"][0]["function"]["name"], "get_weather");
+    assert_eq!(
+        assistant["tool_calls"][0]["function"]["arguments"],
+        json!({ "city": "Oslo" }),
+        "arguments as an object"
+    );
+    assert_eq!(second["messages"][3]["role"], "tool");
+    assert_eq!(second["messages"][3]["content"], "sunny in Oslo");
+}
+
+#[tokio::test]
+async fn usage_and_the_requests_parameters() {
+    let server =
+        Server::start(vec![Reply::json(ollama_json(&AssistantMessage::text("hi"), 26, 10))]).await;
+    let request = ModelRequest {
+        messages: vec![agentix::Message::user("hello")],
+        params: agentix::ModelParams { temperature: Some(0.25), max_tokens: Some(64) },
+        ..ModelRequest::default()
+    };
+    let response = server.model(MODEL).complete(&request).await.unwrap();
+    assert_eq!(response.message.joined_text(), "hi");
+    assert_eq!(response.usage, Usage { input_tokens: 26, output_tokens: 10, ..Usage::default() });
+    let sent = server.received()[0].json();
+    assert_eq!(sent["options"]["temperature"], 0.25);
+    assert_eq!(sent["options"]["num_predict"], 64);
+}
+
+#[tokio::test]
+async fn a_streamed_turn_over_newline_delimited_json_with_parallel_calls() {
+    let calls = AssistantMessage::text("Checking both.")
+        .with_tool_call(weather_call("Oslo"))
+        .with_tool_call(weather_call("Bergen"));
+    let server = Server::start(vec![
+        Reply::ndjson(ollama_lines(&calls, 40, 12)),
+        Reply::ndjson(ollama_lines(&AssistantMessage::text("Sunny in Oslo and in Bergen."), 60, 8)),
+    ])
+    .await;
+    let weather = Weather::default();
+    let asked = std::sync::Arc::clone(&weather.calls);
+    let agent = Agent::builder(server.model(MODEL)).tool(weather).build();
+    let mut conversation = Conversation::new();
+    let events: Vec<StreamEvent> =
+        agent.run_stream(&mut conversation, "Oslo and Bergen?").collect().await;
+
+    let texts = streamed_texts(&events);
+    assert!(texts.len() > 4, "the text arrived in pieces: {texts:?}");
+    assert_eq!(texts.concat(), "Checking both.Sunny in Oslo and in Bergen.");
+    let calls: Vec<(&str, &Value)> =
+        streamed_calls(&events).iter().map(|call| (call.name.as_str(), &call.arguments)).collect();
+    assert_eq!(
+        calls,
+        [
+            ("get_weather", &json!({ "city": "Oslo" })),
+            ("get_weather", &json!({ "city": "Bergen" }))
+        ]
+    );
+    assert_eq!(*asked.lock().unwrap(), ["Oslo", "Bergen"]);
+    assert!(matches!(events.last(), Some(StreamEvent::Finished(Ok(_)))), "{:?}", events.last());
+    conversation.validate().unwrap();
+    assert_eq!(server.received()[0].json()["stream"], true);
+}
+
+#[tokio::test]
+async fn an_empty_answer_is_the_turns_typed_error() {
+    for streamed in [false, true] {
+        let empty = AssistantMessage::default();
+        let reply = if streamed {
+            Reply::ndjson(ollama_lines(&empty, 5, 0))
+        } else {
+            Reply::json(ollama_json(&empty, 5, 0))
+        };
+        assert_eq!(
+            turn_error(MODEL, reply, streamed).await,
+            Error::EmptyAnswer,
+            "streamed: {streamed}"
+        );
+    }
+}
+
+fn ollama_error(status: u16, message: &str) -> Reply {
+    Reply::raw(status, "application/json", json!({ "error": message }).to_string())
+}
+
+#[tokio::test]
+async fn errors_are_typed_with_the_provider_and_the_status() {
+    let provider = |status: u16, message: &str| ModelError::Provider {
+        provider: "ollama".into(),
+        status,
+        message: message.into(),
+        retry_after: None,
+    };
+    for streamed in [false, true] {
+        let missing = "model \"llama9\" not found, try pulling it first";
+        assert_eq!(
+            error_of(MODEL, ollama_error(404, missing), streamed).await,
+            provider(404, missing)
+        );
+        let broken = "llama runner process has terminated: exit status 2";
+        assert_eq!(
+            error_of(MODEL, ollama_error(500, broken), streamed).await,
+            provider(500, broken)
+        );
+        // An Ollama behind an authenticating proxy.
+        assert_eq!(
+            error_of(MODEL, ollama_error(401, "unauthorized"), streamed).await,
+            provider(401, "unauthorized")
+        );
+    }
+    let malformed = error_of(
+        MODEL,
+        Reply::raw(200, "application/json", "{\"model\": \"llama3.2\", \"message\": {".into()),
+        false,
+    )
+    .await;
+    assert!(
+        matches!(&malformed, ModelError::InvalidResponse { provider, .. } if provider == "ollama"),
+        "{malformed:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_stream_cut_midway_withdraws_the_text_it_showed_and_keeps_the_log_valid() {
+    let mut lines =
+        ollama_lines(&AssistantMessage::text("This answer never gets to its end."), 5, 9);
+    lines.truncate(3);
+    let server = Server::start(vec![Reply::ndjson(lines).cut()]).await;
+    let agent = Agent::builder(server.model(MODEL)).build();
+    let mut conversation = Conversation::new();
+    let events: Vec<StreamEvent> = agent.run_stream(&mut conversation, "hi").collect().await;
+    assert_broke_off(&events, &conversation);
+}

@@ -1,0 +1,207 @@
+//! OpenAI's responses API on the wire: a loopback server answers as OpenAI's API reference says
+//! it does, JSON and typed server-sent events, and the requests the adapter sends are checked.
+
+mod support;
+
+use std::time::Duration;
+
+use agentix::{
+    Agent, AssistantMessage, Conversation, Error, Model, ModelError, ModelRequest, StreamEvent,
+    ToolCall, Usage,
+};
+use futures::StreamExt;
+use serde_json::{Value, json};
+use support::{
+    KEY, Reply, Server, assert_broke_off, error_of, responses_json, responses_sse, streamed_calls,
+    streamed_texts, turn_error,
+};
+use tests::Weather;
+
+const MODEL: &str = "openai_resp:gpt-5-mini";
+
+fn usage() -> Value {
+    json!({
+        "input_tokens": 120, "input_tokens_details": { "cached_tokens": 96 },
+        "output_tokens": 8, "output_tokens_details": { "reasoning_tokens": 0 }, "total_tokens": 128,
+    })
+}
+
+fn weather_call(id: &str, city: &str) -> ToolCall {
+    ToolCall::new(id, "get_weather", json!({ "city": city }))
+}
+
+#[tokio::test]
+async fn a_turn_with_a_tool_call_over_json() {
+    let call = AssistantMessage::default().with_tool_call(weather_call("call_1", "Oslo"));
+    let server = Server::start(vec![
+        Reply::json(responses_json(&call, usage())),
+        Reply::json(responses_json(&AssistantMessage::text("It is sunny in Oslo."), usage())),
+    ])
+    .await;
+    let agent = Agent::builder(server.model(MODEL))
+        .system("You report the weather.")
+        .tool(Weather::default())
+        .build();
+    let mut conversation = Conversation::new();
+    let reply = agent.run(&mut conversation, "Weather in Oslo?").await.unwrap();
+    assert_eq!(reply.joined_text(), "It is sunny in Oslo.");
+    conversation.validate().unwrap();
+
+    let received = server.received();
+    assert_eq!(received.len(), 2);
+    assert_eq!(received[0].path, "/v1/responses");
+    assert_eq!(received[0].headers["authorization"], format!("Bearer {KEY}"));
+    let first = received[0].json();
+    assert_eq!(first["model"], "gpt-5-mini");
+    assert_eq!(
+        first["instructions"], "You report the weather.",
+        "the system prompt is the instructions"
+    );
+    assert_eq!(first["input"], json!([{ "role": "user", "content": "Weather in Oslo?" }]));
+    assert_eq!(first["store"], false, "each request carries the whole conversation");
+    assert_eq!(first["tools"][0]["type"], "function");
+    assert_eq!(first["tools"][0]["name"], "get_weather");
+    assert_eq!(first["tools"][0]["strict"], true);
+
+    let second = received[1].json();
+    let input = second["input"].as_array().unwrap();
+    let call =
+        input.iter().find(|item| item["type"] == "function_call").expect("the call goes back");
+    assert_eq!(call["call_id"], "call_1");
+    assert_eq!(call["name"], "get_weather");
+    let arguments: Value = serde_json::from_str(call["arguments"].as_str().unwrap()).unwrap();
+    assert_eq!(arguments, json!({ "city": "Oslo" }));
+    let output =
+        input.iter().find(|item| item["type"] == "function_call_output").expect("and its output");
+    assert_eq!(output["call_id"], "call_1");
+    assert_eq!(output["output"], "sunny in Oslo");
+}
+
+#[tokio::test]
+async fn usage_with_cached_tokens() {
+    let server =
+        Server::start(vec![Reply::json(responses_json(&AssistantMessage::text("hi"), usage()))])
+            .await;
+    let request = ModelRequest {
+        messages: vec![agentix::Message::user("hello")],
+        params: agentix::ModelParams { temperature: None, max_tokens: Some(64) },
+        ..ModelRequest::default()
+    };
+    let response = server.model(MODEL).complete(&request).await.unwrap();
+    assert_eq!(response.message.joined_text(), "hi");
+    assert_eq!(
+        response.usage,
+        Usage { input_tokens: 120, output_tokens: 8, cache_read_tokens: 96, cache_write_tokens: 0 }
+    );
+    assert_eq!(server.received()[0].json()["max_output_tokens"], 64);
+}
+
+#[tokio::test]
+async fn a_streamed_turn_with_parallel_calls_split_across_events() {
+    let calls = AssistantMessage::text("Checking both.")
+        .with_tool_call(weather_call("call_1", "Oslo"))
+        .with_tool_call(weather_call("call_2", "Bergen"));
+    let server = Server::start(vec![
+        Reply::sse(responses_sse(&calls, usage())),
+        Reply::sse(responses_sse(&AssistantMessage::text("Sunny in Oslo and in Bergen."), usage())),
+    ])
+    .await;
+    let weather = Weather::default();
+    let asked = std::sync::Arc::clone(&weather.calls);
+    let agent = Agent::builder(server.model(MODEL)).tool(weather).build();
+    let mut conversation = Conversation::new();
+    let events: Vec<StreamEvent> =
+        agent.run_stream(&mut conversation, "Oslo and Bergen?").collect().await;
+
+    let texts = streamed_texts(&events);
+    assert!(texts.len() > 4, "the text arrived in pieces: {texts:?}");
+    assert_eq!(texts.concat(), "Checking both.Sunny in Oslo and in Bergen.");
+    assert_eq!(
+        streamed_calls(&events),
+        [&weather_call("call_1", "Oslo"), &weather_call("call_2", "Bergen")],
+        "whole calls"
+    );
+    assert_eq!(*asked.lock().unwrap(), ["Oslo", "Bergen"]);
+    assert!(matches!(events.last(), Some(StreamEvent::Finished(Ok(_)))), "{:?}", events.last());
+    conversation.validate().unwrap();
+    assert_eq!(server.received()[0].json()["stream"], true);
+}
+
+#[tokio::test]
+async fn an_empty_answer_is_the_turns_typed_error() {
+    for streamed in [false, true] {
+        let empty = AssistantMessage::default();
+        let reply = if streamed {
+            Reply::sse(responses_sse(&empty, usage()))
+        } else {
+            Reply::json(responses_json(&empty, usage()))
+        };
+        assert_eq!(
+            turn_error(MODEL, reply, streamed).await,
+            Error::EmptyAnswer,
+            "streamed: {streamed}"
+        );
+    }
+}
+
+fn openai_error(status: u16, message: &str, kind: &str) -> Reply {
+    let body =
+        json!({ "error": { "message": message, "type": kind, "param": null, "code": null } });
+    Reply::raw(status, "application/json", body.to_string())
+}
+
+#[tokio::test]
+async fn provider_errors_are_typed_with_the_provider_the_status_and_when_to_retry() {
+    let provider =
+        |status: u16, message: &str, retry_after: Option<Duration>| ModelError::Provider {
+            provider: "openai_resp".into(),
+            status,
+            message: message.into(),
+            retry_after,
+        };
+    for streamed in [false, true] {
+        let key = "Incorrect API key provided.";
+        assert_eq!(
+            error_of(MODEL, openai_error(401, key, "invalid_request_error"), streamed).await,
+            provider(401, key, None)
+        );
+        let missing = "The model `gpt-9` does not exist or you do not have access to it.";
+        assert_eq!(
+            error_of(MODEL, openai_error(404, missing, "invalid_request_error"), streamed).await,
+            provider(404, missing, None)
+        );
+        let mut limited = openai_error(429, "Rate limit reached.", "requests");
+        limited.headers.push(("retry-after", "2".into()));
+        assert_eq!(
+            error_of(MODEL, limited, streamed).await,
+            provider(429, "Rate limit reached.", Some(Duration::from_secs(2)))
+        );
+        let broken = "The server had an error while processing your request.";
+        assert_eq!(
+            error_of(MODEL, openai_error(500, broken, "server_error"), streamed).await,
+            provider(500, broken, None)
+        );
+    }
+    let malformed = error_of(
+        MODEL,
+        Reply::raw(200, "application/json", "{\"id\": \"resp_1\", \"output\": [".into()),
+        false,
+    )
+    .await;
+    assert!(
+        matches!(&malformed, ModelError::InvalidResponse { provider, .. } if provider == "openai_resp"),
+        "{malformed:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_stream_cut_midway_withdraws_the_text_it_showed_and_keeps_the_log_valid() {
+    let mut events =
+        responses_sse(&AssistantMessage::text("This answer never gets to its end."), usage());
+    events.truncate(5);
+    let server = Server::start(vec![Reply::sse(events).cut()]).await;
+    let agent = Agent::builder(server.model(MODEL)).build();
+    let mut conversation = Conversation::new();
+    let events: Vec<StreamEvent> = agent.run_stream(&mut conversation, "hi").collect().await;
+    assert_broke_off(&events, &conversation);
+}
