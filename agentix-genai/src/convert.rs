@@ -127,15 +127,18 @@ pub(crate) fn chat_options(base: &ChatOptions, params: &ModelParams) -> ChatOpti
     options
 }
 
-/// The answer genai read: its text in order, then its tool calls.
-pub(crate) fn assistant_message(content: MessageContent, ids: &CallIds) -> AssistantMessage {
+/// The answer genai read: its text in order, then its tool calls, each made agentix's by `call`.
+pub(crate) fn assistant_message(
+    content: MessageContent,
+    mut call: impl FnMut(genai::chat::ToolCall) -> ToolCall,
+) -> AssistantMessage {
     let mut message = AssistantMessage::default();
     let mut text = String::new();
     let mut calls = Vec::new();
     for part in content {
         match part {
             ContentPart::Text(piece) => text.push_str(&piece),
-            ContentPart::ToolCall(call) => calls.push(ids.tool_call(call)),
+            ContentPart::ToolCall(made) => calls.push(call(made)),
             _ => {}
         }
     }

@@ -137,6 +137,23 @@ impl GenaiModel {
         ProviderCounter::Calibrated(Arc::clone(&self.calibration))
     }
 
+    /// A call the model made, as agentix's: with an id of its own (see [`CallIds`]), and its
+    /// arguments as the tool's own schema reads them (see [`schema::unstrict`]).
+    fn tool_call(
+        &self,
+        call: genai::chat::ToolCall,
+        request: &ModelRequest,
+        kind: AdapterKind,
+    ) -> agentix::ToolCall {
+        let mut call = self.ids.tool_call(call);
+        if let Some(spec) = request.tools.iter().find(|spec| spec.name == call.name)
+            && schema::is_strict(&spec.parameters, kind)
+        {
+            schema::unstrict(&mut call.arguments, &spec.parameters);
+        }
+        call
+    }
+
     /// The model and provider for `request`: its own model if it names one, else the default.
     fn target(&self, request: &ModelRequest) -> Result<(String, AdapterKind), ModelError> {
         match &request.model {
@@ -251,10 +268,10 @@ impl Model for GenaiModel {
         ) {
             return Err(refused);
         }
-        Ok(ModelResponse {
-            usage,
-            message: convert::assistant_message(response.content, &self.ids),
-        })
+        let message = convert::assistant_message(response.content, |call| {
+            self.tool_call(call, request, kind)
+        });
+        Ok(ModelResponse { usage, message })
     }
 
     fn stream(
@@ -303,7 +320,7 @@ impl Model for GenaiModel {
                         // Whole calls, reassembled by genai from their streamed fragments.
                         if let Some(content) = end.captured_content {
                             for call in content.into_tool_calls() {
-                                yield Ok(Chunk::ToolCall(self.ids.tool_call(call)));
+                                yield Ok(Chunk::ToolCall(self.tool_call(call, request, kind)));
                             }
                         }
                         if let Some(usage) = &end.captured_usage {

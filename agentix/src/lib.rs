@@ -233,6 +233,74 @@ pub use transform::{PatternError, Redactor, StreamTransformer};
 pub use turn::{Injection, Turn};
 pub use verdict::{Escalation, Feedback, Halt, Rejection, Verdict};
 
+/// The JSON Schema library a [`Tool`]'s arguments describe themselves with, re-exported so its
+/// version is always the one agentix reads: derive [`JsonSchema`] through it with
+/// `#[schemars(crate = "agentix::schemars")]`, and a second `schemars` in the build cannot turn
+/// into a trait-not-implemented error.
+pub use schemars;
+/// Derives the schema of a tool's arguments (the trait and its derive). Outside the prelude, pair
+/// it with `#[schemars(crate = "agentix::schemars")]` unless you depend on `schemars` 1.x.
+pub use schemars::JsonSchema;
+/// serde, re-exported for the same reason as [`schemars`]: a tool's arguments derive
+/// `Deserialize` through it with `#[serde(crate = "agentix::serde")]`.
+pub use serde;
+
+/// What most agents use, in one import.
+///
+/// ```
+/// use agentix::prelude::*;
+///
+/// /// `get_weather`'s arguments.
+/// #[derive(Deserialize, JsonSchema)]
+/// #[serde(crate = "agentix::serde")]
+/// #[schemars(crate = "agentix::schemars")]
+/// struct City {
+///     /// The city.
+///     city: String,
+/// }
+///
+/// struct Weather;
+///
+/// impl Tool for Weather {
+///     const NAME: &'static str = "get_weather";
+///     type Args = City;
+///     type Output = String;
+///     type Error = std::convert::Infallible;
+///
+///     fn description(&self) -> &str {
+///         "Current weather for a city."
+///     }
+///
+///     async fn call(&self, args: City, _turn: &Turn) -> Result<String, Self::Error> {
+///         Ok(format!("sunny in {}", args.city))
+///     }
+/// }
+///
+/// #[hook(after_model)]
+/// async fn no_shouting(message: &AssistantMessage) -> Verdict<AfterModel> {
+///     if message.joined_text().contains("!!") { Verdict::retry("Calmly, please.") } else { Verdict::Continue }
+/// }
+///
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let model = ScriptedModel::new().tool_call("get_weather", serde_json::json!({ "city": "Oslo" })).text("Sunny.");
+/// let agent = Agent::builder(model).tool(Weather).hook(no_shouting).build();
+/// let reply = agent.run(&mut Conversation::new(), "Weather in Oslo?").await.unwrap();
+/// assert_eq!(reply.joined_text(), "Sunny.");
+/// # });
+/// ```
+pub mod prelude {
+    pub use crate::event::{
+        AfterModel, AfterTool, BeforeFinal, BeforeModel, BeforeTool, Post, Pre, ToolError,
+        WrapModel, WrapTool,
+    };
+    pub use crate::{
+        Agent, AssistantMessage, Config, Conversation, Entry, Error, Hook, JsonSchema, Message,
+        Model, ModelError, ModelRequest, ModelResponse, NextModel, NextTool, ScriptedModel,
+        StreamEvent, Tool, ToolCall, ToolResult, Turn, Usage, Verdict, hook,
+    };
+    pub use serde::Deserialize;
+}
+
 /// The README's examples, compiled and run as doctests.
 #[cfg(doctest)]
 #[doc = include_str!("../../README.md")]

@@ -1,0 +1,202 @@
+//! Tool schemas as each provider takes them, checked on the wire: OpenAI's strict mode, Gemini's
+//! schemas without references, and the schema as it is for the others.
+
+mod support;
+
+use std::sync::{Arc, Mutex};
+
+use agentix::prelude::*;
+use serde_json::{Value, json};
+use support::{
+    Reply, Server, anthropic_json, gemini_json, ollama_json, openai_json, responses_json,
+};
+
+/// Where to stay. (Derived through agentix's re-exports, as a user without a `schemars` of their
+/// own would.)
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(crate = "agentix::serde")]
+#[schemars(crate = "agentix::schemars")]
+struct Booking {
+    /// The city.
+    city: String,
+    /// How many nights, if the user said.
+    nights: Option<u32>,
+    /// Guests besides the user.
+    #[serde(default)]
+    guests: u32,
+    /// Where exactly.
+    address: Address,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(crate = "agentix::serde")]
+#[schemars(crate = "agentix::schemars")]
+struct Address {
+    street: String,
+    zip: Option<String>,
+}
+
+/// `book`: keeps what it was asked.
+#[derive(Default)]
+struct Book {
+    booked: Arc<Mutex<Vec<String>>>,
+}
+
+impl Tool for Book {
+    const NAME: &'static str = "book";
+    type Args = Booking;
+    type Output = String;
+    type Error = std::convert::Infallible;
+
+    fn description(&self) -> &str {
+        "Books a room."
+    }
+
+    async fn call(&self, args: Booking, _turn: &Turn) -> Result<String, Self::Error> {
+        let booked = format!(
+            "{} for {:?} nights, {} guests, at {} ({:?})",
+            args.city, args.nights, args.guests, args.address.street, args.address.zip
+        );
+        self.booked.lock().unwrap().push(booked.clone());
+        Ok(booked)
+    }
+}
+
+/// The schema the agent gives the model for `Book`, before any provider's adaptation.
+fn own_schema() -> Value {
+    agentix::ToolSpec::of(&Book::default()).parameters
+}
+
+/// The first request a turn of `spec` sends, answered by `reply`.
+async fn first_request(spec: &str, reply: Reply) -> Value {
+    let server = Server::start(vec![reply]).await;
+    let agent = Agent::builder(server.model(spec)).tool(Book::default()).build();
+    agent.run(&mut Conversation::new(), "Book Oslo").await.unwrap();
+    server.received()[0].json()
+}
+
+fn refers(schema: &Value) -> bool {
+    match schema {
+        Value::Object(map) => map.contains_key("$ref") || map.values().any(refers),
+        Value::Array(items) => items.iter().any(refers),
+        _ => false,
+    }
+}
+
+/// OpenAI's strict form of the `Booking` schema.
+fn assert_strict(parameters: &Value) {
+    assert!(!refers(parameters), "no references: {parameters:#}");
+    assert_eq!(parameters["additionalProperties"], false);
+    assert_eq!(
+        parameters["required"],
+        json!(["city", "nights", "guests", "address"]),
+        "every property required"
+    );
+    assert_eq!(
+        parameters["properties"]["nights"]["type"],
+        json!(["integer", "null"]),
+        "an optional one nullable"
+    );
+    assert_eq!(
+        parameters["properties"]["guests"]["type"],
+        json!(["integer", "null"]),
+        "a defaulted one too"
+    );
+    assert_eq!(parameters["properties"]["city"]["type"], "string", "a required one as it was");
+    let address = &parameters["properties"]["address"];
+    assert_eq!(address["additionalProperties"], false, "at every level");
+    assert_eq!(address["required"], json!(["street", "zip"]));
+    assert_eq!(address["properties"]["zip"]["type"], json!(["string", "null"]));
+}
+
+#[tokio::test]
+async fn openai_chat_completions_declares_tools_strict() {
+    assert!(refers(&own_schema()), "the tool's own schema refers to Address");
+    let sent = first_request(
+        "openai:gpt-4.1-mini",
+        Reply::json(openai_json(&AssistantMessage::text("ok"), json!({}))),
+    )
+    .await;
+    let function = &sent["tools"][0]["function"];
+    assert_eq!(function["strict"], true);
+    assert_strict(&function["parameters"]);
+}
+
+#[tokio::test]
+async fn openai_responses_declares_tools_strict() {
+    let answer = responses_json(
+        &AssistantMessage::text("ok"),
+        json!({ "input_tokens": 1, "output_tokens": 1, "total_tokens": 2 }),
+    );
+    let sent = first_request("openai_resp:gpt-5-mini", Reply::json(answer)).await;
+    assert_eq!(sent["tools"][0]["strict"], true);
+    assert_strict(&sent["tools"][0]["parameters"]);
+}
+
+#[tokio::test]
+async fn gemini_gets_its_references_inlined() {
+    let sent = first_request(
+        "gemini:gemini-2.5-flash",
+        Reply::json(gemini_json(&AssistantMessage::text("ok"), json!({}))),
+    )
+    .await;
+    let parameters = &sent["tools"][0]["functionDeclarations"][0]["parametersJsonSchema"];
+    assert!(!refers(parameters), "no references: {parameters:#}");
+    assert!(parameters.get("$defs").is_none());
+    let address = &parameters["properties"]["address"];
+    assert_eq!(
+        address["properties"]["street"]["type"], "string",
+        "the definition in place of its reference"
+    );
+    assert_eq!(address["required"], json!(["street"]));
+    assert_eq!(parameters["required"], json!(["city", "address"]), "not made strict");
+}
+
+#[tokio::test]
+async fn anthropic_and_ollama_take_the_schema_as_it_is() {
+    let answer = anthropic_json(
+        &AssistantMessage::text("ok"),
+        json!({ "input_tokens": 1, "output_tokens": 1 }),
+    );
+    let sent = first_request("anthropic:claude-sonnet-4-5", Reply::json(answer)).await;
+    assert_eq!(sent["tools"][0]["input_schema"], own_schema());
+    let sent = first_request(
+        "ollama:llama3.2",
+        Reply::json(ollama_json(&AssistantMessage::text("ok"), 1, 1)),
+    )
+    .await;
+    assert_eq!(sent["tools"][0]["function"]["parameters"], own_schema());
+}
+
+#[tokio::test]
+async fn the_nulls_strict_mode_makes_the_model_send_do_not_reach_the_tool() {
+    // Under strict mode the model sends every property, null for those it leaves out; `guests`
+    // has a default, not an Option, and would not read a null.
+    let arguments = json!({ "city": "Oslo", "nights": null, "guests": null, "address": { "street": "Karl Johans gate 1", "zip": null } });
+    let call =
+        AssistantMessage::default().with_tool_call(ToolCall::new("call_1", "book", arguments));
+    let server = Server::start(vec![
+        Reply::json(openai_json(&call, json!({}))),
+        Reply::json(openai_json(&AssistantMessage::text("Booked."), json!({}))),
+    ])
+    .await;
+    let book = Book::default();
+    let booked = Arc::clone(&book.booked);
+    let agent = Agent::builder(server.model("openai:gpt-4.1-mini")).tool(book).build();
+    let mut conversation = Conversation::new();
+    let reply = agent.run(&mut conversation, "Book Oslo").await.unwrap();
+    assert_eq!(reply.joined_text(), "Booked.");
+    assert_eq!(
+        *booked.lock().unwrap(),
+        ["Oslo for None nights, 0 guests, at Karl Johans gate 1 (None)"]
+    );
+    // The log keeps the call as the tool read it.
+    let logged = conversation.log().iter().find_map(|entry| match entry {
+        agentix::Entry::Assistant { message, .. } => message.tool_calls().next().cloned(),
+        _ => None,
+    });
+    assert_eq!(
+        logged.unwrap().arguments,
+        json!({ "city": "Oslo", "address": { "street": "Karl Johans gate 1" } })
+    );
+}
