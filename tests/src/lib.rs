@@ -14,6 +14,8 @@ use agentix::{
 use schemars::JsonSchema;
 use serde::Deserialize;
 
+pub mod scenarios;
+
 /// A turn that reaches every sequential event: one step with a call that runs and a call to an
 /// unknown tool, then `answer`.
 pub fn every_event_model(answer: &str) -> agentix::ScriptedModel {
