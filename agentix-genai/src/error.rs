@@ -26,9 +26,22 @@ pub(crate) fn model_error(provider: &str, error: &genai::Error) -> ModelError {
         return ModelError::Refused { provider, reason };
     }
     match error {
+        genai::Error::RequiresApiKey { .. } | genai::Error::NoAuthData { .. } => {
+            let variable = AdapterKind::from_lower_str(&provider)
+                .and_then(|kind| kind.default_key_env_name())
+                .unwrap_or("the provider's key variable");
+            no_key(&provider, variable)
+        }
+        genai::Error::Resolver {
+            resolver_error: genai::resolver::Error::ApiKeyEnvNotFound { env_name },
+            ..
+        } => no_key(&provider, env_name),
         genai::Error::ChatResponse { body, .. } => stream_error(provider, body),
+        // Its display holds the whole request and answer: the cause is what matters.
+        genai::Error::ChatResponseGeneration { cause, .. } => {
+            ModelError::InvalidResponse { provider, message: first_line(cause) }
+        }
         genai::Error::StreamParse { .. }
-        | genai::Error::ChatResponseGeneration { .. }
         | genai::Error::InvalidJsonResponseElement { .. }
         | genai::Error::SerdeJson(_)
         | genai::Error::JsonValueExt(_)
@@ -51,6 +64,12 @@ pub(crate) fn model_error(provider: &str, error: &genai::Error) -> ModelError {
         }
         other => ModelError::Other(format!("{provider}: {}", first_line(other))),
     }
+}
+
+fn no_key(provider: &str, variable: &str) -> ModelError {
+    ModelError::Other(format!(
+        "{provider}: no API key: set {variable}, or give one to the builder's api_key"
+    ))
 }
 
 /// An error the provider sent inside a stream that had begun with 200: typed as the HTTP status
@@ -138,8 +157,18 @@ fn retry_after(headers: &http::HeaderMap) -> Option<Duration> {
     Some(at.duration_since(std::time::SystemTime::now()).unwrap_or_default())
 }
 
+/// What an error says, on one line: genai's displays put the cause on a line of its own.
 fn first_line(error: &impl std::fmt::Display) -> String {
-    error.to_string().lines().next().unwrap_or_default().to_owned()
+    let said = error.to_string();
+    let mut lines = said.lines().map(str::trim).filter(|line| !line.is_empty());
+    let first = lines.next().unwrap_or_default().to_owned();
+    if first.ends_with(':') {
+        return lines.next().map_or(first.clone(), |next| format!("{first} {next}"));
+    }
+    match lines.find_map(|line| line.strip_prefix("Cause:")) {
+        Some(cause) if !cause.trim().is_empty() => format!("{first} ({})", cause.trim()),
+        _ => first,
+    }
 }
 
 /// Whether a provider's refusals are only in the raw body of a whole answer: OpenAI's

@@ -116,6 +116,13 @@ impl GenaiModel {
         self.kind.as_lower_str()
     }
 
+    /// The environment variable the provider's key is read from when the builder was given
+    /// none (`OPENAI_API_KEY`, `ANTHROPIC_API_KEY`…); `None` for a provider that needs no key,
+    /// such as a local Ollama.
+    pub fn key_variable(&self) -> Option<&'static str> {
+        self.kind.default_key_env_name()
+    }
+
     /// The model this adapter asks for when a request names none.
     pub fn model(&self) -> &str {
         &self.model

@@ -255,7 +255,7 @@ async fn provider_errors_are_typed_with_the_provider_the_status_and_when_to_retr
     )
     .await;
     assert!(
-        matches!(&malformed, ModelError::InvalidResponse { provider, .. } if provider == "openai"),
+        matches!(&malformed, ModelError::InvalidResponse { provider, message } if provider == "openai" && message.contains("EOF")),
         "{malformed:?}"
     );
 }
