@@ -204,6 +204,13 @@ impl GenaiModelBuilder {
         self
     }
 
+    /// The environment variable the provider's key is read from if [`api_key`](Self::api_key)
+    /// gives none; `None` for a provider that needs no key. An error for a model no provider
+    /// serves, as [`build`](Self::build) would give.
+    pub fn key_variable(&self) -> Result<Option<&'static str>, UnknownModel> {
+        Ok(place(&self.spec)?.1.default_key_env_name())
+    }
+
     /// The model.
     pub fn build(self) -> Result<GenaiModel, UnknownModel> {
         let (model, kind) = place(&self.spec)?;

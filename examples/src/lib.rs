@@ -6,6 +6,7 @@ pub mod cache_stop;
 pub mod human_approval;
 pub mod plan_retry;
 pub mod quickstart;
+pub mod real_model;
 pub mod redaction;
 pub mod resilient_model;
 pub mod retrieval;
