@@ -271,3 +271,43 @@ async fn a_stream_cut_midway_withdraws_the_text_it_showed_and_keeps_the_log_vali
     let events: Vec<StreamEvent> = agent.run_stream(&mut conversation, "hi").collect().await;
     assert_broke_off(&events, &conversation);
 }
+
+#[tokio::test]
+async fn groq_deepseek_and_xai_speak_the_same_format() {
+    for spec in ["groq:llama-3.3-70b-versatile", "deepseek:deepseek-chat", "xai:grok-3"] {
+        let call = AssistantMessage::default().with_tool_call(weather_call("call_1", "Oslo"));
+        let answer = AssistantMessage::text("Sunny in Oslo.");
+        let server = Server::start(vec![
+            Reply::json(openai_json(&call, usage())),
+            Reply::json(openai_json(&answer, usage())),
+            Reply::sse(openai_sse(&call, usage())),
+            Reply::sse(openai_sse(&answer, usage())),
+        ])
+        .await;
+        let agent = Agent::builder(server.model(spec)).tool(Weather::default()).build();
+        let mut conversation = Conversation::new();
+        let reply = agent.run(&mut conversation, "Weather in Oslo?").await.unwrap();
+        assert_eq!(reply.joined_text(), "Sunny in Oslo.", "{spec}");
+        let events: Vec<StreamEvent> =
+            agent.run_stream(&mut conversation, "And now?").collect().await;
+        assert!(
+            matches!(events.last(), Some(StreamEvent::Finished(Ok(answer))) if answer.joined_text() == "Sunny in Oslo."),
+            "{spec}: {:?}",
+            events.last()
+        );
+        conversation.validate().unwrap();
+        let received = server.received();
+        assert_eq!(received.len(), 4, "{spec}");
+        let name = spec.split_once(':').unwrap().1;
+        for request in &received {
+            assert_eq!(request.path, "/v1/chat/completions", "{spec}");
+            assert_eq!(request.json()["model"], name, "{spec}");
+            assert_eq!(request.headers["authorization"], format!("Bearer {KEY}"), "{spec}");
+        }
+        assert_eq!(
+            received[1].json()["messages"][1]["tool_calls"][0]["id"],
+            "call_1",
+            "{spec}: the call goes back"
+        );
+    }
+}
