@@ -6,14 +6,14 @@ mod support;
 use std::time::Duration;
 
 use agentix::{
-    Agent, AssistantMessage, Conversation, Error, Model, ModelError, ModelRequest, StreamEvent,
-    ToolCall, Usage,
+    Agent, AssistantMessage, Conversation, Error, Model, ModelRequest, StreamEvent, ToolCall, Usage,
 };
 use futures::StreamExt;
 use serde_json::{Value, json};
 use support::{
-    KEY, Reply, Server, anthropic_json, anthropic_sse, assert_broke_off, error_of, model, refused,
-    turn_error,
+    KEY, Reply, Server, anthropic_json, anthropic_sse, assert_errors, assert_malformed, both_sunny,
+    cut_stream_turn, error_of, model, parallel_calls_turn, provider_error, rate_limited, refused,
+    streamed_calls, turn_error, two_calls,
 };
 use tests::Weather;
 use wiremock::matchers::{body_partial_json, header, method, path};
@@ -126,44 +126,13 @@ async fn usage_counts_the_tokens_read_from_and_written_to_the_cache() {
 
 #[tokio::test]
 async fn a_streamed_turn_with_parallel_calls_whose_inputs_arrive_in_fragments() {
-    let calls = AssistantMessage::text("Checking both.")
-        .with_tool_call(weather_call("toolu_1", "Oslo"))
-        .with_tool_call(weather_call("toolu_2", "Bergen"));
-    let answer = AssistantMessage::text("Sunny in Oslo and in Bergen.");
-    let server = Server::start(vec![
-        Reply::sse(anthropic_sse(&calls, usage())),
-        Reply::sse(anthropic_sse(&answer, usage())),
-    ])
-    .await;
-    let weather = Weather::default();
-    let asked = std::sync::Arc::clone(&weather.calls);
-    let agent = Agent::builder(model(MODEL, &server.base)).tool(weather).build();
-    let mut conversation = Conversation::new();
-    let events: Vec<StreamEvent> =
-        agent.run_stream(&mut conversation, "Oslo and Bergen?").collect().await;
-
-    let texts: Vec<&str> = events
-        .iter()
-        .filter_map(|event| match event {
-            StreamEvent::Text(text) => Some(text.as_str()),
-            _ => None,
-        })
-        .collect();
-    assert!(texts.len() > 4, "the text arrived in pieces: {texts:?}");
-    assert_eq!(texts.concat(), "Checking both.Sunny in Oslo and in Bergen.");
-    let streamed: Vec<&ToolCall> = events
-        .iter()
-        .filter_map(|event| match event {
-            StreamEvent::ToolCall(call) => Some(call),
-            _ => None,
-        })
-        .collect();
-    assert_eq!(streamed, [&weather_call("toolu_1", "Oslo"), &weather_call("toolu_2", "Bergen")]);
-    assert_eq!(*asked.lock().unwrap(), ["Oslo", "Bergen"]);
-    assert!(
-        matches!(events.last(), Some(StreamEvent::Finished(Ok(answer))) if answer.joined_text() == "Sunny in Oslo and in Bergen.")
-    );
-    conversation.validate().unwrap();
+    let replies = vec![
+        Reply::sse(anthropic_sse(&two_calls(["toolu_1", "toolu_2"]), usage())),
+        Reply::sse(anthropic_sse(&both_sunny(), usage())),
+    ];
+    let (events, server) = parallel_calls_turn(MODEL, replies).await;
+    let ids: Vec<&str> = streamed_calls(&events).iter().map(|call| call.id.as_str()).collect();
+    assert_eq!(ids, ["toolu_1", "toolu_2"], "the provider's ids");
     let requests = server.received();
     assert_eq!(requests[0].path, "/v1/messages");
     assert_eq!(requests[0].json()["stream"], true);
@@ -256,62 +225,31 @@ fn anthropic_error(status: u16, kind: &str, message: &str) -> Reply {
 
 #[tokio::test]
 async fn provider_errors_are_typed_with_the_provider_the_status_and_when_to_retry() {
-    let provider =
-        |status: u16, message: &str, retry_after: Option<Duration>| ModelError::Provider {
-            provider: "anthropic".into(),
-            status,
-            message: message.into(),
-            retry_after,
-        };
-    for streamed in [false, true] {
-        assert_eq!(
-            error_of(
-                MODEL,
-                anthropic_error(401, "authentication_error", "invalid x-api-key"),
-                streamed
-            )
-            .await,
-            provider(401, "invalid x-api-key", None)
-        );
-        assert_eq!(
-            error_of(MODEL, anthropic_error(404, "not_found_error", "model: claude-9"), streamed)
-                .await,
-            provider(404, "model: claude-9", None)
-        );
-        let mut limited = anthropic_error(
-            429,
-            "rate_limit_error",
-            "Number of request tokens has exceeded your rate limit.",
-        );
-        limited.headers.push(("retry-after", "30".into()));
-        assert_eq!(
-            error_of(MODEL, limited, streamed).await,
-            provider(
-                429,
-                "Number of request tokens has exceeded your rate limit.",
-                Some(Duration::from_secs(30))
-            )
-        );
-        assert_eq!(
-            error_of(MODEL, anthropic_error(529, "overloaded_error", "Overloaded"), streamed).await,
-            provider(529, "Overloaded", None)
-        );
-        assert_eq!(
-            error_of(MODEL, anthropic_error(500, "api_error", "Internal server error"), streamed)
-                .await,
-            provider(500, "Internal server error", None)
-        );
-    }
-    let malformed = error_of(
+    let error = |status: u16, message: &str| provider_error("anthropic", status, message);
+    let limit = "Number of request tokens has exceeded your rate limit.";
+    let mut limited = anthropic_error(429, "rate_limit_error", limit);
+    limited.headers.push(("retry-after", "30".into()));
+    assert_errors(
         MODEL,
-        Reply::raw(200, "application/json", "{\"id\": \"msg_1\", \"content\": [".into()),
-        false,
+        vec![
+            (
+                anthropic_error(401, "authentication_error", "invalid x-api-key"),
+                error(401, "invalid x-api-key"),
+            ),
+            (
+                anthropic_error(404, "not_found_error", "model: claude-9"),
+                error(404, "model: claude-9"),
+            ),
+            (limited, rate_limited("anthropic", limit, Duration::from_secs(30))),
+            (anthropic_error(529, "overloaded_error", "Overloaded"), error(529, "Overloaded")),
+            (
+                anthropic_error(500, "api_error", "Internal server error"),
+                error(500, "Internal server error"),
+            ),
+        ],
     )
     .await;
-    assert!(
-        matches!(&malformed, ModelError::InvalidResponse { provider, .. } if provider == "anthropic"),
-        "{malformed:?}"
-    );
+    assert_malformed(MODEL, "anthropic", "{\"id\": \"msg_1\", \"content\": [").await;
 }
 
 #[tokio::test]
@@ -324,13 +262,7 @@ async fn an_error_event_in_the_stream_ends_the_turn_with_the_providers_message()
     );
     let error = error_of(MODEL, Reply::sse(events), true).await;
     // What the error says stands for Anthropic's 529.
-    let expected = ModelError::Provider {
-        provider: "anthropic".into(),
-        status: 529,
-        message: "Overloaded".into(),
-        retry_after: None,
-    };
-    assert_eq!(error, expected);
+    assert_eq!(error, provider_error("anthropic", 529, "Overloaded"));
 }
 
 #[tokio::test]
@@ -338,9 +270,5 @@ async fn a_stream_cut_midway_withdraws_the_text_it_showed_and_keeps_the_log_vali
     let mut events =
         anthropic_sse(&AssistantMessage::text("This answer never gets to its end."), usage());
     events.truncate(5);
-    let server = Server::start(vec![Reply::sse(events).cut()]).await;
-    let agent = Agent::builder(model(MODEL, &server.base)).build();
-    let mut conversation = Conversation::new();
-    let events: Vec<StreamEvent> = agent.run_stream(&mut conversation, "hi").collect().await;
-    assert_broke_off(&events, &conversation);
+    cut_stream_turn(MODEL, Reply::sse(events)).await;
 }

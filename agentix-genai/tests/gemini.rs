@@ -6,17 +6,13 @@ mod support;
 
 use std::time::Duration;
 
-use agentix::{
-    Agent, AssistantMessage, Conversation, Error, Model, ModelError, ModelRequest, StreamEvent,
-    Usage,
-};
-use futures::StreamExt;
+use agentix::{AssistantMessage, Error, Model, ModelRequest, Usage};
 use serde_json::{Value, json};
 use support::{
-    KEY, Reply, Server, assert_broke_off, error_of, gemini_json, gemini_sse, refused,
-    streamed_calls, streamed_texts, turn_error,
+    KEY, Reply, Server, assert_errors, assert_malformed, both_sunny, cut_stream_turn, gemini_json,
+    gemini_sse, parallel_calls_turn, provider_error, rate_limited, refused, streamed_calls,
+    tool_turn, turn_error, two_calls,
 };
-use tests::Weather;
 
 const MODEL: &str = "gemini:gemini-2.5-flash";
 
@@ -33,22 +29,14 @@ fn weather_call(city: &str) -> agentix::ToolCall {
 #[tokio::test]
 async fn a_turn_with_a_tool_call_over_json() {
     let call = AssistantMessage::default().with_tool_call(weather_call("Oslo"));
-    let server = Server::start(vec![
-        Reply::json(gemini_json(&call, usage())),
-        Reply::json(gemini_json(&AssistantMessage::text("It is sunny in Oslo."), usage())),
-    ])
+    let received = tool_turn(
+        MODEL,
+        vec![
+            Reply::json(gemini_json(&call, usage())),
+            Reply::json(gemini_json(&AssistantMessage::text("It is sunny in Oslo."), usage())),
+        ],
+    )
     .await;
-    let agent = Agent::builder(server.model(MODEL))
-        .system("You report the weather.")
-        .tool(Weather::default())
-        .build();
-    let mut conversation = Conversation::new();
-    let reply = agent.run(&mut conversation, "Weather in Oslo?").await.unwrap();
-    assert_eq!(reply.joined_text(), "It is sunny in Oslo.");
-    conversation.validate().unwrap();
-
-    let received = server.received();
-    assert_eq!(received.len(), 2);
     assert_eq!(received[0].path, "/v1/models/gemini-2.5-flash:generateContent");
     assert_eq!(received[0].headers["x-goog-api-key"], KEY);
     let first = received[0].json();
@@ -99,39 +87,14 @@ async fn usage_with_cached_tokens_and_the_requests_parameters() {
 
 #[tokio::test]
 async fn a_streamed_turn_with_parallel_calls() {
-    let calls = AssistantMessage::text("Checking both.")
-        .with_tool_call(weather_call("Oslo"))
-        .with_tool_call(weather_call("Bergen"));
-    let server = Server::start(vec![
-        Reply::sse(gemini_sse(&calls, usage())),
-        Reply::sse(gemini_sse(&AssistantMessage::text("Sunny in Oslo and in Bergen."), usage())),
-    ])
-    .await;
-    let weather = Weather::default();
-    let asked = std::sync::Arc::clone(&weather.calls);
-    let agent = Agent::builder(server.model(MODEL)).tool(weather).build();
-    let mut conversation = Conversation::new();
-    let events: Vec<StreamEvent> =
-        agent.run_stream(&mut conversation, "Oslo and Bergen?").collect().await;
-
-    let texts = streamed_texts(&events);
-    assert!(texts.len() > 4, "the text arrived in pieces: {texts:?}");
-    assert_eq!(texts.concat(), "Checking both.Sunny in Oslo and in Bergen.");
-    let calls: Vec<(&str, &Value)> =
-        streamed_calls(&events).iter().map(|call| (call.name.as_str(), &call.arguments)).collect();
-    assert_eq!(
-        calls,
-        [
-            ("get_weather", &json!({ "city": "Oslo" })),
-            ("get_weather", &json!({ "city": "Bergen" }))
-        ]
-    );
+    // Gemini gives its calls no ids: the placeholders are not sent.
+    let replies = vec![
+        Reply::sse(gemini_sse(&two_calls(["unused", "unused"]), usage())),
+        Reply::sse(gemini_sse(&both_sunny(), usage())),
+    ];
+    let (events, server) = parallel_calls_turn(MODEL, replies).await;
     let ids: Vec<&str> = streamed_calls(&events).iter().map(|call| call.id.as_str()).collect();
     assert_ne!(ids[0], ids[1], "each call gets an id of its own");
-    assert_eq!(*asked.lock().unwrap(), ["Oslo", "Bergen"]);
-    assert!(matches!(events.last(), Some(StreamEvent::Finished(Ok(_)))), "{:?}", events.last());
-    conversation.validate().unwrap();
-
     let received = server.received();
     assert_eq!(received[0].path, "/v1/models/gemini-2.5-flash:streamGenerateContent?alt=sse");
     // Both answers go back in one user turn, in the order of the calls.
@@ -180,51 +143,30 @@ fn gemini_error(code: u16, status: &str, message: &str) -> Reply {
 
 #[tokio::test]
 async fn provider_errors_are_typed_with_the_provider_the_status_and_when_to_retry() {
-    let provider =
-        |status: u16, message: &str, retry_after: Option<Duration>| ModelError::Provider {
-            provider: "gemini".into(),
-            status,
-            message: message.into(),
-            retry_after,
-        };
-    for streamed in [false, true] {
-        let unauthenticated = "Request had invalid authentication credentials.";
-        assert_eq!(
-            error_of(MODEL, gemini_error(401, "UNAUTHENTICATED", unauthenticated), streamed).await,
-            provider(401, unauthenticated, None)
-        );
-        let missing = "models/gemini-9 is not found for API version v1beta, or is not supported for generateContent.";
-        assert_eq!(
-            error_of(MODEL, gemini_error(404, "NOT_FOUND", missing), streamed).await,
-            provider(404, missing, None)
-        );
-        // Google says when to retry in the body.
-        let exhausted = json!({ "error": {
-            "code": 429, "message": "Resource has been exhausted (e.g. check quota).", "status": "RESOURCE_EXHAUSTED",
-            "details": [{ "@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "31s" }],
-        }});
-        assert_eq!(
-            error_of(MODEL, Reply::raw(429, "application/json", exhausted.to_string()), streamed)
-                .await,
-            provider(
-                429,
-                "Resource has been exhausted (e.g. check quota).",
-                Some(Duration::from_secs(31))
-            )
-        );
-        let internal = "An internal error has occurred.";
-        assert_eq!(
-            error_of(MODEL, gemini_error(500, "INTERNAL", internal), streamed).await,
-            provider(500, internal, None)
-        );
-    }
-    let malformed =
-        error_of(MODEL, Reply::raw(200, "application/json", "{\"candidates\": [{".into()), false)
-            .await;
-    assert!(
-        matches!(&malformed, ModelError::InvalidResponse { provider, .. } if provider == "gemini"),
-        "{malformed:?}"
-    );
+    let error = |status: u16, message: &str| provider_error("gemini", status, message);
+    let unauthenticated = "Request had invalid authentication credentials.";
+    let missing = "models/gemini-9 is not found for API version v1beta, or is not supported for generateContent.";
+    let exhausted = "Resource has been exhausted (e.g. check quota).";
+    let internal = "An internal error has occurred.";
+    // Google says when to retry in the body.
+    let limited = json!({ "error": {
+        "code": 429, "message": exhausted, "status": "RESOURCE_EXHAUSTED",
+        "details": [{ "@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "31s" }],
+    }});
+    assert_errors(
+        MODEL,
+        vec![
+            (gemini_error(401, "UNAUTHENTICATED", unauthenticated), error(401, unauthenticated)),
+            (gemini_error(404, "NOT_FOUND", missing), error(404, missing)),
+            (
+                Reply::raw(429, "application/json", limited.to_string()),
+                rate_limited("gemini", exhausted, Duration::from_secs(31)),
+            ),
+            (gemini_error(500, "INTERNAL", internal), error(500, internal)),
+        ],
+    )
+    .await;
+    assert_malformed(MODEL, "gemini", "{\"candidates\": [{").await;
 }
 
 #[tokio::test]
@@ -232,9 +174,5 @@ async fn a_stream_cut_midway_withdraws_the_text_it_showed_and_keeps_the_log_vali
     let mut events =
         gemini_sse(&AssistantMessage::text("This answer never gets to its end."), usage());
     events.truncate(3);
-    let server = Server::start(vec![Reply::sse(events).cut()]).await;
-    let agent = Agent::builder(server.model(MODEL)).build();
-    let mut conversation = Conversation::new();
-    let events: Vec<StreamEvent> = agent.run_stream(&mut conversation, "hi").collect().await;
-    assert_broke_off(&events, &conversation);
+    cut_stream_turn(MODEL, Reply::sse(events)).await;
 }

@@ -4,17 +4,13 @@
 
 mod support;
 
-use agentix::{
-    Agent, AssistantMessage, Conversation, Error, Model, ModelError, ModelRequest, StreamEvent,
-    Usage,
-};
-use futures::StreamExt;
-use serde_json::{Value, json};
+use agentix::{AssistantMessage, Error, Model, ModelRequest, Usage};
+use serde_json::json;
 use support::{
-    Reply, Server, assert_broke_off, error_of, ollama_json, ollama_lines, streamed_calls,
-    streamed_texts, turn_error,
+    Reply, Server, assert_errors, assert_malformed, both_sunny, cut_stream_turn, ollama_json,
+    ollama_lines, parallel_calls_turn, provider_error, streamed_calls, tool_turn, turn_error,
+    two_calls,
 };
-use tests::Weather;
 
 const MODEL: &str = "ollama:llama3.2";
 
@@ -26,22 +22,14 @@ fn weather_call(city: &str) -> agentix::ToolCall {
 #[tokio::test]
 async fn a_turn_with_a_tool_call_over_json() {
     let call = AssistantMessage::default().with_tool_call(weather_call("Oslo"));
-    let server = Server::start(vec![
-        Reply::json(ollama_json(&call, 40, 12)),
-        Reply::json(ollama_json(&AssistantMessage::text("It is sunny in Oslo."), 60, 8)),
-    ])
+    let received = tool_turn(
+        MODEL,
+        vec![
+            Reply::json(ollama_json(&call, 40, 12)),
+            Reply::json(ollama_json(&AssistantMessage::text("It is sunny in Oslo."), 60, 8)),
+        ],
+    )
     .await;
-    let agent = Agent::builder(server.model(MODEL))
-        .system("You report the weather.")
-        .tool(Weather::default())
-        .build();
-    let mut conversation = Conversation::new();
-    let reply = agent.run(&mut conversation, "Weather in Oslo?").await.unwrap();
-    assert_eq!(reply.joined_text(), "It is sunny in Oslo.");
-    conversation.validate().unwrap();
-
-    let received = server.received();
-    assert_eq!(received.len(), 2);
     assert_eq!(received[0].path, "/api/chat");
     let first = received[0].json();
     assert_eq!(first["model"], "llama3.2");
@@ -86,36 +74,14 @@ async fn usage_and_the_requests_parameters() {
 
 #[tokio::test]
 async fn a_streamed_turn_over_newline_delimited_json_with_parallel_calls() {
-    let calls = AssistantMessage::text("Checking both.")
-        .with_tool_call(weather_call("Oslo"))
-        .with_tool_call(weather_call("Bergen"));
-    let server = Server::start(vec![
-        Reply::ndjson(ollama_lines(&calls, 40, 12)),
-        Reply::ndjson(ollama_lines(&AssistantMessage::text("Sunny in Oslo and in Bergen."), 60, 8)),
-    ])
-    .await;
-    let weather = Weather::default();
-    let asked = std::sync::Arc::clone(&weather.calls);
-    let agent = Agent::builder(server.model(MODEL)).tool(weather).build();
-    let mut conversation = Conversation::new();
-    let events: Vec<StreamEvent> =
-        agent.run_stream(&mut conversation, "Oslo and Bergen?").collect().await;
-
-    let texts = streamed_texts(&events);
-    assert!(texts.len() > 4, "the text arrived in pieces: {texts:?}");
-    assert_eq!(texts.concat(), "Checking both.Sunny in Oslo and in Bergen.");
-    let calls: Vec<(&str, &Value)> =
-        streamed_calls(&events).iter().map(|call| (call.name.as_str(), &call.arguments)).collect();
-    assert_eq!(
-        calls,
-        [
-            ("get_weather", &json!({ "city": "Oslo" })),
-            ("get_weather", &json!({ "city": "Bergen" }))
-        ]
-    );
-    assert_eq!(*asked.lock().unwrap(), ["Oslo", "Bergen"]);
-    assert!(matches!(events.last(), Some(StreamEvent::Finished(Ok(_)))), "{:?}", events.last());
-    conversation.validate().unwrap();
+    // Ollama gives its calls no ids: the placeholders are not sent.
+    let replies = vec![
+        Reply::ndjson(ollama_lines(&two_calls(["unused", "unused"]), 40, 12)),
+        Reply::ndjson(ollama_lines(&both_sunny(), 60, 8)),
+    ];
+    let (events, server) = parallel_calls_turn(MODEL, replies).await;
+    let ids: Vec<&str> = streamed_calls(&events).iter().map(|call| call.id.as_str()).collect();
+    assert_ne!(ids[0], ids[1], "each call gets an id of its own");
     assert_eq!(server.received()[0].json()["stream"], true);
 }
 
@@ -142,39 +108,20 @@ fn ollama_error(status: u16, message: &str) -> Reply {
 
 #[tokio::test]
 async fn errors_are_typed_with_the_provider_and_the_status() {
-    let provider = |status: u16, message: &str| ModelError::Provider {
-        provider: "ollama".into(),
-        status,
-        message: message.into(),
-        retry_after: None,
-    };
-    for streamed in [false, true] {
-        let missing = "model \"llama9\" not found, try pulling it first";
-        assert_eq!(
-            error_of(MODEL, ollama_error(404, missing), streamed).await,
-            provider(404, missing)
-        );
-        let broken = "llama runner process has terminated: exit status 2";
-        assert_eq!(
-            error_of(MODEL, ollama_error(500, broken), streamed).await,
-            provider(500, broken)
-        );
-        // An Ollama behind an authenticating proxy.
-        assert_eq!(
-            error_of(MODEL, ollama_error(401, "unauthorized"), streamed).await,
-            provider(401, "unauthorized")
-        );
-    }
-    let malformed = error_of(
+    let error = |status: u16, message: &str| provider_error("ollama", status, message);
+    let missing = "model \"llama9\" not found, try pulling it first";
+    let broken = "llama runner process has terminated: exit status 2";
+    assert_errors(
         MODEL,
-        Reply::raw(200, "application/json", "{\"model\": \"llama3.2\", \"message\": {".into()),
-        false,
+        vec![
+            (ollama_error(404, missing), error(404, missing)),
+            (ollama_error(500, broken), error(500, broken)),
+            // An Ollama behind an authenticating proxy.
+            (ollama_error(401, "unauthorized"), error(401, "unauthorized")),
+        ],
     )
     .await;
-    assert!(
-        matches!(&malformed, ModelError::InvalidResponse { provider, .. } if provider == "ollama"),
-        "{malformed:?}"
-    );
+    assert_malformed(MODEL, "ollama", "{\"model\": \"llama3.2\", \"message\": {").await;
 }
 
 #[tokio::test]
@@ -182,9 +129,5 @@ async fn a_stream_cut_midway_withdraws_the_text_it_showed_and_keeps_the_log_vali
     let mut lines =
         ollama_lines(&AssistantMessage::text("This answer never gets to its end."), 5, 9);
     lines.truncate(3);
-    let server = Server::start(vec![Reply::ndjson(lines).cut()]).await;
-    let agent = Agent::builder(server.model(MODEL)).build();
-    let mut conversation = Conversation::new();
-    let events: Vec<StreamEvent> = agent.run_stream(&mut conversation, "hi").collect().await;
-    assert_broke_off(&events, &conversation);
+    cut_stream_turn(MODEL, Reply::ndjson(lines)).await;
 }

@@ -12,8 +12,9 @@ use agentix::{
 use futures::StreamExt;
 use serde_json::{Value, json};
 use support::{
-    KEY, Reply, Server, assert_broke_off, error_of, model, openai_json, openai_sse, refused,
-    turn_error,
+    KEY, Reply, Server, assert_errors, both_sunny, cut_stream_turn, error_of, model, openai_error,
+    openai_json, openai_sse, parallel_calls_turn, provider_error, rate_limited, refused,
+    streamed_calls, turn_error, two_calls,
 };
 
 const MODEL: &str = "openai:gpt-4.1-mini";
@@ -115,50 +116,14 @@ async fn usage_with_cached_tokens_and_the_requests_model_and_parameters() {
 
 #[tokio::test]
 async fn a_streamed_turn_with_parallel_calls_split_across_events() {
-    let calls = AssistantMessage::text("Checking both.")
-        .with_tool_call(weather_call("call_1", "Oslo"))
-        .with_tool_call(weather_call("call_2", "Bergen"));
-    let answer = AssistantMessage::text("Sunny in Oslo and in Bergen.");
-    let server = Server::start(vec![
-        Reply::sse(openai_sse(&calls, usage())),
-        Reply::sse(openai_sse(&answer, usage())),
-    ])
-    .await;
-    let weather = Weather::default();
-    let asked = std::sync::Arc::clone(&weather.calls);
-    let agent = Agent::builder(model("openai:gpt-4.1-mini", &server.base)).tool(weather).build();
-    let mut conversation = Conversation::new();
-    let events: Vec<StreamEvent> =
-        agent.run_stream(&mut conversation, "Oslo and Bergen?").collect().await;
-
-    let texts: Vec<&str> = events
-        .iter()
-        .filter_map(|event| match event {
-            StreamEvent::Text(text) => Some(text.as_str()),
-            _ => None,
-        })
-        .collect();
-    assert!(texts.len() > 4, "the text arrived in pieces: {texts:?}");
-    assert_eq!(texts.concat(), "Checking both.Sunny in Oslo and in Bergen.");
-    let streamed_calls: Vec<&ToolCall> = events
-        .iter()
-        .filter_map(|event| match event {
-            StreamEvent::ToolCall(call) => Some(call),
-            _ => None,
-        })
-        .collect();
-    assert_eq!(
-        streamed_calls,
-        [&weather_call("call_1", "Oslo"), &weather_call("call_2", "Bergen")],
-        "whole calls"
-    );
-    assert_eq!(*asked.lock().unwrap(), ["Oslo", "Bergen"]);
-    assert!(
-        matches!(events.last(), Some(StreamEvent::Finished(Ok(answer))) if answer.joined_text() == "Sunny in Oslo and in Bergen.")
-    );
-    conversation.validate().unwrap();
-    let first = server.received()[0].json();
-    assert_eq!(first["stream"], true);
+    let replies = vec![
+        Reply::sse(openai_sse(&two_calls(["call_1", "call_2"]), usage())),
+        Reply::sse(openai_sse(&both_sunny(), usage())),
+    ];
+    let (events, server) = parallel_calls_turn(MODEL, replies).await;
+    let ids: Vec<&str> = streamed_calls(&events).iter().map(|call| call.id.as_str()).collect();
+    assert_eq!(ids, ["call_1", "call_2"], "the provider's ids");
+    assert_eq!(server.received()[0].json()["stream"], true);
 }
 
 fn openai_answer(message: Value, finish: &str) -> Reply {
@@ -193,61 +158,33 @@ async fn an_empty_answer_is_empty_and_a_refusal_says_why() {
     );
 }
 
-fn openai_error(status: u16, message: &str, kind: &str) -> Reply {
-    let body =
-        json!({ "error": { "message": message, "type": kind, "param": null, "code": null } });
-    Reply::raw(status, "application/json", body.to_string())
-}
-
 #[tokio::test]
 async fn provider_errors_are_typed_with_the_provider_the_status_and_when_to_retry() {
-    let provider =
-        |status: u16, message: &str, retry_after: Option<Duration>| ModelError::Provider {
-            provider: "openai".into(),
-            status,
-            message: message.into(),
-            retry_after,
-        };
-    for streamed in [false, true] {
-        assert_eq!(
-            error_of(
-                MODEL,
-                openai_error(401, "Incorrect API key provided.", "invalid_request_error"),
-                streamed
-            )
-            .await,
-            provider(401, "Incorrect API key provided.", None)
-        );
-        assert_eq!(
-            error_of(
-                MODEL,
-                openai_error(404, "The model `gpt-9` does not exist.", "invalid_request_error"),
-                streamed
-            )
-            .await,
-            provider(404, "The model `gpt-9` does not exist.", None)
-        );
-        let mut limited = openai_error(429, "Rate limit reached.", "requests");
-        limited.headers.push(("retry-after-ms", "1500".into()));
-        assert_eq!(
-            error_of(MODEL, limited, streamed).await,
-            provider(429, "Rate limit reached.", Some(Duration::from_millis(1500)))
-        );
-        let mut limited = openai_error(429, "Rate limit reached.", "requests");
-        limited.headers.push(("retry-after", "7".into()));
-        let error = error_of(MODEL, limited, streamed).await;
-        assert_eq!(error, provider(429, "Rate limit reached.", Some(Duration::from_secs(7))));
-        assert_eq!(error.to_string(), "openai answered 429: Rate limit reached. (retry after 7s)");
-        assert_eq!(
-            error_of(
-                MODEL,
-                openai_error(500, "The server had an error.", "server_error"),
-                streamed
-            )
-            .await,
-            provider(500, "The server had an error.", None)
-        );
-    }
+    let error = |status: u16, message: &str| provider_error("openai", status, message);
+    let limited = |header: &'static str, value: &str| {
+        let mut reply = openai_error(429, "Rate limit reached.", "requests");
+        reply.headers.push((header, value.into()));
+        reply
+    };
+    let waited = |wait: Duration| rate_limited("openai", "Rate limit reached.", wait);
+    let key = "Incorrect API key provided.";
+    let missing = "The model `gpt-9` does not exist.";
+    let broken = "The server had an error.";
+    assert_errors(
+        MODEL,
+        vec![
+            (openai_error(401, key, "invalid_request_error"), error(401, key)),
+            (openai_error(404, missing, "invalid_request_error"), error(404, missing)),
+            (limited("retry-after-ms", "1500"), waited(Duration::from_millis(1500))),
+            (limited("retry-after", "7"), waited(Duration::from_secs(7))),
+            (openai_error(500, broken, "server_error"), error(500, broken)),
+        ],
+    )
+    .await;
+    assert_eq!(
+        waited(Duration::from_secs(7)).to_string(),
+        "openai answered 429: Rate limit reached. (retry after 7s)"
+    );
     let malformed = error_of(
         MODEL,
         Reply::raw(200, "application/json", "{\"id\": \"chatcmpl-1\", \"choices\": [".into()),
@@ -262,14 +199,10 @@ async fn provider_errors_are_typed_with_the_provider_the_status_and_when_to_retr
 
 #[tokio::test]
 async fn a_stream_cut_midway_withdraws_the_text_it_showed_and_keeps_the_log_valid() {
-    let answer = AssistantMessage::text("This answer never gets to its end.");
-    let mut events = openai_sse(&answer, usage());
+    let mut events =
+        openai_sse(&AssistantMessage::text("This answer never gets to its end."), usage());
     events.truncate(4);
-    let server = Server::start(vec![Reply::sse(events).cut()]).await;
-    let agent = Agent::builder(model("openai:gpt-4.1-mini", &server.base)).build();
-    let mut conversation = Conversation::new();
-    let events: Vec<StreamEvent> = agent.run_stream(&mut conversation, "hi").collect().await;
-    assert_broke_off(&events, &conversation);
+    cut_stream_turn(MODEL, Reply::sse(events)).await;
 }
 
 #[tokio::test]

@@ -5,17 +5,13 @@ mod support;
 
 use std::time::Duration;
 
-use agentix::{
-    Agent, AssistantMessage, Conversation, Error, Model, ModelError, ModelRequest, StreamEvent,
-    ToolCall, Usage,
-};
-use futures::StreamExt;
+use agentix::{AssistantMessage, Error, Model, ModelRequest, ToolCall, Usage};
 use serde_json::{Value, json};
 use support::{
-    KEY, Reply, Server, assert_broke_off, error_of, responses_json, responses_sse, streamed_calls,
-    streamed_texts, turn_error,
+    KEY, Reply, Server, assert_errors, assert_malformed, both_sunny, cut_stream_turn, openai_error,
+    parallel_calls_turn, provider_error, rate_limited, responses_json, responses_sse,
+    streamed_calls, tool_turn, turn_error, two_calls,
 };
-use tests::Weather;
 
 const MODEL: &str = "openai_resp:gpt-5-mini";
 
@@ -33,22 +29,14 @@ fn weather_call(id: &str, city: &str) -> ToolCall {
 #[tokio::test]
 async fn a_turn_with_a_tool_call_over_json() {
     let call = AssistantMessage::default().with_tool_call(weather_call("call_1", "Oslo"));
-    let server = Server::start(vec![
-        Reply::json(responses_json(&call, usage())),
-        Reply::json(responses_json(&AssistantMessage::text("It is sunny in Oslo."), usage())),
-    ])
+    let received = tool_turn(
+        MODEL,
+        vec![
+            Reply::json(responses_json(&call, usage())),
+            Reply::json(responses_json(&AssistantMessage::text("It is sunny in Oslo."), usage())),
+        ],
+    )
     .await;
-    let agent = Agent::builder(server.model(MODEL))
-        .system("You report the weather.")
-        .tool(Weather::default())
-        .build();
-    let mut conversation = Conversation::new();
-    let reply = agent.run(&mut conversation, "Weather in Oslo?").await.unwrap();
-    assert_eq!(reply.joined_text(), "It is sunny in Oslo.");
-    conversation.validate().unwrap();
-
-    let received = server.received();
-    assert_eq!(received.len(), 2);
     assert_eq!(received[0].path, "/v1/responses");
     assert_eq!(received[0].headers["authorization"], format!("Bearer {KEY}"));
     let first = received[0].json();
@@ -98,32 +86,13 @@ async fn usage_with_cached_tokens() {
 
 #[tokio::test]
 async fn a_streamed_turn_with_parallel_calls_split_across_events() {
-    let calls = AssistantMessage::text("Checking both.")
-        .with_tool_call(weather_call("call_1", "Oslo"))
-        .with_tool_call(weather_call("call_2", "Bergen"));
-    let server = Server::start(vec![
-        Reply::sse(responses_sse(&calls, usage())),
-        Reply::sse(responses_sse(&AssistantMessage::text("Sunny in Oslo and in Bergen."), usage())),
-    ])
-    .await;
-    let weather = Weather::default();
-    let asked = std::sync::Arc::clone(&weather.calls);
-    let agent = Agent::builder(server.model(MODEL)).tool(weather).build();
-    let mut conversation = Conversation::new();
-    let events: Vec<StreamEvent> =
-        agent.run_stream(&mut conversation, "Oslo and Bergen?").collect().await;
-
-    let texts = streamed_texts(&events);
-    assert!(texts.len() > 4, "the text arrived in pieces: {texts:?}");
-    assert_eq!(texts.concat(), "Checking both.Sunny in Oslo and in Bergen.");
-    assert_eq!(
-        streamed_calls(&events),
-        [&weather_call("call_1", "Oslo"), &weather_call("call_2", "Bergen")],
-        "whole calls"
-    );
-    assert_eq!(*asked.lock().unwrap(), ["Oslo", "Bergen"]);
-    assert!(matches!(events.last(), Some(StreamEvent::Finished(Ok(_)))), "{:?}", events.last());
-    conversation.validate().unwrap();
+    let replies = vec![
+        Reply::sse(responses_sse(&two_calls(["call_1", "call_2"]), usage())),
+        Reply::sse(responses_sse(&both_sunny(), usage())),
+    ];
+    let (events, server) = parallel_calls_turn(MODEL, replies).await;
+    let ids: Vec<&str> = streamed_calls(&events).iter().map(|call| call.id.as_str()).collect();
+    assert_eq!(ids, ["call_1", "call_2"], "the provider's ids");
     assert_eq!(server.received()[0].json()["stream"], true);
 }
 
@@ -144,54 +113,25 @@ async fn an_empty_answer_is_the_turns_typed_error() {
     }
 }
 
-fn openai_error(status: u16, message: &str, kind: &str) -> Reply {
-    let body =
-        json!({ "error": { "message": message, "type": kind, "param": null, "code": null } });
-    Reply::raw(status, "application/json", body.to_string())
-}
-
 #[tokio::test]
 async fn provider_errors_are_typed_with_the_provider_the_status_and_when_to_retry() {
-    let provider =
-        |status: u16, message: &str, retry_after: Option<Duration>| ModelError::Provider {
-            provider: "openai_resp".into(),
-            status,
-            message: message.into(),
-            retry_after,
-        };
-    for streamed in [false, true] {
-        let key = "Incorrect API key provided.";
-        assert_eq!(
-            error_of(MODEL, openai_error(401, key, "invalid_request_error"), streamed).await,
-            provider(401, key, None)
-        );
-        let missing = "The model `gpt-9` does not exist or you do not have access to it.";
-        assert_eq!(
-            error_of(MODEL, openai_error(404, missing, "invalid_request_error"), streamed).await,
-            provider(404, missing, None)
-        );
-        let mut limited = openai_error(429, "Rate limit reached.", "requests");
-        limited.headers.push(("retry-after", "2".into()));
-        assert_eq!(
-            error_of(MODEL, limited, streamed).await,
-            provider(429, "Rate limit reached.", Some(Duration::from_secs(2)))
-        );
-        let broken = "The server had an error while processing your request.";
-        assert_eq!(
-            error_of(MODEL, openai_error(500, broken, "server_error"), streamed).await,
-            provider(500, broken, None)
-        );
-    }
-    let malformed = error_of(
+    let error = |status: u16, message: &str| provider_error("openai_resp", status, message);
+    let key = "Incorrect API key provided.";
+    let missing = "The model `gpt-9` does not exist or you do not have access to it.";
+    let broken = "The server had an error while processing your request.";
+    let mut limited = openai_error(429, "Rate limit reached.", "requests");
+    limited.headers.push(("retry-after", "2".into()));
+    assert_errors(
         MODEL,
-        Reply::raw(200, "application/json", "{\"id\": \"resp_1\", \"output\": [".into()),
-        false,
+        vec![
+            (openai_error(401, key, "invalid_request_error"), error(401, key)),
+            (openai_error(404, missing, "invalid_request_error"), error(404, missing)),
+            (limited, rate_limited("openai_resp", "Rate limit reached.", Duration::from_secs(2))),
+            (openai_error(500, broken, "server_error"), error(500, broken)),
+        ],
     )
     .await;
-    assert!(
-        matches!(&malformed, ModelError::InvalidResponse { provider, .. } if provider == "openai_resp"),
-        "{malformed:?}"
-    );
+    assert_malformed(MODEL, "openai_resp", "{\"id\": \"resp_1\", \"output\": [").await;
 }
 
 #[tokio::test]
@@ -199,9 +139,5 @@ async fn a_stream_cut_midway_withdraws_the_text_it_showed_and_keeps_the_log_vali
     let mut events =
         responses_sse(&AssistantMessage::text("This answer never gets to its end."), usage());
     events.truncate(5);
-    let server = Server::start(vec![Reply::sse(events).cut()]).await;
-    let agent = Agent::builder(server.model(MODEL)).build();
-    let mut conversation = Conversation::new();
-    let events: Vec<StreamEvent> = agent.run_stream(&mut conversation, "hi").collect().await;
-    assert_broke_off(&events, &conversation);
+    cut_stream_turn(MODEL, Reply::sse(events)).await;
 }

@@ -221,6 +221,34 @@ pub fn refused(provider: &str, reason: &str) -> Error {
     Error::Model(ModelError::Refused { provider: provider.into(), reason: reason.into() })
 }
 
+/// Runs a turn of `spec` with the weather tool and a system prompt, asking about Oslo, answered
+/// by `replies` (a call, then "It is sunny in Oslo."); checks the answer, the valid log and
+/// that two requests were sent, and returns them for what is particular to the provider.
+pub async fn tool_turn(spec: &str, replies: Vec<Reply>) -> Vec<Received> {
+    let server = Server::start(replies).await;
+    let agent = Agent::builder(server.model(spec))
+        .system("You report the weather.")
+        .tool(tests::Weather::default())
+        .build();
+    let mut conversation = Conversation::new();
+    let reply = agent.run(&mut conversation, "Weather in Oslo?").await.unwrap();
+    assert_eq!(reply.joined_text(), "It is sunny in Oslo.", "{spec}");
+    conversation.validate().unwrap();
+    let received = server.received();
+    assert_eq!(received.len(), 2, "{spec}: a request for the call, one for the answer");
+    received
+}
+
+/// Checks that a whole answer of `body` that is not valid JSON fails a turn of `spec` with
+/// `InvalidResponse` from `provider`.
+pub async fn assert_malformed(spec: &str, provider: &str, body: &str) {
+    let error = error_of(spec, Reply::raw(200, "application/json", body.into()), false).await;
+    assert!(
+        matches!(&error, ModelError::InvalidResponse { provider: named, .. } if named == provider),
+        "{spec}: {error:?}"
+    );
+}
+
 /// The text pieces a streamed turn showed, in order.
 pub fn streamed_texts(events: &[StreamEvent]) -> Vec<&str> {
     events
@@ -241,6 +269,96 @@ pub fn streamed_calls(events: &[StreamEvent]) -> Vec<&agentix::ToolCall> {
             _ => None,
         })
         .collect()
+}
+
+/// Runs a streamed turn of `spec` asking about two cities, answered by `replies` (parallel
+/// calls for Oslo and Bergen after "Checking both.", then "Sunny in Oslo and in Bergen."), and
+/// checks what every provider must give: the text in pieces and whole, both calls whole and
+/// run in order, a finished turn, a valid log. Returns the events and the server, for what is
+/// particular to the provider.
+pub async fn parallel_calls_turn(spec: &str, replies: Vec<Reply>) -> (Vec<StreamEvent>, Server) {
+    let server = Server::start(replies).await;
+    let weather = tests::Weather::default();
+    let asked = Arc::clone(&weather.calls);
+    let agent = Agent::builder(server.model(spec)).tool(weather).build();
+    let mut conversation = Conversation::new();
+    let events: Vec<StreamEvent> =
+        futures::StreamExt::collect(agent.run_stream(&mut conversation, "Oslo and Bergen?")).await;
+    let texts = streamed_texts(&events);
+    assert!(texts.len() > 4, "{spec}: the text arrived in pieces: {texts:?}");
+    assert_eq!(texts.concat(), "Checking both.Sunny in Oslo and in Bergen.", "{spec}");
+    let calls: Vec<(&str, &Value)> =
+        streamed_calls(&events).iter().map(|call| (call.name.as_str(), &call.arguments)).collect();
+    let (oslo, bergen) = (json!({ "city": "Oslo" }), json!({ "city": "Bergen" }));
+    assert_eq!(calls, [("get_weather", &oslo), ("get_weather", &bergen)], "{spec}: whole calls");
+    assert_eq!(*asked.lock().unwrap(), ["Oslo", "Bergen"], "{spec}");
+    assert!(
+        matches!(events.last(), Some(StreamEvent::Finished(Ok(answer))) if answer.joined_text() == "Sunny in Oslo and in Bergen."),
+        "{spec}: {:?}",
+        events.last()
+    );
+    conversation.validate().unwrap();
+    (events, server)
+}
+
+/// The message of [`parallel_calls_turn`]'s first answer: text, then two calls with `ids`.
+pub fn two_calls(ids: [&str; 2]) -> AssistantMessage {
+    AssistantMessage::text("Checking both.")
+        .with_tool_call(agentix::ToolCall::new(ids[0], "get_weather", json!({ "city": "Oslo" })))
+        .with_tool_call(agentix::ToolCall::new(ids[1], "get_weather", json!({ "city": "Bergen" })))
+}
+
+/// The message of [`parallel_calls_turn`]'s second answer.
+pub fn both_sunny() -> AssistantMessage {
+    AssistantMessage::text("Sunny in Oslo and in Bergen.")
+}
+
+/// Checks that each reply fails a turn of `spec` with its error, on both paths.
+pub async fn assert_errors(spec: &str, cases: Vec<(Reply, ModelError)>) {
+    for streamed in [false, true] {
+        for (reply, expected) in &cases {
+            let error = error_of(spec, reply.clone(), streamed).await;
+            assert_eq!(&error, expected, "{spec}, streamed: {streamed}");
+        }
+    }
+}
+
+/// An OpenAI error answer (chat completions and responses alike).
+pub fn openai_error(status: u16, message: &str, kind: &str) -> Reply {
+    let body =
+        json!({ "error": { "message": message, "type": kind, "param": null, "code": null } });
+    Reply::raw(status, "application/json", body.to_string())
+}
+
+/// A provider's HTTP error: `provider` answered `status` with `message`.
+pub fn provider_error(provider: &str, status: u16, message: &str) -> ModelError {
+    ModelError::Provider {
+        provider: provider.into(),
+        status,
+        message: message.into(),
+        retry_after: None,
+    }
+}
+
+/// A 429 from `provider` saying `message` and to retry after `wait`.
+pub fn rate_limited(provider: &str, message: &str, wait: Duration) -> ModelError {
+    ModelError::Provider {
+        provider: provider.into(),
+        status: 429,
+        message: message.into(),
+        retry_after: Some(wait),
+    }
+}
+
+/// Runs a streamed turn of `spec` on `stream`, broken off after its last piece, and checks it
+/// with [`assert_broke_off`].
+pub async fn cut_stream_turn(spec: &str, stream: Reply) {
+    let server = Server::start(vec![stream.cut()]).await;
+    let agent = Agent::builder(server.model(spec)).build();
+    let mut conversation = Conversation::new();
+    let events: Vec<StreamEvent> =
+        futures::StreamExt::collect(agent.run_stream(&mut conversation, "hi")).await;
+    assert_broke_off(&events, &conversation);
 }
 
 /// Checks a streamed turn that broke off: it showed text, then withdrew it, and ended with a
