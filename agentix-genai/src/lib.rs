@@ -32,8 +32,19 @@
 //! to the cache are in the call's [`Usage`](agentix::Usage), which an `after_model` hook reads
 //! with [`Turn::last_usage`](agentix::Turn::last_usage).
 //!
-//! **Tool schemas** are adapted where a provider needs it: OpenAI's strict mode, Gemini's
-//! schemas without `$ref`s.
+//! **Tool schemas** are adapted where a provider needs it: OpenAI's strict mode (every property
+//! required, the optional ones nullable, no others; the nulls it makes the model send are
+//! dropped again before the tool reads its arguments), Gemini's schemas without `$ref`s.
+//!
+//! **Failures** are typed [`ModelError`]s that name the provider: `Provider` with the HTTP
+//! status, the provider's message and, for a 429, when to retry (`retry-after`,
+//! `retry-after-ms`, or Google's `RetryInfo`); `InvalidResponse` for an answer that cannot be
+//! read or a stream that ended early; `Refused` for a refusal or a safety filter; `Transport`
+//! for a connection that failed. A missing key names the variable to set.
+//!
+//! **Token counts.** [`GenaiModel::token_counter`] gives the agent a counter in the model's own
+//! tokens: with the `bpe` feature, OpenAI's tokenizers (o200k, cl100k; built in, nothing
+//! downloaded) for OpenAI's models; otherwise an estimate the provider's reported usage corrects.
 
 mod convert;
 mod counter;
