@@ -138,23 +138,27 @@ fn provider_message(error: &genai::Error, body: Option<&serde_json::Value>) -> S
 fn retry_delay(body: &serde_json::Value) -> Option<Duration> {
     let details = body.get("error")?.get("details")?.as_array()?;
     let delay = details.iter().find_map(|detail| detail.get("retryDelay")?.as_str())?;
-    let seconds: f64 = delay.strip_suffix('s')?.parse().ok()?;
-    (seconds.is_finite() && seconds >= 0.0).then(|| Duration::from_secs_f64(seconds))
+    seconds(delay.strip_suffix('s')?.parse().ok()?)
 }
 
-/// A `retry-after` (seconds, or an HTTP date) or `retry-after-ms` header, as a wait.
+/// A `retry-after` (seconds, or an HTTP date) or `retry-after-ms` header, as a wait. A value no
+/// wait can hold (negative, infinite, past `Duration::MAX`) is no wait at all.
 fn retry_after(headers: &http::HeaderMap) -> Option<Duration> {
     let header =
         |name: &str| headers.get(name).and_then(|value| value.to_str().ok()).map(str::trim);
     if let Some(millis) = header("retry-after-ms").and_then(|value| value.parse::<f64>().ok()) {
-        return Some(Duration::from_secs_f64(millis.max(0.0) / 1000.0));
+        return seconds(millis / 1000.0);
     }
     let value = header("retry-after")?;
-    if let Ok(seconds) = value.parse::<f64>() {
-        return Some(Duration::from_secs_f64(seconds.max(0.0)));
+    if let Ok(after) = value.parse::<f64>() {
+        return seconds(after);
     }
     let at = httpdate::parse_http_date(value).ok()?;
     Some(at.duration_since(std::time::SystemTime::now()).unwrap_or_default())
+}
+
+fn seconds(seconds: f64) -> Option<Duration> {
+    Duration::try_from_secs_f64(seconds).ok()
 }
 
 /// What an error says, on one line: genai's displays put the cause on a line of its own.
@@ -207,4 +211,38 @@ pub(crate) fn refusal(
 fn blocked(body: &serde_json::Value) -> Option<String> {
     let reason = body.pointer("/promptFeedback/blockReason")?.as_str()?;
     Some(format!("the prompt was blocked ({reason})"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn headers(name: &'static str, value: &str) -> http::HeaderMap {
+        let mut headers = http::HeaderMap::new();
+        headers.insert(name, value.parse().unwrap());
+        headers
+    }
+
+    #[test]
+    fn a_retry_after_no_wait_can_hold_is_none_not_a_panic() {
+        assert_eq!(retry_after(&headers("retry-after", "7")), Some(Duration::from_secs(7)));
+        assert_eq!(
+            retry_after(&headers("retry-after-ms", "250")),
+            Some(Duration::from_millis(250))
+        );
+        for value in ["inf", "NaN", "-3", "1e30"] {
+            assert_eq!(retry_after(&headers("retry-after", value)), None, "{value}");
+            assert_eq!(retry_after(&headers("retry-after-ms", value)), None, "{value}");
+        }
+        let body = serde_json::json!({ "error": { "details": [{ "retryDelay": "1e30s" }] } });
+        assert_eq!(retry_delay(&body), None);
+        let body = serde_json::json!({ "error": { "details": [{ "retryDelay": "1.5s" }] } });
+        assert_eq!(retry_delay(&body), Some(Duration::from_millis(1500)));
+    }
+
+    #[test]
+    fn a_retry_after_date_in_the_past_is_no_wait() {
+        let past = headers("retry-after", "Wed, 21 Oct 2015 07:28:00 GMT");
+        assert_eq!(retry_after(&past), Some(Duration::ZERO));
+    }
 }

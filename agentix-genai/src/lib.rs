@@ -173,10 +173,17 @@ impl GenaiModel {
     }
 
     /// The model and provider for `request`: its own model if it names one, else the default.
+    /// A bare name is a model of this adapter's provider; `provider:model` may name another.
     fn target(&self, request: &ModelRequest) -> Result<(String, AdapterKind), ModelError> {
         match &request.model {
             None => Ok((self.model.clone(), self.kind)),
-            Some(spec) => place(spec).map_err(|unknown| ModelError::Other(unknown.to_string())),
+            Some(spec) => match spec.split_once(':') {
+                Some((provider, _)) if AdapterKind::from_lower_str(provider).is_some() => {
+                    place(spec).map_err(|unknown| ModelError::Other(unknown.to_string()))
+                }
+                // `llama3.2:3b` is a name with a tag, not a provider.
+                _ => Ok((format!("{}::{spec}", self.kind.as_lower_str()), self.kind)),
+            },
         }
     }
 }
@@ -226,17 +233,21 @@ impl GenaiModelBuilder {
     pub fn build(self) -> Result<GenaiModel, UnknownModel> {
         let (model, kind) = place(&self.spec)?;
         let mut client = Client::builder();
+        // The key and the endpoint are this provider's: a request that names another provider
+        // goes to that provider's own endpoint with its own key, never with these.
         if let Some(key) = self.api_key {
             client = client.with_auth_resolver(AuthResolver::from_resolver_fn(
-                move |_: ModelIden| -> Result<Option<AuthData>, genai::resolver::Error> {
-                    Ok(Some(AuthData::from_single(key.clone())))
+                move |model: ModelIden| -> Result<Option<AuthData>, genai::resolver::Error> {
+                    Ok((model.adapter_kind == kind).then(|| AuthData::from_single(key.clone())))
                 },
             ));
         }
         if let Some(url) = self.endpoint {
             client = client.with_service_target_resolver(ServiceTargetResolver::from_resolver_fn(
                 move |mut target: ServiceTarget| -> Result<ServiceTarget, genai::resolver::Error> {
-                    target.endpoint = Endpoint::from_owned(url.clone());
+                    if target.model.adapter_kind == kind {
+                        target.endpoint = Endpoint::from_owned(url.clone());
+                    }
                     Ok(target)
                 },
             ));

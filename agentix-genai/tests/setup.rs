@@ -2,10 +2,10 @@
 
 mod support;
 
-use agentix::{Agent, AssistantMessage, Conversation, Error, ModelError, ModelRequest};
+use agentix::{Agent, AssistantMessage, Conversation, Error, Model, ModelError, ModelRequest};
 use agentix_genai::{GenaiModel, UnknownModel};
 use serde_json::json;
-use support::{Reply, Server, anthropic_json, openai_json};
+use support::{Reply, Server, openai_json};
 
 #[test]
 fn a_model_is_named_by_provider_and_name_or_by_a_name_genai_knows() {
@@ -76,38 +76,56 @@ async fn a_missing_key_says_which_variable_to_set() {
 }
 
 #[tokio::test]
-async fn a_request_may_name_another_model_or_another_provider() {
+async fn a_request_may_name_another_model_of_the_provider() {
     let server = Server::start(vec![
         Reply::json(openai_json(&AssistantMessage::text("from gpt-4.1"), json!({}))),
-        Reply::json(anthropic_json(
-            &AssistantMessage::text("from claude"),
-            json!({ "input_tokens": 1, "output_tokens": 1 }),
-        )),
+        Reply::json(openai_json(&AssistantMessage::text("from gpt-4.1-nano"), json!({}))),
     ])
     .await;
     // An endpoint without its trailing slash is completed.
     let base = server.base.trim_end_matches('/');
     let model =
         GenaiModel::builder("openai:gpt-4.1-mini").endpoint(base).api_key("k").build().unwrap();
-    let request = |spec: &str| ModelRequest {
-        messages: vec![agentix::Message::user("hi")],
-        model: Some(spec.into()),
-        ..ModelRequest::default()
-    };
-    use agentix::Model;
     let first = model.complete(&request("openai:gpt-4.1")).await.unwrap();
     assert_eq!(first.message.joined_text(), "from gpt-4.1");
-    let second = model.complete(&request("anthropic:claude-sonnet-4-5")).await.unwrap();
-    assert_eq!(second.message.joined_text(), "from claude");
+    // A bare name is the same provider's.
+    let second = model.complete(&request("gpt-4.1-nano")).await.unwrap();
+    assert_eq!(second.message.joined_text(), "from gpt-4.1-nano");
     let received = server.received();
     assert_eq!(received[0].path, "/v1/chat/completions");
     assert_eq!(received[0].json()["model"], "gpt-4.1");
-    assert_eq!(received[1].path, "/v1/messages");
-    assert_eq!(received[1].json()["model"], "claude-sonnet-4-5");
+    assert_eq!(received[1].json()["model"], "gpt-4.1-nano");
+    assert_eq!(received[1].headers["authorization"], "Bearer k");
+}
 
-    let unknown = model.complete(&request("nope:x")).await.unwrap_err();
-    assert!(
-        matches!(&unknown, ModelError::Other(message) if message.contains("no provider is called `nope`")),
-        "{unknown:?}"
+/// A request of one user message naming `model`.
+fn request(model: &str) -> ModelRequest {
+    ModelRequest {
+        messages: vec![agentix::Message::user("hi")],
+        model: Some(model.into()),
+        ..ModelRequest::default()
+    }
+}
+
+#[tokio::test]
+async fn a_request_for_another_provider_gets_neither_the_key_nor_the_endpoint() {
+    // xAI's key variable, which no test machine sets; if one did, the request would go out.
+    if std::env::var_os("XAI_API_KEY").is_some() {
+        return;
+    }
+    let server = Server::start(vec![]).await;
+    let model = GenaiModel::builder("openai:gpt-4.1-mini")
+        .endpoint(&server.base)
+        .api_key("an OpenAI key")
+        .build()
+        .unwrap();
+    let error = model.complete(&request("xai:grok-3")).await.unwrap_err();
+    assert_eq!(
+        error,
+        ModelError::Other(
+            "xai: no API key: set XAI_API_KEY, or give one to the builder's api_key".into()
+        ),
+        "the OpenAI key was not offered to xAI"
     );
+    assert!(server.received().is_empty(), "nor was the request sent to OpenAI's endpoint");
 }
