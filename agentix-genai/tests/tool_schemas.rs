@@ -107,6 +107,11 @@ fn assert_strict(parameters: &Value) {
     assert_eq!(address["additionalProperties"], false, "at every level");
     assert_eq!(address["required"], json!(["street", "zip"]));
     assert_eq!(address["properties"]["zip"]["type"], json!(["string", "null"]));
+    let said = parameters.to_string();
+    assert!(!said.contains("\"default\""), "strict mode refuses `default`: {said}");
+    assert!(!said.contains("uint32"), "nor formats it does not know: {said}");
+    let guests = parameters["properties"]["guests"]["description"].as_str().unwrap();
+    assert!(guests.ends_with("(default: 0)"), "the default is said instead: {guests}");
 }
 
 #[tokio::test]
@@ -199,4 +204,47 @@ async fn the_nulls_strict_mode_makes_the_model_send_do_not_reach_the_tool() {
         logged.unwrap().arguments,
         json!({ "city": "Oslo", "address": { "street": "Karl Johans gate 1" } })
     );
+}
+
+/// Labels for a note: a map, which strict mode cannot describe.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(crate = "agentix::serde")]
+#[schemars(crate = "agentix::schemars")]
+struct Labels {
+    labels: std::collections::BTreeMap<String, String>,
+}
+
+struct Label;
+
+impl Tool for Label {
+    const NAME: &'static str = "label";
+    type Args = Labels;
+    type Output = String;
+    type Error = std::convert::Infallible;
+
+    fn description(&self) -> &str {
+        "Labels a note."
+    }
+
+    async fn call(&self, args: Labels, _turn: &Turn) -> Result<String, Self::Error> {
+        Ok(format!("{} labels", args.labels.len()))
+    }
+}
+
+#[tokio::test]
+async fn a_tool_strict_mode_cannot_describe_goes_to_openai_as_it_is() {
+    let server =
+        Server::start(vec![Reply::json(openai_json(&AssistantMessage::text("ok"), json!({})))])
+            .await;
+    let agent = Agent::builder(server.model("openai:gpt-4.1-mini"))
+        .tool(Label)
+        .tool(Book::default())
+        .build();
+    agent.run(&mut Conversation::new(), "Label it").await.unwrap();
+    let tools = server.received()[0].json()["tools"].clone();
+    let label = &tools[0]["function"];
+    assert_eq!(label["name"], "label");
+    assert_eq!(label["strict"], false, "not strict");
+    assert_eq!(label["parameters"], agentix::ToolSpec::of(&Label).parameters, "and as it is");
+    assert_eq!(tools[1]["function"]["strict"], true, "the other tool is strict still");
 }
