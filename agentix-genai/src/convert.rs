@@ -28,9 +28,11 @@ impl Dialect {
 }
 
 /// The genai request for `request`: `[system, history…, the turn…]`, with tools. For a provider
-/// whose cache is opt-in, the system prompt and the last message of the stable history are
-/// cache breakpoints, and every message is written as content blocks, so that a breakpoint
-/// moving to a later message leaves the bytes before it as they were.
+/// whose cache is opt-in, three cache breakpoints (of the four Anthropic allows): the system
+/// prompt, the last message of the stable history (what the next turn repeats, whatever this
+/// one injected), and the last message (what the turn's next step repeats). Every message is
+/// written as content blocks, so that a breakpoint moving to a later message leaves the bytes
+/// before it as they were.
 pub(crate) fn chat_request(request: &ModelRequest, dialect: Dialect) -> ChatRequest {
     let marks = dialect.marks_cache();
     let mut messages = Vec::with_capacity(request.messages.len() + 1);
@@ -45,9 +47,12 @@ pub(crate) fn chat_request(request: &ModelRequest, dialect: Dialect) -> ChatRequ
             chat = chat.with_system(system.to_string());
         }
     }
+    let last = request.messages.len();
     for (index, message) in request.messages.iter().enumerate() {
         let mut chat_message = chat_message(message, marks);
-        if marks && index + 1 == request.history {
+        // The end of the earlier turns, which the next turn repeats; and the end of the request,
+        // which the turn's next step repeats (a tool loop reads its growing tail from the cache).
+        if marks && (index + 1 == request.history || index + 1 == last) {
             chat_message = chat_message.with_options(
                 MessageOptions::default().with_cache_control(CacheControl::Ephemeral),
             );
@@ -71,8 +76,10 @@ pub(crate) fn chat_request(request: &ModelRequest, dialect: Dialect) -> ChatRequ
     chat
 }
 
-/// One message, as genai writes it. `blocks`: text as content blocks rather than a plain string.
+/// One message, as genai writes it. `blocks`: text as content blocks rather than a plain string
+/// (but for a system message, whose text genai moves into the request's system blocks).
 fn chat_message(message: &Message, blocks: bool) -> ChatMessage {
+    let blocks = blocks && message.role != Role::System;
     let text = |text: &str| {
         if blocks {
             ContentPart::Custom(CustomPart {

@@ -60,8 +60,11 @@ impl Calibration {
             return;
         }
         let observed = (f64::from(reported) / estimated as f64).clamp(0.25, 4.0);
-        let blended = self.ratio() * 0.75 + observed * 0.25;
-        self.ratio.store((blended * 1000.0).round() as u32, Ordering::Relaxed);
+        // Calls that finish together each move the ratio; none is lost.
+        let _ = self.ratio.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |ratio| {
+            let blended = f64::from(ratio) / 1000.0 * 0.75 + observed * 0.25;
+            Some((blended * 1000.0).round() as u32)
+        });
     }
 
     /// The uncorrected estimate of everything a request sends.

@@ -25,9 +25,11 @@
 //!
 //! **The prompt cache.** agentix keeps `[system, history]` byte-identical from one request to
 //! the next, whatever a turn injects ([`agentix::ModelRequest::history`]). For a provider whose
-//! cache is opt-in (Anthropic), the adapter marks two breakpoints: the system prompt, and the
-//! last message of the history; every message is written as content blocks, so a breakpoint
-//! that moves on to a later message leaves the bytes before it as they were. OpenAI, Gemini and
+//! cache is opt-in (Anthropic), the adapter marks the system prompt and the last message of the
+//! history as cache breakpoints — what the next turn repeats, whatever this one injects — and
+//! the request's last message, which the turn's next step repeats; every message is written as
+//! content blocks, so a breakpoint that moves on to a later message leaves the bytes before it
+//! as they were. OpenAI, Gemini and
 //! the others cache a repeated prefix on their own. Either way the tokens read from and written
 //! to the cache are in the call's [`Usage`](agentix::Usage), which an `after_model` hook reads
 //! with [`Turn::last_usage`](agentix::Turn::last_usage).
@@ -296,7 +298,10 @@ impl Model for GenaiModel {
             .await
             .map_err(|error| error::model_error(provider, &error))?;
         let usage = convert::usage(&response.usage);
-        self.calibration.observe(request, usage.input_tokens);
+        if request.model.is_none() {
+            // The estimate is of this model's tokens; another model's would skew it.
+            self.calibration.observe(request, usage.input_tokens);
+        }
         if let Some(refused) = error::refusal(
             provider,
             response.stop_reason.as_ref(),
@@ -345,9 +350,10 @@ impl Model for GenaiModel {
                         yield Ok(Chunk::Text(chunk.content));
                     }
                     Ok(ChatStreamEvent::End(end)) => {
-                        if let Some(usage) = &end.captured_usage {
-                            let usage = convert::usage(usage);
-                            self.calibration.observe(request, usage.input_tokens);
+                        if let Some(usage) = &end.captured_usage
+                            && request.model.is_none()
+                        {
+                            self.calibration.observe(request, convert::usage(usage).input_tokens);
                         }
                         if let Some(refused) = error::refusal(provider, end.captured_stop_reason.as_ref(), None) {
                             yield Err(refused);

@@ -70,9 +70,12 @@ async fn a_turn_with_a_tool_call_over_json() {
         first["system"],
         json!([{ "type": "text", "text": "You report the weather.", "cache_control": { "type": "ephemeral" } }])
     );
+    // The request's end is a breakpoint too: the turn's next step repeats it.
     assert_eq!(
         first["messages"],
-        json!([{ "role": "user", "content": [{ "type": "text", "text": "Weather in Oslo?" }] }])
+        json!([{ "role": "user", "content": [
+            { "type": "text", "text": "Weather in Oslo?", "cache_control": { "type": "ephemeral" } },
+        ]}])
     );
     assert_eq!(first["tools"][0]["name"], "get_weather");
     assert_eq!(first["tools"][0]["input_schema"]["properties"]["city"]["type"], "string");
@@ -87,7 +90,10 @@ async fn a_turn_with_a_tool_call_over_json() {
     );
     assert_eq!(
         second["messages"][2],
-        json!({ "role": "user", "content": [{ "type": "tool_result", "content": "sunny in Oslo", "tool_use_id": "toolu_1" }] })
+        json!({ "role": "user", "content": [{
+            "type": "tool_result", "content": "sunny in Oslo", "tool_use_id": "toolu_1",
+            "cache_control": { "type": "ephemeral" },
+        }]})
     );
 }
 
@@ -271,4 +277,29 @@ async fn a_stream_cut_midway_withdraws_the_text_it_showed_and_keeps_the_log_vali
         anthropic_sse(&AssistantMessage::text("This answer never gets to its end."), usage());
     events.truncate(5);
     cut_stream_turn(MODEL, Reply::sse(events)).await;
+}
+
+#[tokio::test]
+async fn a_system_message_a_hook_adds_reaches_anthropics_system_blocks() {
+    let server = Server::start(vec![Reply::json(anthropic_json(
+        &AssistantMessage::text("ok"),
+        json!({ "input_tokens": 1, "output_tokens": 1 }),
+    ))])
+    .await;
+    let request = ModelRequest {
+        system: Some("You are terse.".into()),
+        messages: vec![
+            agentix::Message {
+                role: agentix::Role::System,
+                content: vec!["Answer in French.".into()],
+            },
+            agentix::Message::user("hi"),
+        ],
+        ..ModelRequest::default()
+    };
+    server.model(MODEL).complete(&request).await.unwrap();
+    let system = server.received()[0].json()["system"].clone();
+    let texts: Vec<&str> =
+        system.as_array().unwrap().iter().map(|block| block["text"].as_str().unwrap()).collect();
+    assert_eq!(texts, ["You are terse.", "Answer in French."], "{system}");
 }

@@ -1,6 +1,7 @@
 //! The prompt cache pays: over three turns that each inject something different, every request
-//! Anthropic receives repeats the previous one's bytes up to its cache breakpoints, and the
-//! breakpoints sit on the system prompt and on the last message of the earlier turns.
+//! Anthropic receives repeats the previous one's bytes up to its cache breakpoints on the system
+//! prompt and on the last message of the earlier turns, and a turn's next step repeats its
+//! previous request's bytes up to that request's end, its third breakpoint.
 
 mod support;
 
@@ -83,7 +84,7 @@ async fn each_request_repeats_the_previous_ones_bytes_up_to_its_breakpoints() {
     assert_eq!(received.len(), 4, "one request for turns 1 and 3, two for turn 2");
     let bodies: Vec<&[u8]> = received.iter().map(|request| &request.body[..]).collect();
     // The turn each request belongs to, and how many messages of earlier turns it carries.
-    let turns = [(0, 0), (1, 2), (1, 2), (2, 6)];
+    let turns: [(usize, usize); 4] = [(0, 0), (1, 2), (1, 2), (2, 6)];
     for (request, &(turn, history)) in received.iter().zip(&turns) {
         let json = request.json();
         assert_eq!(
@@ -94,12 +95,11 @@ async fn each_request_repeats_the_previous_ones_bytes_up_to_its_breakpoints() {
         let messages = json["messages"].as_array().unwrap();
         let breakpoints: Vec<usize> =
             (0..messages.len()).filter(|&at| marked(&messages[at])).collect();
-        if history == 0 {
-            assert!(breakpoints.is_empty(), "a first turn has no earlier turns to mark");
-        } else {
-            assert_eq!(breakpoints, [history - 1], "the second breakpoint ends the earlier turns");
-        }
-        // After it: this turn's user message, then its injection.
+        // The end of the earlier turns (a first turn has none), and the end of the request.
+        let mut expected: Vec<usize> = history.checked_sub(1).into_iter().collect();
+        expected.push(messages.len() - 1);
+        assert_eq!(breakpoints, expected, "request of turn {}", turn + 1);
+        // After the earlier turns: this turn's user message, then its injection.
         assert_eq!(messages[history]["role"], "user");
         assert_eq!(texts(&messages[history]), [["Hi!", "Weather in Oslo?", "Thanks."][turn]]);
         assert_eq!(
@@ -108,14 +108,18 @@ async fn each_request_repeats_the_previous_ones_bytes_up_to_its_breakpoints() {
             "the injection follows the user message"
         );
         let marker_count = markers(&request.body).len();
-        assert_eq!(marker_count, 1 + breakpoints.len(), "no breakpoint but the two");
+        assert_eq!(marker_count, 1 + breakpoints.len(), "no breakpoint but these");
     }
 
+    // Where each request's breakpoints are in its bytes: the system's, the earlier turns' (if
+    // any), the request's end.
+    let stable = |at: usize| {
+        let marks = markers(bodies[at]);
+        marks[..marks.len() - 1].to_vec()
+    };
     for pair in 0..bodies.len() - 1 {
         let (before, after) = (bodies[pair], bodies[pair + 1]);
-        let (marks_before, marks_after) = (markers(before), markers(after));
-        // The system's breakpoint, and the earlier turns' where the request has one.
-        for &end in &marks_before {
+        let same_prefix = |end: usize| {
             assert_eq!(
                 String::from_utf8_lossy(&after[..end]),
                 String::from_utf8_lossy(&before[..end]),
@@ -123,15 +127,23 @@ async fn each_request_repeats_the_previous_ones_bytes_up_to_its_breakpoints() {
                 pair + 1,
                 pair
             );
+        };
+        // The system's breakpoint and the earlier turns' hold from turn to turn.
+        for end in stable(pair) {
+            same_prefix(end);
         }
-        if let (Some(&end), Some(&next)) = (marks_before.get(1), marks_after.get(1)) {
+        // The request's end holds for the turn's next step.
+        if turns[pair].0 == turns[pair + 1].0 {
+            same_prefix(*markers(before).last().unwrap());
+        }
+        if let (Some(&end), Some(&next)) = (stable(pair).get(1), stable(pair + 1).get(1)) {
             assert!(next >= end, "the cached prefix only grows");
         }
         let injection = injections[turns[pair].0].as_bytes();
-        let end = *marks_before.last().unwrap();
+        let end = *stable(pair).last().unwrap();
         assert!(
             !before[..end].windows(injection.len()).any(|window| window == injection),
-            "the injection is past the breakpoints"
+            "the injection is past the breakpoints that hold from turn to turn"
         );
     }
     // Turn 3's prefix holds all of turn 2's exchange, and none of turn 2's injection.

@@ -128,8 +128,9 @@ pub enum Observation<'a> {
         /// The call.
         call: &'a ToolCall,
     },
-    /// The text streamed for the current model call is withdrawn: a hook sent the message back
-    /// (RETRY), a `wrap_model` hook called the model again, or the model's stream broke off.
+    /// What was streamed for the current model call, text and tool calls, is withdrawn: a hook
+    /// sent the message back (RETRY), a `wrap_model` hook called the model again, or the model's
+    /// stream broke off.
     Withdrawn {
         /// Where: `after_model`, `before_final`, or `wrap_model`.
         event: EventKind,

@@ -39,8 +39,9 @@ pub enum StreamEvent {
     Text(String),
     /// The model asked for a tool call.
     ToolCall(ToolCall),
-    /// Discard the text streamed for the current model call: a hook sent the message back
-    /// (RETRY), a `wrap_model` hook called the model again, or the model's stream broke off.
+    /// Discard what was streamed for the current model call, text and tool calls: a hook sent
+    /// the message back (RETRY), a `wrap_model` hook called the model again, or the model's
+    /// stream broke off.
     Withdrawn {
         /// Where: `after_model`, `before_final`, or `wrap_model`.
         event: EventKind,

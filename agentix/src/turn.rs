@@ -180,22 +180,23 @@ impl Turn {
         self.step
     }
 
-    /// What the turn's model calls cost so far, summed: a `post` hook's meter.
+    /// What the turn's model calls cost so far, summed — every call the model answered, those a
+    /// `wrap_model` hook made and discarded included: a `post` hook's meter.
     pub fn usage(&self) -> Usage {
         self.usage
     }
 
-    /// What the latest model call cost, cached tokens included: an `after_model` hook reads it
-    /// beside the answer. `None` before the first call, or when a `before_model` hook answered
-    /// in the model's place.
+    /// What the answer at hand cost, cached tokens included: an `after_model` hook reads it
+    /// beside the answer. `None` before the turn's first model call, and when a `before_model`
+    /// hook answered in the model's place.
     pub fn last_usage(&self) -> Option<Usage> {
         self.last_usage
     }
 
-    /// Records a model call's usage.
-    pub(crate) fn record_usage(&mut self, usage: Usage) {
-        self.usage += usage;
-        self.last_usage = Some(usage);
+    /// Records a step's model calls: what they cost in all, and what the answer they gave cost.
+    pub(crate) fn record_usage(&mut self, spent: Usage, answer: Option<Usage>) {
+        self.usage += spent;
+        self.last_usage = answer;
     }
 
     /// How many RETRY verdicts this turn has acted on.

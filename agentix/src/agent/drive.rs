@@ -6,7 +6,7 @@ use crate::conversation::Entry;
 use crate::error::{Component, Error};
 use crate::event::EventKind;
 use crate::message::AssistantMessage;
-use crate::model::Model;
+use crate::model::{Model, Usage};
 use crate::observe::{Observation, Observer, Watched};
 use crate::pipeline::{Chain, Flow, Pipeline};
 use crate::tool::ToolSet;
@@ -64,11 +64,14 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
                 before_model / before_model_in_place(&mut request)
             ) {
                 Flow::Continue => {
-                    let response = self.call_model(&request, turn, observer).await?;
-                    turn.record_usage(response.usage);
-                    response.message
+                    let (response, spent) = self.call_model(&request, turn, observer).await;
+                    turn.record_usage(spent, response.as_ref().ok().map(|answer| answer.usage));
+                    response?.message
                 }
-                Flow::Stop { hook, value } => stopped_with(hook, value)?,
+                Flow::Stop { hook, value } => {
+                    turn.record_usage(Usage::default(), None);
+                    stopped_with(hook, value)?
+                }
                 Flow::Halt { hook, halt } => {
                     return Err(halted(EventKind::BeforeModel, hook, halt));
                 }

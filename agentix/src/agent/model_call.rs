@@ -1,6 +1,7 @@
 //! Calling the model through the `wrap_model` onion, and assembling its answer.
 
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, PoisonError};
 
 use futures::StreamExt;
 
@@ -27,14 +28,17 @@ use crate::{Caught, caught, panic_message};
 use super::{Agent, fire};
 
 impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent<M, T, P, A, X> {
+    /// Calls the model through the `wrap_model` hooks. Besides the answer, what every call the
+    /// model answered cost — a wrap hook may call it more than once, or fail after it answered.
     pub(super) async fn call_model<O: Observer>(
         &self,
         request: &ModelRequest,
         turn: &Turn,
         observer: &O,
-    ) -> Result<ModelResponse, Error> {
+    ) -> (Result<ModelResponse, Error>, Usage) {
         fire(observer, turn, EventKind::WrapModel);
         let audit = self.settings.audit.as_deref();
+        let spent = Mutex::new(Usage::default());
         let model = CallModel {
             model: &self.model,
             turn,
@@ -42,8 +46,18 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
             observer,
             transformer: &self.transformer,
             streamed: AtomicBool::new(false),
+            spent: &spent,
         };
         let result = self.hooks.model_onion(turn, observer, model).call(request).await;
+        let spent = spent.into_inner().unwrap_or_else(PoisonError::into_inner);
+        (self.settle_model_result(result, turn), spent)
+    }
+
+    fn settle_model_result(
+        &self,
+        result: Result<ModelResponse, ModelError>,
+        turn: &Turn,
+    ) -> Result<ModelResponse, Error> {
         if let Some(aborted) = turn.aborted.get() {
             return Err(aborted.error());
         }
@@ -71,6 +85,8 @@ struct CallModel<'a, M, O, X> {
     transformer: &'a X,
     /// Whether a call of this step has streamed already.
     streamed: AtomicBool,
+    /// What the calls the model answered cost.
+    spent: &'a Mutex<Usage>,
 }
 
 impl<M: Model, O: Observer, X: StreamTransformer> NextModel for CallModel<'_, M, O, X> {
@@ -87,7 +103,10 @@ impl<M: Model, O: Observer, X: StreamTransformer> NextModel for CallModel<'_, M,
         }
         let limit = self.turn.config().model_timeout;
         let result = match bounded!(limit, caught(|| self.answer(request))) {
-            Ok(Ok(Ok(response))) => well_formed(response),
+            Ok(Ok(Ok(response))) => {
+                *self.spent.lock().unwrap_or_else(PoisonError::into_inner) += response.usage;
+                well_formed(response)
+            }
             Ok(Ok(Err(error))) => Err(error),
             Ok(Err(payload)) => Err(ModelError::Other(format!(
                 "the model panicked: {}",
@@ -112,16 +131,22 @@ impl<M: Model, O: Observer, X: StreamTransformer> CallModel<'_, M, O, X> {
                     .observe(&Observation::Withdrawn { event: EventKind::WrapModel, hook: None });
             }
             let mut chunks = std::pin::pin!(self.model.stream(request));
+            let mut shown = false;
             while let Some(chunk) = chunks.next().await {
                 let chunk = match chunk {
-                    Ok(chunk) => chunk,
+                    Ok(chunk) => {
+                        shown |= !matches!(chunk, Chunk::Usage(_));
+                        chunk
+                    }
                     Err(error) => {
-                        // A stream that broke off takes back the text it had shown.
-                        if !answer.text.is_empty() {
+                        // A stream that broke off takes back what it had shown, text or calls,
+                        // once: a wrap hook that calls again has nothing left to withdraw.
+                        if shown {
                             let withdrawn =
                                 Observation::Withdrawn { event: EventKind::WrapModel, hook: None };
                             self.observer.observe(&withdrawn);
                         }
+                        self.streamed.store(false, Ordering::Relaxed);
                         return Err(error);
                     }
                 };
