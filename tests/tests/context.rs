@@ -59,6 +59,12 @@ async fn the_prefix_is_byte_identical_whatever_a_turn_injects() {
     let (with_dogs, with_ships) = (&dogs_model.requests()[2], &ships_model.requests()[0]);
     assert_ne!(with_dogs.messages.last(), with_ships.messages.last(), "the injections differ");
     assert_eq!(prefix(with_dogs, "cats"), prefix(with_ships, "cats"));
+    // What the request calls history (a provider's cache breakpoint) ends right before the user
+    // message, after compaction and whatever is injected.
+    for request in [with_dogs, with_ships] {
+        assert_eq!(request.messages[request.history].text(), "cats", "{request:?}");
+    }
+    assert_eq!(with_dogs.messages[..with_dogs.history], with_ships.messages[..with_ships.history]);
     assert!(
         !with_dogs.messages.iter().any(|m| m.text() == "rust"),
         "compaction dropped the oldest turn, so the test exercises it: {:?}",
@@ -318,6 +324,11 @@ async fn compaction_drops_the_oldest_turns_whole_and_a_summarizer_replaces_them(
     for n in 0..6 {
         agent.run(&mut conversation, format!("question {n}")).await.unwrap();
     }
+    // Every request's history, summary included, ends right before its user message.
+    for (n, request) in model.requests().iter().enumerate() {
+        let at = request.history;
+        assert_eq!(request.messages[at].text(), format!("question {n}"), "history {at}");
+    }
     let last = model.requests().pop().unwrap();
     let texts: Vec<String> = last.messages.iter().map(|m| m.text().into_owned()).collect();
     assert!(texts[0].starts_with("Summary of the earlier conversation: "), "{texts:?}");
@@ -371,6 +382,7 @@ async fn a_second_round_of_summarizing_counts_only_the_last_summary() {
     let texts: Vec<String> = last.messages.iter().map(|m| m.text().into_owned()).collect();
     assert!(texts[0].starts_with("Summary of the earlier conversation: www"), "{texts:?}");
     assert_eq!(texts[1..], ["question 2".to_owned(), "a".repeat(200), "question 3".to_owned()]);
+    assert_eq!(last.history, 3, "the last summary and the turn kept");
     let counter = agentix::CharsPerToken::default();
     let size: usize =
         last.messages.iter().map(|m| agentix::TokenCounter::count_message(&counter, m)).sum();
