@@ -176,11 +176,13 @@ fn first_line(error: &impl std::fmt::Display) -> String {
 }
 
 /// Whether a provider's refusals are only in the raw body of a whole answer: OpenAI's
-/// `refusal` field and those of the APIs modelled on it, Gemini's `promptFeedback`.
+/// `refusal` field and those of the APIs modelled on it, the responses API's `refusal` content,
+/// Gemini's `promptFeedback`.
 pub(crate) fn refusal_in_body(kind: AdapterKind) -> bool {
     matches!(
         kind,
         AdapterKind::OpenAI
+            | AdapterKind::OpenAIResp
             | AdapterKind::Groq
             | AdapterKind::DeepSeek
             | AdapterKind::Xai
@@ -190,21 +192,30 @@ pub(crate) fn refusal_in_body(kind: AdapterKind) -> bool {
 
 /// The [`ModelError::Refused`] for an answer that declined: a stop reason of the content-filter
 /// kind (Anthropic's `refusal`, Gemini's `SAFETY`, OpenAI's `content_filter`), or an OpenAI
-/// `refusal` in the body.
+/// `refusal` in the body, chat completions' or the responses API's.
 pub(crate) fn refusal(
     provider: &str,
     stop: Option<&StopReason>,
     body: Option<&serde_json::Value>,
 ) -> Option<ModelError> {
-    let said = body
-        .and_then(|body| body.pointer("/choices/0/message/refusal"))
-        .and_then(serde_json::Value::as_str)
-        .map(str::to_owned);
+    let said = body.and_then(|body| {
+        body.pointer("/choices/0/message/refusal")
+            .and_then(serde_json::Value::as_str)
+            .or_else(|| responses_refusal(body))
+            .map(str::to_owned)
+    });
     let reason = said.or_else(|| match stop {
         Some(StopReason::ContentFilter(raw)) => Some(raw.clone()),
         _ => None,
     })?;
     Some(ModelError::Refused { provider: provider.to_owned(), reason })
+}
+
+/// The responses API's refusal: a `refusal` part of an output message, which genai does not read.
+fn responses_refusal(body: &serde_json::Value) -> Option<&str> {
+    let items = body.get("output")?.as_array()?;
+    let parts = items.iter().filter_map(|item| item.get("content")?.as_array()).flatten();
+    parts.filter(|part| part["type"] == "refusal").find_map(|part| part.get("refusal")?.as_str())
 }
 
 /// Gemini's reason for blocking a prompt, from a body with no answer in it.

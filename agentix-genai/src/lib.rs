@@ -44,6 +44,13 @@
 //! read or a stream that ended early; `Refused` for a refusal or a safety filter; `Transport`
 //! for a connection that failed. A missing key names the variable to set.
 //!
+//! **Not carried yet.** Extended thinking: agentix's messages have no place for reasoning
+//! blocks, so they are not sent back on the next step, and Anthropic refuses a tool loop with
+//! thinking on without them; leave it off for an agent with tools. Streamed refusals from
+//! OpenAI (chat and responses) end the turn in [`EmptyAnswer`](agentix::Error::EmptyAnswer),
+//! and Gemini's blocked prompt, streamed, in `InvalidResponse`: genai does not read them. A
+//! whole answer's refusal is `Refused` from every provider.
+//!
 //! **Token counts.** [`GenaiModel::token_counter`] gives the agent a counter in the model's own
 //! tokens: with the `bpe` feature, OpenAI's tokenizers (o200k, cl100k; built in, nothing
 //! downloaded) for OpenAI's models; otherwise an estimate the provider's reported usage corrects.

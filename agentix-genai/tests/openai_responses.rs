@@ -9,7 +9,7 @@ use agentix::{AssistantMessage, Error, Model, ModelRequest, ToolCall, Usage};
 use serde_json::{Value, json};
 use support::{
     KEY, Reply, Server, assert_errors, assert_malformed, both_sunny, cut_stream_turn, openai_error,
-    parallel_calls_turn, provider_error, rate_limited, responses_json, responses_sse,
+    parallel_calls_turn, provider_error, rate_limited, refused, responses_json, responses_sse,
     streamed_calls, tool_turn, turn_error, two_calls,
 };
 
@@ -111,6 +111,17 @@ async fn an_empty_answer_is_the_turns_typed_error() {
             "streamed: {streamed}"
         );
     }
+}
+
+#[tokio::test]
+async fn a_refusal_says_why() {
+    let mut body = responses_json(&AssistantMessage::text("unused"), usage());
+    body["output"][0]["content"] =
+        json!([{ "type": "refusal", "refusal": "I can't help with that." }]);
+    assert_eq!(
+        turn_error(MODEL, Reply::json(body), false).await,
+        refused("openai_resp", "I can't help with that.")
+    );
 }
 
 #[tokio::test]
