@@ -1,8 +1,10 @@
-//! The `#[hook]` attribute of [agentix](https://docs.rs/agentix): it turns a plain `async fn`
-//! into a typed lifecycle hook. Use it through `agentix::hook`; its documentation lives there.
+//! The `#[hook]` and `#[tool]` attributes of [agentix](https://docs.rs/agentix): they turn a
+//! plain `async fn` into a typed lifecycle hook, or into a tool. Use them through
+//! `agentix::hook` and `agentix::tool`; their documentation lives there.
 
 mod expand;
 mod parse;
+mod tool;
 mod validate;
 
 use proc_macro::TokenStream;
@@ -11,4 +13,10 @@ use proc_macro::TokenStream;
 #[proc_macro_attribute]
 pub fn hook(attr: TokenStream, item: TokenStream) -> TokenStream {
     expand::hook(attr.into(), item.into()).into()
+}
+
+/// Turns an `async fn` into a tool whose arguments are its parameters; see `agentix::tool`.
+#[proc_macro_attribute]
+pub fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
+    tool::tool(attr.into(), item.into()).into()
 }

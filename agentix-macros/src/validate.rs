@@ -458,15 +458,20 @@ fn read_words(args: Args, errors: &mut Errors) -> Attribute {
                 errors.push(span, "`crate` takes a string, as in `crate = \"agentix\"`");
             }
             (other, _) => {
-                let hint = ALIASES
-                    .iter()
-                    .find(|(alias, _)| *alias == other)
-                    .map(|(_, ours)| format!(" (agentix calls it `{ours}`)"))
-                    .unwrap_or_default();
-                errors.push(
-                    key.span(),
-                    format!("unknown hook attribute `{other}`{hint}; expected one of: {WORDS}"),
-                );
+                let alias = ALIASES.iter().find(|(alias, _)| *alias == other);
+                let message = match (alias, suggestion(other, WORDS.split(", "))) {
+                    (Some((_, ours)), _) => format!(
+                        "unknown hook attribute `{other}` (agentix calls it `{ours}`); expected \
+                         one of: {WORDS}"
+                    ),
+                    (None, Some(close)) => {
+                        format!("unknown hook attribute `{other}`: did you mean `{close}`?")
+                    }
+                    (None, None) => {
+                        format!("unknown hook attribute `{other}`; expected one of: {WORDS}")
+                    }
+                };
+                errors.push(key.span(), message);
             }
         }
     }
@@ -623,4 +628,39 @@ fn check_params(
         params.push(Param { role: *role, ty });
     }
     params
+}
+
+/// The known word `word` is most likely a misspelling of: within an edit or two (a third of the
+/// known word's length, at least one), the closest first.
+pub fn suggestion<'a>(word: &str, known: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    known
+        .into_iter()
+        .map(|candidate| (edit_distance(word, candidate), candidate))
+        .filter(|(distance, candidate)| *distance <= (candidate.len() / 3).clamp(1, 2))
+        .min_by_key(|(distance, _)| *distance)
+        .map(|(_, candidate)| candidate)
+}
+
+/// Levenshtein distance, a transposition of neighbours counting as one edit.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
+    let mut rows = vec![vec![0usize; b.len() + 1]; a.len() + 1];
+    for (i, row) in rows.iter_mut().enumerate() {
+        row[0] = i;
+    }
+    for (j, cell) in rows[0].iter_mut().enumerate() {
+        *cell = j;
+    }
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let substitution = usize::from(a[i - 1] != b[j - 1]);
+            let mut best =
+                (rows[i - 1][j] + 1).min(rows[i][j - 1] + 1).min(rows[i - 1][j - 1] + substitution);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                best = best.min(rows[i - 2][j - 2] + 1);
+            }
+            rows[i][j] = best;
+        }
+    }
+    rows[a.len()][b.len()]
 }

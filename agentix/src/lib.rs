@@ -216,6 +216,48 @@ pub use agent::{Agent, AgentBuilder, BoxedAgent};
 /// a future. Either way the hook behaves the same — order, verdicts, panics — only the cost
 /// differs.
 pub use agentix_macros::hook;
+/// Turns an `async fn` into a [`Tool`] whose arguments are its parameters.
+///
+/// ```
+/// use agentix::prelude::*;
+///
+/// /// Current weather for a city.
+/// #[tool]
+/// async fn get_weather(
+///     /// The city, as the user wrote it.
+///     city: String,
+///     /// Celsius unless asked otherwise.
+///     fahrenheit: Option<bool>,
+/// ) -> Result<String, std::io::Error> {
+///     let unit = if fahrenheit == Some(true) { "°F" } else { "°C" };
+///     Ok(format!("sunny in {city}, 21{unit}"))
+/// }
+///
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let model = ScriptedModel::new()
+///     .tool_call("get_weather", serde_json::json!({ "city": "Oslo" }))
+///     .text("Sunny.");
+/// let agent = Agent::builder(model).tool(get_weather).build();
+/// agent.run(&mut Conversation::new(), "Weather in Oslo?").await.unwrap();
+/// # });
+/// ```
+///
+/// The tool's name is the function's (`#[tool(name = "...")]` sets another), its description
+/// for the model the function's doc comment (or `description = "..."`), and its arguments the
+/// parameters: a struct named after the function, `GetWeatherArgs` here, with a field per
+/// parameter, its doc comment the field's description in the schema. It derives `Deserialize`,
+/// `Serialize` and `JsonSchema` and refuses fields the schema does not have; an `Option`
+/// parameter may be left out by the model. A parameter can carry `#[serde(...)]` and
+/// `#[schemars(...)]` attributes, which go on its field. Typed hooks (`#[hook(before_tool,
+/// tool = get_weather)]`) edit the struct.
+///
+/// A parameter named `args` is instead the whole arguments struct, your own
+/// (`async fn f(args: MyArgs)`): then it is the only argument. A parameter `&Turn` receives the
+/// turn: a tool reads the scope, it does not change it. The function returns `Result<T, E>` (`T`
+/// serialized for the model, `E` displayed to it as a failure) or a plain `T`. It must be an
+/// `async fn`, not generic, its future `Send`; each rule is a compile error at the offending
+/// token. The function stays callable as `get_weather::call(...)`.
+pub use agentix_macros::tool;
 pub use approval::{Approval, Approver, NoApprover};
 pub use context::{AuditLog, AuditSink, CharsPerToken, Summarizer, TokenCounter, fence};
 pub use conversation::{Config, Conversation, Entry, InvalidLog, LogProblem, TurnRef};
@@ -228,7 +270,7 @@ pub use model::{
 pub use observe::{Decision, Observation, Observer};
 pub use scope::{Scope, ScopeError, ScopeValue};
 pub use stream::StreamEvent;
-pub use tool::{NoTools, Tool, ToolSet, ToolSpec, Toolbox};
+pub use tool::{Arguments, AsTool, IntoTool, MakesTool, NoTools, Tool, ToolSet, ToolSpec, Toolbox};
 pub use transform::{PatternError, Redactor, StreamTransformer};
 pub use turn::{Injection, Turn};
 pub use verdict::{Escalation, Feedback, Halt, Rejection, Verdict};
@@ -296,9 +338,9 @@ pub mod prelude {
     pub use crate::{
         Agent, AssistantMessage, Config, Conversation, Entry, Error, Hook, JsonSchema, Message,
         Model, ModelError, ModelRequest, ModelResponse, NextModel, NextTool, ScriptedModel,
-        StreamEvent, Tool, ToolCall, ToolResult, Turn, Usage, Verdict, hook,
+        StreamEvent, Tool, ToolCall, ToolResult, Turn, Usage, Verdict, hook, tool,
     };
-    pub use serde::Deserialize;
+    pub use serde::{Deserialize, Serialize};
 }
 
 /// The README's examples, compiled and run as doctests.

@@ -45,7 +45,7 @@ pub trait Tool: Send + Sync {
     /// The name the model calls it by.
     const NAME: &'static str;
     /// The arguments; their JSON schema is what the model sees.
-    type Args: DeserializeOwned + JsonSchema + Send;
+    type Args: Arguments;
     /// The output, serialized to JSON for the model (a string output is passed as is: a
     /// `String` without being copied). Owned (`'static`): it outlives the call that made it.
     type Output: Serialize + Send + 'static;
@@ -63,6 +63,72 @@ pub trait Tool: Send + Sync {
     ) -> impl Future<Output = Result<Self::Output, Self::Error>> + Send;
 }
 
+/// What a tool's arguments are: read from the model's JSON (`Deserialize`), shown to it as a
+/// JSON schema (`JsonSchema`), and `Send`. Implemented for every such type: derive the two.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a tool's arguments",
+    label = "not `Deserialize` and `JsonSchema`",
+    note = "a tool's arguments are read from the model's JSON and shown to it as a JSON schema: derive `Deserialize` and `JsonSchema` for `{Self}` (through `agentix::serde` and `agentix::schemars`, or `agentix::prelude`)"
+)]
+pub trait Arguments: Sized + Send {
+    /// The arguments in the model's JSON.
+    fn from_json(arguments: &serde_json::Value) -> serde_json::Result<Self>;
+
+    /// Their JSON schema.
+    fn schema() -> schemars::Schema;
+}
+
+#[diagnostic::do_not_recommend]
+impl<T: DeserializeOwned + JsonSchema + Send> Arguments for T {
+    fn from_json(arguments: &serde_json::Value) -> serde_json::Result<Self> {
+        T::deserialize(arguments)
+    }
+
+    fn schema() -> schemars::Schema {
+        schemars::schema_for!(T)
+    }
+}
+
+/// What [`AgentBuilder::tool`](crate::AgentBuilder::tool) takes: a [`Tool`], or the function
+/// `#[tool]` generates beside one (of the same name), so `.tool(get_weather)` reads as the
+/// function it was written as. `Via` tells which, so neither needs an annotation.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a tool",
+    label = "not a tool",
+    note = "put `#[tool]` on an async fn, or implement `agentix::Tool` for the type"
+)]
+pub trait IntoTool<Via> {
+    /// The tool.
+    type Tool: Tool;
+
+    /// Makes the tool.
+    fn into_tool(self) -> Self::Tool;
+}
+
+/// Marks a [`Tool`] given as it is to [`IntoTool`].
+#[derive(Debug)]
+pub enum AsTool {}
+
+/// Marks a function that makes a [`Tool`] (the one `#[tool]` generates) given to [`IntoTool`].
+#[derive(Debug)]
+pub enum MakesTool {}
+
+impl<U: Tool> IntoTool<AsTool> for U {
+    type Tool = U;
+
+    fn into_tool(self) -> U {
+        self
+    }
+}
+
+impl<F: FnOnce() -> U, U: Tool> IntoTool<MakesTool> for F {
+    type Tool = U;
+
+    fn into_tool(self) -> U {
+        self()
+    }
+}
+
 /// What the model is told about a tool.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ToolSpec {
@@ -77,7 +143,7 @@ pub struct ToolSpec {
 impl ToolSpec {
     /// The spec of tool `T`.
     pub fn of<T: Tool>(tool: &T) -> Self {
-        let schema = schemars::schema_for!(T::Args);
+        let schema = T::Args::schema();
         ToolSpec {
             name: T::NAME.to_owned(),
             description: tool.description().to_owned(),
@@ -136,7 +202,7 @@ impl<Rest: ToolSet, T: Tool> ToolSet for Toolbox<Rest, T> {
         if call.name != T::NAME {
             return self.rest.call(call, turn).await;
         }
-        let args = match T::Args::deserialize(&call.arguments) {
+        let args = match T::Args::from_json(&call.arguments) {
             Ok(args) => args,
             Err(error) => return Some(invalid_arguments(call, &error)),
         };

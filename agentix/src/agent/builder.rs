@@ -6,7 +6,7 @@ use crate::approval::{Approver, NoApprover};
 use crate::context::{AuditSink, Summarizer, TokenCounter};
 use crate::model::{Model, ModelParams};
 use crate::pipeline::{Hooks, Register};
-use crate::tool::{NoTools, Tool, ToolSet, Toolbox};
+use crate::tool::{IntoTool, NoTools, ToolSet, Toolbox};
 use crate::transform::StreamTransformer;
 
 use super::{Agent, Settings};
@@ -74,10 +74,13 @@ impl<M, T, P, A, X> AgentBuilder<M, T, P, A, X> {
         self
     }
 
-    /// Adds a tool.
-    pub fn tool<U: Tool>(self, tool: U) -> AgentBuilder<M, Toolbox<T, U>, P, A, X> {
+    /// Adds a tool: a `#[tool]` function (`.tool(get_weather)`) or a [`Tool`] value.
+    pub fn tool<U, Via>(self, tool: U) -> AgentBuilder<M, Toolbox<T, U::Tool>, P, A, X>
+    where
+        U: IntoTool<Via>,
+    {
         AgentBuilder {
-            tools: Toolbox::new(self.tools, tool),
+            tools: Toolbox::new(self.tools, tool.into_tool()),
             model: self.model,
             hooks: self.hooks,
             approver: self.approver,

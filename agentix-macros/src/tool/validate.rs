@@ -1,0 +1,382 @@
+//! Validation of a `#[tool]` function: what the syntax shows is checked here, each violation a
+//! `syn::Error` at the user's token, all reported together. That each argument deserializes, and
+//! the output serializes, are trait bounds in `agentix::__private`.
+
+use proc_macro2::Span;
+use syn::{Attribute, Expr, FnArg, Ident, ItemFn, Lit, LitStr, Pat, Path, ReturnType, Type};
+
+use crate::parse::{Args, Value, Word};
+
+/// A tool that passed every check the syntax allows.
+pub struct ToolFn {
+    pub krate: Path,
+    pub name: LitStr,
+    pub description: LitStr,
+    /// The parameters, in the user's order.
+    pub params: Vec<Param>,
+    /// What the arguments are: a struct generated from the parameters, or the user's own.
+    pub form: Form,
+    pub returns: Returns,
+    /// Where errors about the tool's future (it must be `Send`) point: the user's `async`.
+    pub future_span: Span,
+}
+
+pub enum Param {
+    /// An argument the model sends: a field of the arguments.
+    Argument(Field),
+    /// The user's own arguments struct, whole (`args: MyArgs`).
+    Struct(Type),
+    /// The turn, `&Turn`.
+    Turn,
+}
+
+/// One parameter as a field of the generated arguments struct.
+pub struct Field {
+    pub ident: Ident,
+    pub ty: Type,
+    /// Its doc comment: the field's description in the schema.
+    pub docs: Vec<Attribute>,
+    /// `#[serde(...)]` and `#[schemars(...)]`, moved to the field as written.
+    pub attrs: Vec<Attribute>,
+    /// An `Option<...>`: the model may leave it out.
+    pub optional: bool,
+}
+
+pub enum Form {
+    /// The arguments struct is generated, named this, from the `Argument` parameters.
+    Generated(Ident),
+    /// The user's struct, the one `Struct` parameter's type.
+    Struct(Type),
+}
+
+pub enum Returns {
+    /// `Result<T, E>` (or an alias ending in `Result`): the tool can fail.
+    Result(Type),
+    /// Any other type (`()` when none is written): the tool cannot fail.
+    Plain(Type),
+}
+
+#[derive(Default)]
+struct Errors(Option<syn::Error>);
+
+impl Errors {
+    fn push(&mut self, error: syn::Error) {
+        match &mut self.0 {
+            Some(errors) => errors.combine(error),
+            None => self.0 = Some(error),
+        }
+    }
+
+    fn at(&mut self, span: Span, message: impl std::fmt::Display) {
+        self.push(syn::Error::new(span, message));
+    }
+
+    fn spanned(&mut self, tokens: impl quote::ToTokens, message: impl std::fmt::Display) {
+        self.push(syn::Error::new_spanned(tokens, message));
+    }
+}
+
+const WORDS: &str = "name, description, crate";
+
+pub fn validate(args: Args, function: &ItemFn) -> Result<ToolFn, syn::Error> {
+    let mut errors = Errors::default();
+    let mut name = None;
+    let mut description = None;
+    let mut krate = None;
+    for Word { key, value } in args.words {
+        match (key.to_string().as_str(), value) {
+            ("name", Some(Value::Str(text))) if name.is_none() => name = Some(text),
+            ("description", Some(Value::Str(text))) if description.is_none() => {
+                description = Some(text)
+            }
+            ("crate", Some(Value::Str(text))) if krate.is_none() => match text.parse::<Path>() {
+                Ok(path) if path.leading_colon.is_some() => krate = Some(path),
+                Ok(path) => krate = Some(syn::parse_quote_spanned!(text.span()=> ::#path)),
+                Err(_) => errors.at(
+                    text.span(),
+                    "`crate` takes the name the agentix crate goes by, as in `crate = \"agentix\"`",
+                ),
+            },
+            (word @ ("name" | "description" | "crate"), Some(Value::Str(_))) => {
+                errors.at(key.span(), format!("duplicate `{word}` in `#[tool(...)]`"))
+            }
+            (word @ ("name" | "description" | "crate"), _) => {
+                errors.at(key.span(), format!("`{word}` takes a string, as in `{word} = \"...\"`"))
+            }
+            (other, _) => errors.at(
+                key.span(),
+                match crate::validate::suggestion(other, WORDS.split(", ")) {
+                    Some(close) => {
+                        format!("unknown tool attribute `{other}`: did you mean `{close}`?")
+                    }
+                    None => format!("unknown tool attribute `{other}`; expected one of: {WORDS}"),
+                },
+            ),
+        }
+    }
+    check_signature(function, &mut errors);
+
+    let ident = &function.sig.ident;
+    let name = name
+        .unwrap_or_else(|| LitStr::new(ident.to_string().trim_start_matches("r#"), ident.span()));
+    if !name.value().chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+        || name.value().is_empty()
+        || name.value().len() > 64
+    {
+        errors.at(
+            name.span(),
+            "a tool's name is 1 to 64 letters, digits, `_` or `-`: what every provider accepts",
+        );
+    }
+    let description = match description {
+        Some(description) => Some(description),
+        None => doc_text(&function.attrs, &mut errors)
+            .map(|text| LitStr::new(&text, function.sig.ident.span())),
+    };
+    let description = description.unwrap_or_else(|| {
+        errors.at(
+            function.sig.ident.span(),
+            "a tool needs a description, for the model: write a doc comment (`/// ...`) above \
+             the fn, or `#[tool(description = \"...\")]`",
+        );
+        LitStr::new("", Span::call_site())
+    });
+
+    let params = read_params(function, &mut errors);
+    let structs = params.iter().filter(|param| matches!(param, Param::Struct(_))).count();
+    let arguments = params.iter().filter(|param| matches!(param, Param::Argument(_))).count();
+    let form = match params.iter().find_map(|param| match param {
+        Param::Struct(ty) => Some(ty.clone()),
+        _ => None,
+    }) {
+        Some(ty) if structs == 1 && arguments == 0 => Form::Struct(ty),
+        Some(ty) => {
+            errors.spanned(
+                &ty,
+                "`args` takes the tool's whole arguments struct, so it is the one argument: \
+                 give the others a name other than `args`, or put them in the struct",
+            );
+            Form::Struct(ty)
+        }
+        None => {
+            let name = ident.to_string();
+            let pascal = pascal_case(name.trim_start_matches("r#"));
+            Form::Generated(Ident::new(&format!("{pascal}Args"), ident.span()))
+        }
+    };
+
+    let returns = match &function.sig.output {
+        ReturnType::Default => {
+            Returns::Plain(syn::parse_quote_spanned!(function.sig.paren_token.span.close()=> ()))
+        }
+        ReturnType::Type(_, ty) if names_result(ty) => Returns::Result((**ty).clone()),
+        ReturnType::Type(_, ty) => Returns::Plain((**ty).clone()),
+    };
+
+    if let Some(errors) = errors.0 {
+        return Err(errors);
+    }
+    Ok(ToolFn {
+        krate: krate.unwrap_or_else(|| syn::parse_quote!(::agentix)),
+        name,
+        description,
+        params,
+        form,
+        returns,
+        future_span: function.sig.asyncness.map_or(ident.span(), |asyncness| asyncness.span),
+    })
+}
+
+fn check_signature(function: &ItemFn, errors: &mut Errors) {
+    let sig = &function.sig;
+    if sig.asyncness.is_none() {
+        errors.at(sig.fn_token.span, "a tool must be an `async fn`: write `async fn`");
+    }
+    if let Some(constness) = &sig.constness {
+        errors.at(constness.span, "a tool cannot be a `const fn`");
+    }
+    if let Some(unsafety) = &sig.unsafety {
+        errors.at(unsafety.span, "a tool cannot be `unsafe`");
+    }
+    if let Some(abi) = &sig.abi {
+        errors.spanned(abi, "a tool cannot have an `extern` ABI");
+    }
+    if !sig.generics.params.is_empty() {
+        errors.spanned(
+            &sig.generics,
+            "a tool cannot be generic: the model is shown one schema, of one concrete type",
+        );
+    } else if let Some(where_clause) = &sig.generics.where_clause {
+        errors.spanned(where_clause, "a tool cannot have a `where` clause: it cannot be generic");
+    }
+    if let Some(variadic) = &sig.variadic {
+        errors.spanned(variadic, "a tool cannot be variadic");
+    }
+}
+
+/// Each parameter's role: the turn, the whole arguments struct (named `args`), or an argument.
+fn read_params(function: &ItemFn, errors: &mut Errors) -> Vec<Param> {
+    let mut params = Vec::new();
+    let mut turn_seen = false;
+    for input in &function.sig.inputs {
+        let typed = match input {
+            FnArg::Receiver(receiver) => {
+                errors.spanned(
+                    receiver,
+                    "a tool is a free function and cannot take `self`; to give a tool state, \
+                     implement `agentix::Tool` for your type",
+                );
+                continue;
+            }
+            FnArg::Typed(typed) => typed,
+        };
+        let ty = (*typed.ty).clone();
+        if let Some(mutable) = turn_reference(&ty) {
+            if let Some(mutability) = mutable {
+                errors.at(
+                    mutability.span,
+                    "a tool reads the turn through `&Turn`, not `&mut Turn`: it runs inside the \
+                     `wrap_tool` hooks, which hold the turn; a hook that changes the turn is an \
+                     `after_tool` hook",
+                );
+            } else if turn_seen {
+                errors.spanned(&ty, "a tool takes the turn once");
+            }
+            turn_seen = true;
+            params.push(Param::Turn);
+            continue;
+        }
+        if is_turn(&ty) {
+            errors.spanned(&ty, "a tool takes the turn by reference: `&Turn`");
+            continue;
+        }
+        let ident = match &*typed.pat {
+            Pat::Ident(pat) if pat.by_ref.is_none() && pat.subpat.is_none() => pat.ident.clone(),
+            other => {
+                errors.spanned(
+                    other,
+                    "a tool's parameter is a name, as in `city: String`: the name is the \
+                     argument's name in the schema the model sees",
+                );
+                continue;
+            }
+        };
+        if let Type::Reference(reference) = &ty {
+            errors.spanned(
+                reference,
+                "a tool's argument is owned: it is deserialized from the model's JSON (take \
+                 `String`, not `&str`; `Vec<T>`, not `&[T]`)",
+            );
+            continue;
+        }
+        if let Type::ImplTrait(_) = &ty {
+            errors.spanned(&ty, "a tool cannot be generic: an argument cannot be `impl Trait`");
+            continue;
+        }
+        let (docs, attrs) = field_attrs(&typed.attrs, errors);
+        if ident == "args" {
+            if let Some(attribute) = docs.iter().chain(&attrs).next() {
+                errors.spanned(
+                    attribute,
+                    "`args` is the tool's whole arguments struct: its doc comments and \
+                     attributes go on the struct's fields",
+                );
+            }
+            params.push(Param::Struct(ty));
+            continue;
+        }
+        let optional = is_option(&ty);
+        params.push(Param::Argument(Field { ident, ty, docs, attrs, optional }));
+    }
+    params
+}
+
+/// A parameter's doc comment, and its `serde`/`schemars` attributes; anything else is an error.
+fn field_attrs(attrs: &[Attribute], errors: &mut Errors) -> (Vec<Attribute>, Vec<Attribute>) {
+    let mut docs = Vec::new();
+    let mut kept = Vec::new();
+    for attribute in attrs {
+        if attribute.path().is_ident("doc") {
+            docs.push(attribute.clone());
+        } else if attribute.path().is_ident("serde") || attribute.path().is_ident("schemars") {
+            kept.push(attribute.clone());
+        } else {
+            errors.spanned(
+                attribute,
+                "a tool's parameter takes a doc comment (its description for the model) and \
+                 `#[serde(...)]` or `#[schemars(...)]` attributes, nothing else",
+            );
+        }
+    }
+    (docs, kept)
+}
+
+/// The doc comment's text, as rustdoc reads it: one leading space off each line, trimmed.
+fn doc_text(attrs: &[Attribute], errors: &mut Errors) -> Option<String> {
+    let mut lines = Vec::new();
+    for attribute in attrs.iter().filter(|attribute| attribute.path().is_ident("doc")) {
+        match &attribute.meta {
+            syn::Meta::NameValue(pair) => match &pair.value {
+                Expr::Lit(syn::ExprLit { lit: Lit::Str(text), .. }) => {
+                    let text = text.value();
+                    for line in text.split('\n') {
+                        lines.push(line.strip_prefix(' ').unwrap_or(line).trim_end().to_owned());
+                    }
+                }
+                other => errors.spanned(
+                    other,
+                    "a tool's description is its doc comment as written: use \
+                     `#[tool(description = \"...\")]` for one made otherwise",
+                ),
+            },
+            other => errors.spanned(other, "a doc attribute is `#[doc = \"...\"]`"),
+        }
+    }
+    let text = lines.join("\n").trim().to_owned();
+    (!text.is_empty()).then_some(text)
+}
+
+/// `Some(mutability)` if `ty` is a reference to `Turn` (by its last path segment).
+fn turn_reference(ty: &Type) -> Option<Option<syn::token::Mut>> {
+    match ty {
+        Type::Reference(reference) if is_turn(&reference.elem) => Some(reference.mutability),
+        Type::Paren(inner) => turn_reference(&inner.elem),
+        _ => None,
+    }
+}
+
+fn is_turn(ty: &Type) -> bool {
+    last_segment(ty).is_some_and(|segment| segment.ident == "Turn" && segment.arguments.is_none())
+}
+
+fn is_option(ty: &Type) -> bool {
+    last_segment(ty).is_some_and(|segment| {
+        segment.ident == "Option"
+            && matches!(segment.arguments, syn::PathArguments::AngleBracketed(_))
+    })
+}
+
+fn names_result(ty: &Type) -> bool {
+    last_segment(ty).is_some_and(|segment| segment.ident == "Result")
+}
+
+fn last_segment(ty: &Type) -> Option<&syn::PathSegment> {
+    match ty {
+        Type::Path(path) if path.qself.is_none() => path.path.segments.last(),
+        Type::Group(group) => last_segment(&group.elem),
+        Type::Paren(paren) => last_segment(&paren.elem),
+        _ => None,
+    }
+}
+
+/// `get_weather` → `GetWeather`.
+fn pascal_case(name: &str) -> String {
+    name.split(['_', '-'])
+        .filter(|word| !word.is_empty())
+        .map(|word| {
+            let mut chars = word.chars();
+            let first = chars.next().map(|c| c.to_ascii_uppercase());
+            first.into_iter().chain(chars).collect::<String>()
+        })
+        .collect()
+}

@@ -1,0 +1,8 @@
+use agentix::tool;
+
+#[tool]
+async fn get_weather(city: String) -> String {
+    format!("sunny in {city}")
+}
+
+fn main() {}

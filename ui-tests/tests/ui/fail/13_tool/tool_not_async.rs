@@ -1,0 +1,9 @@
+use agentix::tool;
+
+/// Current weather for a city.
+#[tool]
+fn get_weather(city: String) -> String {
+    format!("sunny in {city}")
+}
+
+fn main() {}
