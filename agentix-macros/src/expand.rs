@@ -45,7 +45,10 @@ fn expand(hook: &Hook, mut function: ItemFn) -> TokenStream {
     let sig = &function.sig;
     let block = &function.block;
     let name = &hook.name;
-    let implementation = implementation(hook, &ident, &private);
+    let implementation = match &hook.tool {
+        Some(tool) => per_tool_implementation(hook, tool, &ident, &private),
+        None => implementation(hook, &ident, &private),
+    };
     let functions = if hook.runs_in_place {
         // `call` stays the user's `async fn` (for unit tests that await it); the body moves to
         // `call_in_place`, a plain function the chain calls in place. One body: its errors once.
@@ -94,6 +97,8 @@ fn expand(hook: &Hook, mut function: ItemFn) -> TokenStream {
         .then(|| quote! { const ON_ERROR: #private::on::OnError = #private::on::OnError::Skip; });
     let trait_ident = if hook.parallel {
         format_ident!("ParallelPre")
+    } else if hook.tool.is_some() {
+        format_ident!("{}Of", hook.event.type_name())
     } else {
         format_ident!("{}", hook.event.type_name())
     };
@@ -296,6 +301,60 @@ fn implementation(hook: &Hook, ident: &Ident, private: &TokenStream) -> TokenStr
         }
 
         #in_place
+    }
+}
+
+/// The trait method of a per-tool hook: it lends the tool's typed arguments (or output, or
+/// error) and the turn to `call`. The tool is named once, at the user's path: a path that is not
+/// a tool is one error there.
+fn per_tool_implementation(
+    hook: &Hook,
+    tool: &syn::Path,
+    ident: &Ident,
+    private: &TokenStream,
+) -> TokenStream {
+    let value = Ident::new("value", Span::mixed_site());
+    let turn = Ident::new("turn", Span::mixed_site());
+    let returned = Ident::new("returned", Span::mixed_site());
+    let args = hook.params.iter().map(|param| {
+        let ty = &param.ty;
+        let span = ty.span();
+        match param.role {
+            Role::Value => quote_spanned! {span=>
+                <#ty as #private::ToolArgsParam<'_, Self::Tool, <Self::Tool as #private::Tool>::Args>>::lend(&mut *#value)
+            },
+            _ => quote_spanned! {span=> <#ty as #private::TurnParam<'_>>::lend(&mut *#turn) },
+        }
+    });
+    let edits = hook.params.iter().any(|param| {
+        param.role == Role::Value
+            && matches!(&param.ty, syn::Type::Reference(reference) if reference.mutability.is_some())
+    });
+    let output = &hook.output;
+    let returned_as = quote_spanned! {output.span()=>
+        <#output as #private::IntoToolVerdict<#private::BeforeTool>>::verdict
+    };
+    let args_type = quote! { <Self::Tool as #private::Tool>::Args };
+    let future_span = hook.future_span;
+    let returns = quote_spanned! {future_span=>
+        impl #private::CoreFuture<Output = #private::Verdict<#private::BeforeTool>> + #private::CoreSend
+    };
+    let future = quote_spanned! {future_span=>
+        async move {
+            let #returned = #ident::call(#(#args),*).await;
+            #returned_as(#returned)
+        }
+    };
+    let condition = condition(hook, private, Some(&args_type));
+    quote! {
+        type Tool = #tool;
+        const EDITS: #private::bool = #edits;
+
+        #condition
+
+        fn before_tool(&self, #value: &mut #args_type, #turn: &mut #private::Turn) -> #returns {
+            #future
+        }
     }
 }
 

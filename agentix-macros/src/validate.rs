@@ -123,6 +123,9 @@ pub struct Hook {
     /// Whether the hook's failure is skipped (`on_error = skip`), not the turn's.
     pub skip_on_error: bool,
     pub krate: Path,
+    /// The tool of a per-tool hook (`tool = get_weather`): it runs on that tool's calls only,
+    /// and receives its typed arguments.
+    pub tool: Option<Path>,
     pub params: Vec<Param>,
     pub output: Type,
     /// Where errors about the hook's future (it must be `Send`) point: the user's `async`.
@@ -134,7 +137,7 @@ pub struct Hook {
 }
 
 const WORDS: &str = "pre, before_model, wrap_model, after_model, before_tool, wrap_tool, after_tool, \
-                     tool_error, before_final, post, parallel, durable, name, when, timeout, \
+                     tool_error, before_final, post, parallel, durable, name, when, tool, timeout, \
                      timeout_ms, on_error, crate";
 
 /// Names the seeds and peers use, and the agentix event they mean.
@@ -238,6 +241,17 @@ pub fn validate(args: Args, function: &ItemFn) -> Result<Hook, syn::Error> {
             ),
         );
     }
+    if let Some(tool) = &attribute.tool
+        && event != Event::BeforeTool
+    {
+        errors.push_spanned(
+            tool,
+            format!(
+                "`tool = ...` is legal only on `before_tool`: a `{}` hook sees every call",
+                event.word()
+            ),
+        );
+    }
     let params = check_params(function, event, parallel, &mut errors);
 
     if let Some(errors) = errors.0 {
@@ -260,14 +274,16 @@ pub fn validate(args: Args, function: &ItemFn) -> Result<Hook, syn::Error> {
         timeout_ms: attribute.timeout.as_ref().map(|(millis, _)| *millis),
         skip_on_error: matches!(attribute.on_error, Some((true, _))),
         krate: attribute.krate.unwrap_or_else(|| syn::parse_quote!(::agentix)),
-        params,
-        output,
-        future_span: function.sig.asyncness.map_or(ident.span(), |asyncness| asyncness.span),
-        runs_in_place: !parallel
+        runs_in_place: attribute.tool.is_none()
+            && !parallel
             && !event.is_wrap()
             && attribute.timeout.is_none()
             && function.attrs.iter().all(is_doc_or_lint)
             && !awaits(function.block.to_token_stream()),
+        tool: attribute.tool,
+        params,
+        output,
+        future_span: function.sig.asyncness.map_or(ident.span(), |asyncness| asyncness.span),
     })
 }
 
@@ -347,6 +363,7 @@ struct Attribute {
     /// `on_error = skip` (true) or `fail`, and where it was written.
     on_error: Option<(bool, Span)>,
     krate: Option<Path>,
+    tool: Option<Path>,
 }
 
 fn read_words(args: Args, errors: &mut Errors) -> Attribute {
@@ -381,6 +398,15 @@ fn read_words(args: Args, errors: &mut Errors) -> Attribute {
             ("durable", None) => attribute.durable = Some(key.span()),
             ("name", Some(Value::Str(name))) => attribute.name = Some(name),
             ("when", Some(Value::Path(path))) => attribute.when = Some(path),
+            ("tool", Some(Value::Path(path))) => attribute.tool = Some(path),
+            ("tool", value) => {
+                let span = value.as_ref().map_or(key.span(), value_span);
+                errors.push(
+                    span,
+                    "`tool` takes the tool, as in `tool = get_weather` (a `#[tool]` function or \
+                     a type implementing `agentix::Tool`)",
+                );
+            }
             ("timeout" | "timeout_ms", value) => {
                 // Errors point at the word and its value.
                 let written = match &value {

@@ -5,6 +5,7 @@
 //! [`Hook`](crate::Hook) instead. A type implements at most one hook trait, so
 //! [`AgentBuilder::hook`](crate::AgentBuilder::hook) knows where it goes.
 
+use std::any::TypeId;
 use std::future::Future;
 use std::time::Duration;
 
@@ -13,13 +14,14 @@ use crate::event;
 use crate::hook::{NextModel, NextTool, short_type_name};
 use crate::message::{AssistantMessage, Part, ToolCall, ToolResult};
 use crate::model::{ModelError, ModelRequest, ModelResponse};
+use crate::tool::Tool;
 use crate::turn::Turn;
 use crate::verdict::Verdict;
 
 macro_rules! single_event_traits {
     ($(
         $(#[$doc:meta])*
-        $trait:ident($($when_arg:ident: $when_ty:ty),*) $($durable:ident)? $(/ $in_place:ident)? { fn $method:ident($($arg:ident: $ty:ty),*) -> $output:ty; }
+        $trait:ident($($when_arg:ident: $when_ty:ty),*) $($durable:ident)? $([$per_tool:ident])? $(/ $in_place:ident)? { fn $method:ident($($arg:ident: $ty:ty),*) -> $output:ty; }
     )*) => {$(
         $(#[$doc])*
         pub trait $trait: Send + Sync {
@@ -29,6 +31,16 @@ macro_rules! single_event_traits {
                     "conversation's log, where later turns see it, rather than transient."
                 )]
                 const DURABLE: bool = false;
+            )?
+
+            $(
+                #[doc = concat!(
+                    "The tool whose calls the hook runs on, by its type: a ", stringify!($per_tool),
+                    " hook (`#[hook(before_tool, tool = get_weather)]`) that the other tools' ",
+                    "calls pass by without a trace. `None`, the default: every call. The tool is ",
+                    "the one the model's call names, found once per call."
+                )]
+                const TOOL: Option<TypeId> = None;
             )?
 
             /// How long one call of the hook may take; past it, the hook failed, and its
@@ -98,7 +110,7 @@ single_event_traits! {
     AfterModel(message: &AssistantMessage, turn: &Turn) / after_model_in_place { fn after_model(message: &mut AssistantMessage, turn: &mut Turn) -> Verdict<event::AfterModel>; }
     /// A `before_tool` hook: it may edit the call (the log records the edited call), REJECT it,
     /// ESCALATE it, or halt.
-    BeforeTool(call: &ToolCall, turn: &Turn) / before_tool_in_place { fn before_tool(call: &mut ToolCall, turn: &mut Turn) -> Verdict<event::BeforeTool>; }
+    BeforeTool(call: &ToolCall, turn: &Turn) [per_tool] / before_tool_in_place { fn before_tool(call: &mut ToolCall, turn: &mut Turn) -> Verdict<event::BeforeTool>; }
     /// A `wrap_tool` hook: it owns the tool call and may call `next` any number of times.
     WrapTool(call: &ToolCall, turn: &Turn) { fn wrap_tool(call: &ToolCall, turn: &Turn, next: &impl NextTool) -> ToolResult; }
     /// An `after_tool` hook: it may edit a successful result, or halt.
@@ -153,6 +165,52 @@ pub trait ParallelPre: Send + Sync {
 
     /// Runs the hook at its event.
     fn pre(&self, turn: &Turn) -> impl Future<Output = Vec<Part>> + Send;
+}
+
+/// A per-tool `before_tool` hook: it runs on the calls of one tool, [`Tool`](Self::Tool), and
+/// reads or edits its arguments as their own type, not as JSON. Other tools' calls pass it by
+/// without a trace. `#[hook(before_tool, tool = get_weather)]` on a function taking
+/// `&mut GetWeatherArgs` implements it.
+///
+/// It runs in declaration order with the other `before_tool` hooks. An edit is written back
+/// into the call, so the log records the call that ran, as for any `before_tool` hook. A call
+/// whose arguments do not fit the tool's type passes it by: the tool refuses those arguments
+/// anyway, and the model is told why.
+pub trait BeforeToolOf: Send + Sync {
+    /// The tool whose calls the hook runs on. Its arguments serialize, for the edit to be
+    /// written back.
+    type Tool: Tool<Args: serde::Serialize> + 'static;
+
+    /// Whether the hook may edit the arguments (it takes them `&mut`): they are then written
+    /// back into the call.
+    const EDITS: bool = true;
+
+    /// How long one call of the hook may take, as [`BeforeTool::TIMEOUT`].
+    const TIMEOUT: Option<Duration> = None;
+
+    /// Whether the hook has a condition ([`applies`](Self::applies)), as for the other hooks.
+    #[doc(hidden)]
+    const CONDITIONAL: bool = false;
+
+    /// Whether the hook runs on these arguments; asked only when
+    /// [`CONDITIONAL`](Self::CONDITIONAL) is true.
+    #[doc(hidden)]
+    fn applies(&self, args: &<Self::Tool as Tool>::Args, turn: &Turn) -> bool {
+        let _ = (args, turn);
+        true
+    }
+
+    /// The hook's name in errors, the log and traces. Defaults to the type's name.
+    fn name(&self) -> &'static str {
+        short_type_name::<Self>()
+    }
+
+    /// Runs the hook on a call of its tool.
+    fn before_tool(
+        &self,
+        args: &mut <Self::Tool as Tool>::Args,
+        turn: &mut Turn,
+    ) -> impl Future<Output = Verdict<event::BeforeTool>> + Send;
 }
 
 /// What a parallel `pre` hook's failure (a panic, a timeout) does.

@@ -529,6 +529,65 @@ impl<F: Fn(&Turn) -> bool> TurnCondition for F {
 
 // ---- tools ----
 
+/// A parameter that can receive `A`, the arguments of tool `T`, for a per-tool hook.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not what a hook on `{T}`'s calls receives",
+    label = "expected `&mut {A}` or `&{A}`",
+    note = "a per-tool `before_tool` hook takes its tool's arguments first: `&mut {A}` to edit them, `&{A}` to read them"
+)]
+pub trait ToolArgsParam<'a, T, A> {
+    /// Lends the arguments to the hook.
+    fn lend(args: &'a mut A) -> Self;
+}
+
+#[diagnostic::do_not_recommend]
+impl<'a, T, A> ToolArgsParam<'a, T, A> for &'a mut A {
+    fn lend(args: &'a mut A) -> Self {
+        args
+    }
+}
+
+#[diagnostic::do_not_recommend]
+impl<'a, T, A> ToolArgsParam<'a, T, A> for &'a A {
+    fn lend(args: &'a mut A) -> Self {
+        args
+    }
+}
+
+/// What a per-tool hook at event `E` may return: it edits its value in place, so no new value.
+#[diagnostic::on_unimplemented(
+    message = "a per-tool hook at `{E}` cannot return `{Self}`",
+    label = "not a verdict of `{E}`",
+    note = "a per-tool hook returns `Verdict<{E}>`, `()` (continue), or a `Result` of one of these (an `Err` halts the turn as a failure); it edits the typed value in place"
+)]
+pub trait IntoToolVerdict<E: Event> {
+    /// The verdict.
+    fn verdict(self) -> Verdict<E>;
+}
+
+#[diagnostic::do_not_recommend]
+impl<E: Event> IntoToolVerdict<E> for () {
+    fn verdict(self) -> Verdict<E> {
+        Verdict::Continue
+    }
+}
+
+#[diagnostic::do_not_recommend]
+impl<E: Event> IntoToolVerdict<E> for Verdict<E> {
+    fn verdict(self) -> Verdict<E> {
+        self
+    }
+}
+
+impl<E: Event, T: IntoToolVerdict<E>, Error: Display> IntoToolVerdict<E> for Result<T, Error> {
+    fn verdict(self) -> Verdict<E> {
+        match self {
+            Ok(value) => value.verdict(),
+            Err(error) => Verdict::Halt(Halt::failure(error)),
+        }
+    }
+}
+
 /// What a `#[tool]` function's parameter must be: the model's JSON deserializes into it, a hook's
 /// edit serializes back, and its JSON schema is what the model is shown.
 #[diagnostic::on_unimplemented(

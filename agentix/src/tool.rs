@@ -3,7 +3,7 @@
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
-use std::any::Any;
+use std::any::{Any, TypeId};
 use std::fmt;
 use std::future::Future;
 
@@ -41,6 +41,11 @@ use crate::turn::Turn;
 ///     }
 /// }
 /// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a tool",
+    label = "not a tool",
+    note = "put `#[tool]` on an async fn, or implement `agentix::Tool` for the type"
+)]
 pub trait Tool: Send + Sync {
     /// The name the model calls it by.
     const NAME: &'static str;
@@ -159,6 +164,14 @@ pub trait ToolSet: Send + Sync {
     /// Appends the spec of every tool in the set.
     fn specs(&self, specs: &mut Vec<ToolSpec>);
 
+    /// The type of the tool called `name`, for per-tool hooks (`#[hook(before_tool, tool =
+    /// get_weather)]`); `None` if the set has no such tool. A hand-written set may leave it
+    /// out: per-tool hooks then run on none of its calls.
+    fn tool_type(&self, name: &str) -> Option<TypeId> {
+        let _ = name;
+        None
+    }
+
     /// Runs the tool the call names, or returns `None` if the set has no such tool. Argument
     /// and tool failures are returned as failed results; the agent turns a panic into one too.
     fn call(&self, call: &ToolCall, turn: &Turn)
@@ -190,10 +203,14 @@ impl<Rest, T> Toolbox<Rest, T> {
     }
 }
 
-impl<Rest: ToolSet, T: Tool> ToolSet for Toolbox<Rest, T> {
+impl<Rest: ToolSet, T: Tool + 'static> ToolSet for Toolbox<Rest, T> {
     fn specs(&self, specs: &mut Vec<ToolSpec>) {
         self.rest.specs(specs);
         specs.push(ToolSpec::of(&self.tool));
+    }
+
+    fn tool_type(&self, name: &str) -> Option<TypeId> {
+        if name == T::NAME { Some(TypeId::of::<T>()) } else { self.rest.tool_type(name) }
     }
 
     // The tool runs in this future, not in one of its own nested in it: a level less to poll

@@ -54,6 +54,10 @@ pub struct Turn {
     pub(crate) running_component: Option<Component>,
     #[serde(skip)]
     pub(crate) aborted: OnceLock<Aborted>,
+    /// The tool the call at hand names, by type: found before `before_tool` when the agent has
+    /// per-tool hooks, so each of them compares a type rather than a name.
+    #[serde(skip)]
+    pub(crate) tool_in_hand: Option<std::any::TypeId>,
     #[serde(skip)]
     blame: Mutex<Blame>,
     /// Whether `blame` holds anything but `Nobody`: a successful call, the usual case, then
@@ -155,6 +159,7 @@ impl Turn {
             running_event: no_event(),
             running_component: None,
             aborted: OnceLock::new(),
+            tool_in_hand: None,
             blame: Mutex::default(),
             blamed: AtomicBool::new(false),
             summary: None,

@@ -386,3 +386,45 @@ fn twenty_hooks_on_every_event_allocate_nothing() {
         "20 hooks, each on all ten events, allocated"
     );
 }
+
+/// A tool beside `get_weather`, with a per-tool hook: the turn's calls are all of other tools.
+mod per_tool {
+    use agentix::{hook, tool};
+
+    /// Sends an email.
+    #[tool]
+    pub async fn send_email(
+        /// To whom.
+        to: String,
+    ) -> String {
+        format!("sent to {to}")
+    }
+
+    /// Keeps email inside the company.
+    #[hook(before_tool, tool = send_email)]
+    pub async fn internal_only(args: &mut SendEmailArgs) {
+        args.to = "me@example.com".to_owned();
+    }
+}
+
+#[test]
+fn a_per_tool_hook_costs_other_tools_calls_no_allocation() {
+    let run = |hooked: bool| {
+        let model = model();
+        let with_tools = Agent::builder(&model).tool(Weather::default()).tool(per_tool::send_email);
+        let (count, log, requests) = if hooked {
+            measure(&with_tools.hook(per_tool::internal_only).build(), &model)
+        } else {
+            measure(&with_tools.build(), &model)
+        };
+        (count, log.log().to_vec(), requests)
+    };
+    let _ = run(false);
+    let (bare, bare_log, bare_requests) = run(false);
+    let (hooked, hooked_log, hooked_requests) = run(true);
+    assert_eq!((hooked_log, hooked_requests), (bare_log, bare_requests));
+    assert_eq!(
+        hooked, bare,
+        "the hook on send_email made get_weather's and an unknown call allocate"
+    );
+}

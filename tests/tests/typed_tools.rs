@@ -170,3 +170,157 @@ async fn the_function_stays_callable() {
         "a left-out Option stays out when the arguments are written back"
     );
 }
+
+/// Keeps every weather lookup in Norway, whatever city the model asked for.
+#[hook(before_tool, tool = get_weather)]
+async fn stay_in_norway(args: &mut GetWeatherArgs) {
+    if args.city != "Oslo" && args.city != "Bergen" {
+        args.city = "Oslo".to_owned();
+    }
+    args.fahrenheit = Some(false);
+}
+
+/// Refuses to look up the weather of a city the user did not name.
+#[hook(before_tool, tool = get_weather, when = asks_for_rome)]
+async fn no_rome(_args: &GetWeatherArgs, turn: &mut Turn) -> Verdict<BeforeTool> {
+    turn.scope_mut().insert(Refusals(1));
+    Verdict::reject("not Rome")
+}
+
+fn asks_for_rome(args: &GetWeatherArgs, _turn: &Turn) -> bool {
+    args.city == "Rome"
+}
+
+/// How many calls `no_rome` refused.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+struct Refusals(u32);
+
+impl agentix::ScopeValue for Refusals {
+    const KEY: &'static str = "refusals";
+}
+
+/// Reads every call, of every tool.
+#[hook(before_tool)]
+async fn sees_every_call(call: &ToolCall, turn: &mut Turn) {
+    let seen = turn.scope().get::<Seen>().map_or(0, |seen| seen.0);
+    let _ = call;
+    turn.scope_mut().insert(Seen(seen + 1));
+}
+
+/// How many calls `sees_every_call` saw.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+struct Seen(u32);
+
+impl agentix::ScopeValue for Seen {
+    const KEY: &'static str = "seen";
+}
+
+/// Every hook decision the observer heard of, as `event hook`.
+#[derive(Default)]
+struct Heard(std::sync::Mutex<Vec<String>>);
+
+impl agentix::Observer for Heard {
+    fn observe(&self, observation: &agentix::Observation<'_>) {
+        if let agentix::Observation::Hook { event, hook, .. } = observation {
+            self.0.lock().unwrap().push(format!("{event} {hook}"));
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_per_tool_hook_edits_its_tools_typed_arguments_and_the_log_records_the_edit() {
+    let model = ScriptedModel::new()
+        .tool_calls([
+            ("get_weather", json!({ "city": "Paris", "fahrenheit": true })),
+            ("add", json!({ "a": 1, "second": 2 })),
+            ("get_weather", json!({ "city": "Bergen" })),
+            ("search", json!({ "text": "Paris", "limit": 1 })),
+        ])
+        .text("done");
+    let agent = Agent::builder(&model)
+        .tool(get_weather)
+        .tool(sum)
+        .tool(search)
+        .hook(sees_every_call)
+        .hook(stay_in_norway)
+        .build();
+    let mut conversation = Conversation::new();
+    let heard = Heard::default();
+    agent.run_observed(&mut conversation, "go", &heard).await.unwrap();
+
+    let results: Vec<ToolResult> =
+        model.requests().last().unwrap().tool_results().cloned().collect();
+    let outputs: Vec<&str> = results.iter().map(|result| result.output.as_str()).collect();
+    assert_eq!(
+        outputs,
+        [
+            "sunny in Oslo, 21C",
+            r#"{"total":3,"at":"nowhere"}"#,
+            "sunny in Bergen, 21C",
+            r#"["Paris #0"]"#
+        ],
+        "only get_weather's calls were edited"
+    );
+    let logged: Vec<&ToolCall> = conversation
+        .log()
+        .iter()
+        .filter_map(|entry| match entry {
+            Entry::Assistant { message, .. } => Some(message.tool_calls()),
+            _ => None,
+        })
+        .flatten()
+        .collect();
+    assert_eq!(logged[0].arguments, json!({ "city": "Oslo", "fahrenheit": false }), "as edited");
+    assert_eq!(logged[1].arguments, json!({ "a": 1, "second": 2 }), "another tool's, as sent");
+    assert_eq!(logged[2].arguments, json!({ "city": "Bergen", "fahrenheit": false }));
+    assert_eq!(
+        conversation.scope().get::<Seen>(),
+        Some(&Seen(4)),
+        "a hook without tool = sees all"
+    );
+    let heard = heard.0.into_inner().unwrap();
+    let per_tool: Vec<&String> =
+        heard.iter().filter(|line| line.contains("stay_in_norway")).collect();
+    assert_eq!(per_tool.len(), 2, "other tools' calls pass it by without a trace: {heard:?}");
+}
+
+#[tokio::test]
+async fn a_per_tool_hook_can_refuse_and_reads_its_when_condition_typed() {
+    let model = ScriptedModel::new()
+        .tool_calls([
+            ("get_weather", json!({ "city": "Rome", "fahrenheit": null })),
+            ("get_weather", json!({ "city": "Oslo", "fahrenheit": null })),
+        ])
+        .text("done");
+    let agent = Agent::builder(&model).tool(get_weather).hook(no_rome).build();
+    let mut conversation = Conversation::new();
+    agent.run(&mut conversation, "go").await.unwrap();
+    let results: Vec<ToolResult> =
+        model.requests().last().unwrap().tool_results().cloned().collect();
+    assert_eq!(
+        results[0].error,
+        Some(ToolFailure::Rejected { by: "no_rome".to_owned(), reason: "not Rome".to_owned() })
+    );
+    assert_eq!(results[1].output, "sunny in Oslo, 21C");
+    assert_eq!(conversation.scope().get::<Refusals>(), Some(&Refusals(1)));
+    // A hook that takes the arguments by shared reference leaves the call as the model sent it.
+    let Entry::Assistant { message, .. } = &conversation.log()[1] else {
+        panic!("{:?}", conversation.log())
+    };
+    let calls: Vec<&ToolCall> = message.tool_calls().collect();
+    assert_eq!(calls[1].arguments, json!({ "city": "Oslo", "fahrenheit": null }));
+}
+
+#[tokio::test]
+async fn arguments_that_do_not_fit_pass_a_per_tool_hook_by_and_the_tool_refuses_them() {
+    let model =
+        ScriptedModel::new().tool_call("get_weather", json!({ "town": "Paris" })).text("done");
+    let agent = Agent::builder(&model).tool(get_weather).hook(stay_in_norway).build();
+    let mut conversation = Conversation::new();
+    agent.run(&mut conversation, "go").await.unwrap();
+    let result = model.requests().last().unwrap().tool_results().next().cloned().unwrap();
+    assert!(
+        matches!(&result.error, Some(ToolFailure::InvalidArguments { message }) if message.contains("town")),
+        "{result:?}"
+    );
+}

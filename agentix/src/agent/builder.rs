@@ -5,7 +5,7 @@ use std::sync::Arc;
 use crate::approval::{Approver, NoApprover};
 use crate::context::{AuditSink, Summarizer, TokenCounter};
 use crate::model::{Model, ModelParams};
-use crate::pipeline::{Hooks, Register};
+use crate::pipeline::{HasTool, Hooks, Register};
 use crate::tool::{IntoTool, NoTools, ToolSet, Toolbox};
 use crate::transform::StreamTransformer;
 
@@ -74,7 +74,7 @@ impl<M, T, P, A, X> AgentBuilder<M, T, P, A, X> {
         self
     }
 
-    /// Adds a tool: a `#[tool]` function (`.tool(get_weather)`) or a [`Tool`] value.
+    /// Adds a tool: a `#[tool]` function (`.tool(get_weather)`) or a [`Tool`](crate::Tool) value.
     pub fn tool<U, Via>(self, tool: U) -> AgentBuilder<M, Toolbox<T, U::Tool>, P, A, X>
     where
         U: IntoTool<Via>,
@@ -105,9 +105,14 @@ impl<M, T, P, A, X> AgentBuilder<M, T, P, A, X> {
     /// Adds a hook after those already added: a `#[hook]` function, a [`Hook`](crate::Hook), or
     /// a hook of [`on`](crate::on). Hooks of one event run in the order they are added; wrap
     /// hooks nest with the first added outermost; consecutive parallel `pre` hooks run together.
-    pub fn hook<H, Kind>(self, hook: H) -> AgentBuilder<M, T, H::Output, A, X>
+    ///
+    /// A per-tool hook (`#[hook(before_tool, tool = get_weather)]`) is checked here: the agent
+    /// must already have its tool, so add tools before the hooks that name them; an agent
+    /// without it does not compile.
+    pub fn hook<H, Kind, Index>(self, hook: H) -> AgentBuilder<M, T, H::Output, A, X>
     where
         H: Register<Kind, P>,
+        T: HasTool<H::Tool, Index>,
     {
         AgentBuilder {
             hooks: hook.register(self.hooks),

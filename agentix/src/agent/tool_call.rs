@@ -66,6 +66,9 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
     ) -> Result<(), Error> {
         let StepInFlight { message, results, started, ran, .. } = step;
         let call = nth_call(message, index);
+        if <P::Chain as Chain>::PER_TOOL {
+            turn.tool_in_hand = self.tools.tool_type(&call.name);
+        }
         fire(observer, turn, EventKind::BeforeTool);
         let refusal = match run_guarded_chain!(
             self,

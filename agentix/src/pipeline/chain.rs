@@ -19,6 +19,10 @@ macro_rules! chain_trait {
             /// loop and the hook.
             const IN_PLACE_EVENTS: EventSet = EventSet::ALL.without(Self::EVENTS);
 
+            /// Whether the node has per-tool `before_tool` hooks: the loop then finds the tool
+            /// each call names before the chain runs, and only then.
+            const PER_TOOL: bool = false;
+
             $(
                 #[doc = concat!("Runs the node's `", stringify!($method), "` hooks.")]
                 fn $method<O: Observer>(
@@ -206,6 +210,28 @@ macro_rules! durable_output {
     };
 }
 
+/// Whether a single-event hook runs on one tool's calls only: only `before_tool` hooks can.
+macro_rules! per_tool {
+    (BeforeTool, $hook:ident) => {
+        <$hook as on::BeforeTool>::TOOL.is_some()
+    };
+    ($event:ident, $hook:ident) => {
+        false
+    };
+}
+
+/// Passes a per-tool hook by, untraced, on another tool's call.
+macro_rules! other_tool {
+    (BeforeTool, $hook:ident, $turn:ident) => {
+        if let Some(tool) = <$hook as on::BeforeTool>::TOOL
+            && $turn.tool_in_hand != Some(tool)
+        {
+            return Flow::Continue;
+        }
+    };
+    ($event:ident, $hook:ident, $turn:ident) => {};
+}
+
 macro_rules! single_chain {
     ($($method:ident / $in_place:ident: $event:ident ($($arg:ident: $ty:ty)?);)*) => {$(
         impl<H: on::$event> Chain for Single<H, $event> {
@@ -213,8 +239,10 @@ macro_rules! single_chain {
             // A hook with a timeout is awaited, under its timer.
             const IN_PLACE_EVENTS: EventSet =
                 in_place_events::<$event>(H::IN_PLACE && H::TIMEOUT.is_none());
+            const PER_TOOL: bool = per_tool!($event, H);
 
             async fn $method<O: Observer>(&self, $($arg: $ty,)? turn: &mut Turn, observer: &O) -> Flow<$event> {
+                other_tool!($event, H, turn);
                 let name = self.0.name();
                 if H::CONDITIONAL && !self.0.applies($(&*$arg,)? turn) {
                     return skipped(observer, $event::KIND, name);
@@ -227,6 +255,7 @@ macro_rules! single_chain {
             }
 
             fn $in_place<O: Observer>(&self, $($arg: $ty,)? turn: &mut Turn, observer: &O) -> Flow<$event> {
+                other_tool!($event, H, turn);
                 let name = self.0.name();
                 if H::CONDITIONAL && !self.0.applies($(&*$arg,)? turn) {
                     return skipped(observer, $event::KIND, name);
@@ -430,6 +459,7 @@ macro_rules! tuple_chain {
             // An event runs in place when no node has hooks on it that await.
             const IN_PLACE_EVENTS: EventSet =
                 EventSet::ALL.without(EventSet::NONE$(.union($node::EVENTS.without($node::IN_PLACE_EVENTS)))*);
+            const PER_TOOL: bool = false $(|| $node::PER_TOOL)*;
 
             chain_events!(tuple_chain_methods, [$($node $index)*]);
         }

@@ -48,6 +48,7 @@ macro_rules! prefixes {
 mod chain;
 mod grow;
 mod onion;
+mod per_tool;
 mod register;
 
 pub use chain::{Chain, Lifecycle, Par, ParallelGroup, Single};
@@ -55,9 +56,10 @@ pub(crate) use chain::{hook_panic, settle};
 pub use grow::{Push, PushChunk, PushParallel};
 pub(crate) use onion::not_run;
 pub use onion::{Keep, KeptResult, ModelLayer, ModelWraps, ToolLayer, ToolWraps, Wraps};
+pub use per_tool::{ForTool, HasTool, Here, PerTool, There};
 pub use register::{AllEvents, Factory, Parallel, Register};
 
-use std::any::Any;
+use std::any::{Any, TypeId};
 use std::future::{Future, ready};
 use std::marker::PhantomData;
 use std::pin::Pin;

@@ -26,6 +26,9 @@ pub trait Register<Role, P> {
     /// The grown pipeline.
     type Output: Pipeline;
 
+    /// The tool the hook needs the agent to have: a per-tool hook's; `()` for the others.
+    type Tool;
+
     /// Adds the hook after every hook of `pipeline`.
     fn register(self, pipeline: P) -> Self::Output;
 }
@@ -38,6 +41,7 @@ where
     T: ToolWraps,
 {
     type Output = Hooks<C::Output, Wraps<M, Lifecycle<H>>, Wraps<T, Lifecycle<H>>>;
+    type Tool = ();
 
     fn register(self, hooks: Hooks<C, M, T>) -> Self::Output {
         let hook = Lifecycle(Arc::new(self));
@@ -55,6 +59,7 @@ where
     H: Register<Role, P>,
 {
     type Output = H::Output;
+    type Tool = H::Tool;
 
     fn register(self, pipeline: P) -> Self::Output {
         self().register(pipeline)
@@ -69,6 +74,7 @@ where
     T: ToolWraps,
 {
     type Output = Hooks<C::Output, M, T>;
+    type Tool = ();
 
     fn register(self, hooks: Hooks<C, M, T>) -> Self::Output {
         Hooks { chain: hooks.chain.push_parallel(self), model: hooks.model, tool: hooks.tool }
@@ -85,6 +91,7 @@ macro_rules! register_single_event {
             T: ToolWraps,
         {
             type Output = Hooks<C::Output, M, T>;
+            type Tool = ();
 
             fn register(self, hooks: Hooks<C, M, T>) -> Self::Output {
                 Hooks { chain: hooks.chain.push(Single(self, PhantomData)), model: hooks.model, tool: hooks.tool }
@@ -112,6 +119,7 @@ where
     T: ToolWraps,
 {
     type Output = Hooks<C, Wraps<M, Single<H, event::WrapModel>>, T>;
+    type Tool = ();
 
     fn register(self, hooks: Hooks<C, M, T>) -> Self::Output {
         let layer = Single(self, PhantomData);
@@ -127,6 +135,7 @@ where
     T: ToolWraps,
 {
     type Output = Hooks<C, M, Wraps<T, Single<H, event::WrapTool>>>;
+    type Tool = ();
 
     fn register(self, hooks: Hooks<C, M, T>) -> Self::Output {
         let layer = Single(self, PhantomData);

@@ -1,0 +1,20 @@
+use agentix::prelude::*;
+
+/// Current weather for a city.
+#[tool]
+async fn get_weather(city: String) -> String {
+    format!("sunny in {city}")
+}
+
+/// Sends an email.
+#[tool]
+async fn send_email(to: String) -> String {
+    format!("sent to {to}")
+}
+
+#[hook(before_tool, tool = get_weather)]
+async fn redirect(args: &mut SendEmailArgs) {
+    args.to = "me@example.com".to_owned();
+}
+
+fn main() {}
