@@ -304,9 +304,8 @@ fn implementation(hook: &Hook, ident: &Ident, private: &TokenStream) -> TokenStr
     }
 }
 
-/// The trait method of a per-tool hook: it lends the tool's typed arguments (or output, or
-/// error) and the turn to `call`. The tool is named once, at the user's path: a path that is not
-/// a tool is one error there.
+/// The trait items of a per-tool hook: it lends the tool's typed arguments (or output, or
+/// error) and the turn to `call`. The tool is named once, at the user's path.
 fn per_tool_implementation(
     hook: &Hook,
     tool: &syn::Path,
@@ -316,28 +315,35 @@ fn per_tool_implementation(
     let value = Ident::new("value", Span::mixed_site());
     let turn = Ident::new("turn", Span::mixed_site());
     let returned = Ident::new("returned", Span::mixed_site());
+    let (method, associated, turn_type) = match hook.event {
+        Event::BeforeTool => {
+            (quote! { before_tool }, quote! { Args }, quote! { &mut #private::Turn })
+        }
+        Event::AfterTool => (quote! { after_tool }, quote! { Output }, quote! { &#private::Turn }),
+        _ => (quote! { tool_error }, quote! { Error }, quote! { &#private::Turn }),
+    };
+    let value_type = quote! { <Self::Tool as #private::Tool>::#associated };
     let args = hook.params.iter().map(|param| {
         let ty = &param.ty;
         let span = ty.span();
-        match param.role {
-            Role::Value => quote_spanned! {span=>
-                <#ty as #private::ToolArgsParam<'_, Self::Tool, <Self::Tool as #private::Tool>::Args>>::lend(&mut *#value)
+        match (param.role, hook.event) {
+            (Role::Value, _) => quote_spanned! {span=>
+                <#ty as #private::ToolValueParam<'_, Self::Tool, #value_type>>::lend(&mut *#value)
             },
-            _ => quote_spanned! {span=> <#ty as #private::TurnParam<'_>>::lend(&mut *#turn) },
+            (_, Event::BeforeTool) => {
+                quote_spanned! {span=> <#ty as #private::TurnParam<'_>>::lend(&mut *#turn) }
+            }
+            _ => quote_spanned! {span=> <#ty as #private::InCallTurnParam<'_>>::lend(#turn) },
         }
     });
-    let edits = hook.params.iter().any(|param| {
-        param.role == Role::Value
-            && matches!(&param.ty, syn::Type::Reference(reference) if reference.mutability.is_some())
-    });
     let output = &hook.output;
+    let event_type = format_ident!("{}", hook.event.type_name());
     let returned_as = quote_spanned! {output.span()=>
-        <#output as #private::IntoToolVerdict<#private::BeforeTool>>::verdict
+        <#output as #private::IntoToolVerdict<#private::#event_type>>::verdict
     };
-    let args_type = quote! { <Self::Tool as #private::Tool>::Args };
     let future_span = hook.future_span;
     let returns = quote_spanned! {future_span=>
-        impl #private::CoreFuture<Output = #private::Verdict<#private::BeforeTool>> + #private::CoreSend
+        impl #private::CoreFuture<Output = #private::Verdict<#private::#event_type>> + #private::CoreSend
     };
     let future = quote_spanned! {future_span=>
         async move {
@@ -345,14 +351,21 @@ fn per_tool_implementation(
             #returned_as(#returned)
         }
     };
-    let condition = condition(hook, private, Some(&args_type));
+    let edits = (hook.event == Event::BeforeTool).then(|| {
+        let edits = hook.params.iter().any(|param| {
+            param.role == Role::Value
+                && matches!(&param.ty, syn::Type::Reference(reference) if reference.mutability.is_some())
+        });
+        quote! { const EDITS: #private::bool = #edits; }
+    });
+    let condition = condition(hook, private, Some(&value_type));
     quote! {
         type Tool = #tool;
-        const EDITS: #private::bool = #edits;
+        #edits
 
         #condition
 
-        fn before_tool(&self, #value: &mut #args_type, #turn: &mut #private::Turn) -> #returns {
+        fn #method(&self, #value: &mut #value_type, #turn: #turn_type) -> #returns {
             #future
         }
     }

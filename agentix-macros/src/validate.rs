@@ -242,12 +242,13 @@ pub fn validate(args: Args, function: &ItemFn) -> Result<Hook, syn::Error> {
         );
     }
     if let Some(tool) = &attribute.tool
-        && event != Event::BeforeTool
+        && !matches!(event, Event::BeforeTool | Event::AfterTool | Event::ToolError)
     {
         errors.push_spanned(
             tool,
             format!(
-                "`tool = ...` is legal only on `before_tool`: a `{}` hook sees every call",
+                "`tool = ...` is legal only on `before_tool`, `after_tool` and `tool_error`: \
+                 a hook on `{}` is not about one tool's calls",
                 event.word()
             ),
         );

@@ -270,7 +270,9 @@ pub use model::{
 pub use observe::{Decision, Observation, Observer};
 pub use scope::{Scope, ScopeError, ScopeValue};
 pub use stream::StreamEvent;
-pub use tool::{Arguments, AsTool, IntoTool, MakesTool, NoTools, Tool, ToolSet, ToolSpec, Toolbox};
+pub use tool::{
+    Arguments, AsTool, IntoTool, MakesTool, NoTools, OutputHooks, Tool, ToolSet, ToolSpec, Toolbox,
+};
 pub use transform::{PatternError, Redactor, StreamTransformer};
 pub use turn::{Injection, Turn};
 pub use verdict::{Escalation, Feedback, Halt, Rejection, Verdict};

@@ -213,6 +213,67 @@ pub trait BeforeToolOf: Send + Sync {
     ) -> impl Future<Output = Verdict<event::BeforeTool>> + Send;
 }
 
+macro_rules! per_tool_result_traits {
+    ($(
+        $(#[$doc:meta])*
+        $trait:ident: $method:ident($value:ident: $assoc:ident) -> $event:ident;
+    )*) => {$(
+        $(#[$doc])*
+        pub trait $trait: Send + Sync {
+            /// The tool whose calls the hook runs on.
+            type Tool: Tool + 'static;
+
+            /// How long one call of the hook may take; past it, the hook failed and the turn
+            /// ends, the call logged with what the tool returned.
+            const TIMEOUT: Option<Duration> = None;
+
+            /// Whether the hook has a condition ([`applies`](Self::applies)), as for the other
+            /// hooks.
+            #[doc(hidden)]
+            const CONDITIONAL: bool = false;
+
+            /// Whether the hook runs on this value; asked only when
+            /// [`CONDITIONAL`](Self::CONDITIONAL) is true.
+            #[doc(hidden)]
+            fn applies(&self, $value: &<Self::Tool as Tool>::$assoc, turn: &Turn) -> bool {
+                let _ = ($value, turn);
+                true
+            }
+
+            /// The hook's name in errors, the log and traces. Defaults to the type's name.
+            fn name(&self) -> &'static str {
+                short_type_name::<Self>()
+            }
+
+            /// Runs the hook on a call of its tool.
+            fn $method(
+                &self,
+                $value: &mut <Self::Tool as Tool>::$assoc,
+                turn: &Turn,
+            ) -> impl Future<Output = Verdict<event::$event>> + Send;
+        }
+    )*};
+}
+
+per_tool_result_traits! {
+    /// A per-tool `after_tool` hook: it runs on a successful call of one tool,
+    /// [`Tool`](Self::Tool), on the tool's own output, before that output is rendered for the
+    /// model — it reads or edits a typed value, not text. `#[hook(after_tool, tool =
+    /// get_weather)]` on a function taking `&mut` the tool's output implements it.
+    ///
+    /// It runs inside the tool call, so inside the `wrap_tool` hooks and before the
+    /// `after_tool` hooks that see every call; the turn is shared there (`&Turn`). A halt, a
+    /// panic or a timeout ends the turn naming the hook; the call is logged with what the tool
+    /// returned.
+    AfterToolOf: after_tool(output: Output) -> AfterTool;
+
+    /// A per-tool `tool_error` hook: it runs on a failed call of one tool,
+    /// [`Tool`](Self::Tool), on the tool's own error, before the error is displayed to the
+    /// model. `#[hook(tool_error, tool = get_weather)]` on a function taking `&mut` the tool's
+    /// error implements it. It runs inside the tool call, as [`AfterToolOf`] does.
+    ToolErrorOf: tool_error(error: Error) -> ToolError;
+}
+
 /// What a parallel `pre` hook's failure (a panic, a timeout) does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum OnError {

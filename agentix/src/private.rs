@@ -529,28 +529,48 @@ impl<F: Fn(&Turn) -> bool> TurnCondition for F {
 
 // ---- tools ----
 
-/// A parameter that can receive `A`, the arguments of tool `T`, for a per-tool hook.
+/// A parameter that can receive `V` — the arguments, the output or the error of tool `T` — for
+/// a per-tool hook.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not what a hook on `{T}`'s calls receives",
-    label = "expected `&mut {A}` or `&{A}`",
-    note = "a per-tool `before_tool` hook takes its tool's arguments first: `&mut {A}` to edit them, `&{A}` to read them"
+    label = "expected `&mut {V}` or `&{V}`",
+    note = "a per-tool hook takes its tool's arguments (`before_tool`), output (`after_tool`) or error (`tool_error`) first: `&mut {V}` to edit it, `&{V}` to read it"
 )]
-pub trait ToolArgsParam<'a, T, A> {
-    /// Lends the arguments to the hook.
-    fn lend(args: &'a mut A) -> Self;
+pub trait ToolValueParam<'a, T, V> {
+    /// Lends the value to the hook.
+    fn lend(value: &'a mut V) -> Self;
 }
 
 #[diagnostic::do_not_recommend]
-impl<'a, T, A> ToolArgsParam<'a, T, A> for &'a mut A {
-    fn lend(args: &'a mut A) -> Self {
-        args
+impl<'a, T, V> ToolValueParam<'a, T, V> for &'a mut V {
+    fn lend(value: &'a mut V) -> Self {
+        value
     }
 }
 
 #[diagnostic::do_not_recommend]
-impl<'a, T, A> ToolArgsParam<'a, T, A> for &'a A {
-    fn lend(args: &'a mut A) -> Self {
-        args
+impl<'a, T, V> ToolValueParam<'a, T, V> for &'a V {
+    fn lend(value: &'a mut V) -> Self {
+        value
+    }
+}
+
+/// A parameter that can receive the turn of a per-tool `after_tool` or `tool_error` hook, which
+/// runs inside the tool call: a shared borrow only.
+#[diagnostic::on_unimplemented(
+    message = "a per-tool `after_tool` or `tool_error` hook cannot take `{Self}`",
+    label = "expected `&Turn`",
+    note = "the hook runs inside the tool call, where the turn is shared: take `&Turn`; a hook that changes the turn is an `after_tool` hook without `tool = ...`"
+)]
+pub trait InCallTurnParam<'a> {
+    /// Lends the turn to the hook.
+    fn lend(turn: &'a Turn) -> Self;
+}
+
+#[diagnostic::do_not_recommend]
+impl<'a> InCallTurnParam<'a> for &'a Turn {
+    fn lend(turn: &'a Turn) -> Self {
+        turn
     }
 }
 

@@ -54,8 +54,8 @@ pub trait Tool: Send + Sync {
     /// The output, serialized to JSON for the model (a string output is passed as is: a
     /// `String` without being copied). Owned (`'static`): it outlives the call that made it.
     type Output: Serialize + Send + 'static;
-    /// The failure, displayed to the model.
-    type Error: fmt::Display + Send;
+    /// The failure, displayed to the model. Owned (`'static`), as the output is.
+    type Error: fmt::Display + Send + 'static;
 
     /// What the tool does, for the model.
     fn description(&self) -> &str;
@@ -176,6 +176,58 @@ pub trait ToolSet: Send + Sync {
     /// and tool failures are returned as failed results; the agent turns a panic into one too.
     fn call(&self, call: &ToolCall, turn: &Turn)
     -> impl Future<Output = Option<ToolResult>> + Send;
+
+    /// [`call`](Self::call), running the per-tool `after_tool` and `tool_error` hooks on the
+    /// tool's own output or error before rendering it. A hand-written set may leave it out:
+    /// then per-tool hooks see none of its calls.
+    fn call_hooked<H: OutputHooks>(
+        &self,
+        call: &ToolCall,
+        turn: &Turn,
+        hooks: &H,
+    ) -> impl Future<Output = Option<ToolResult>> + Send {
+        let _ = hooks;
+        self.call(call, turn)
+    }
+}
+
+/// The per-tool `after_tool` and `tool_error` hooks of an agent, as its tool set runs them:
+/// on a call's typed output or error, inside the call, before it is rendered for the model. A
+/// hook that halts, panics or times out ends the call and the turn
+/// ([`ToolSet::call_hooked`] returns the result all the same: the tool ran).
+pub trait OutputHooks: Sync {
+    /// Runs the per-tool `after_tool` hooks of tool `T` on its output.
+    fn after_tool<T: Tool + 'static>(
+        &self,
+        output: &mut T::Output,
+        turn: &Turn,
+    ) -> impl Future<Output = ()> + Send;
+
+    /// Runs the per-tool `tool_error` hooks of tool `T` on its error.
+    fn tool_error<T: Tool + 'static>(
+        &self,
+        error: &mut T::Error,
+        turn: &Turn,
+    ) -> impl Future<Output = ()> + Send;
+}
+
+/// No per-tool hooks.
+impl OutputHooks for () {
+    fn after_tool<T: Tool + 'static>(
+        &self,
+        _output: &mut T::Output,
+        _turn: &Turn,
+    ) -> impl Future<Output = ()> + Send {
+        std::future::ready(())
+    }
+
+    fn tool_error<T: Tool + 'static>(
+        &self,
+        _error: &mut T::Error,
+        _turn: &Turn,
+    ) -> impl Future<Output = ()> + Send {
+        std::future::ready(())
+    }
 }
 
 /// The empty tool set.
@@ -213,17 +265,35 @@ impl<Rest: ToolSet, T: Tool + 'static> ToolSet for Toolbox<Rest, T> {
         if name == T::NAME { Some(TypeId::of::<T>()) } else { self.rest.tool_type(name) }
     }
 
+    fn call(
+        &self,
+        call: &ToolCall,
+        turn: &Turn,
+    ) -> impl Future<Output = Option<ToolResult>> + Send {
+        self.call_hooked(call, turn, &())
+    }
+
     // The tool runs in this future, not in one of its own nested in it: a level less to poll
     // and to move the result out of.
-    async fn call(&self, call: &ToolCall, turn: &Turn) -> Option<ToolResult> {
+    async fn call_hooked<H: OutputHooks>(
+        &self,
+        call: &ToolCall,
+        turn: &Turn,
+        hooks: &H,
+    ) -> Option<ToolResult> {
         if call.name != T::NAME {
-            return self.rest.call(call, turn).await;
+            return self.rest.call_hooked(call, turn, hooks).await;
         }
         let args = match T::Args::from_json(&call.arguments) {
             Ok(args) => args,
             Err(error) => return Some(invalid_arguments(call, &error)),
         };
-        Some(match self.tool.call(args, turn).await {
+        let mut returned = self.tool.call(args, turn).await;
+        match &mut returned {
+            Ok(output) => hooks.after_tool::<T>(output, turn).await,
+            Err(error) => hooks.tool_error::<T>(error, turn).await,
+        }
+        Some(match returned {
             Ok(output) => match output_text(output) {
                 Ok(text) => ToolResult::success(call, text),
                 Err(error) => {

@@ -15,6 +15,7 @@ use crate::message::{Message, Part};
 use crate::model::Usage;
 use crate::pipeline::HookFailure;
 use crate::scope::Scope;
+use crate::verdict::Halt;
 
 /// One turn in progress: the conversation so far, the user message that opened the turn, its
 /// reference, and the scope. Hooks get `&mut Turn` (sequential) or `&Turn` (parallel `pre` hooks,
@@ -102,12 +103,15 @@ pub struct Injection {
     pub durable: bool,
 }
 
-/// Something inside a model or tool call failed past recovering — a wrap hook panicked, a
-/// component the call runs panicked — and the call was abandoned; the loop ends the turn.
+/// Something inside a model or tool call ended it past recovering — a wrap hook panicked, a
+/// component the call runs panicked, a per-tool hook inside a tool call halted — and the call
+/// was abandoned; the loop ends the turn.
 #[derive(Clone, Debug)]
-pub(crate) struct Aborted {
-    pub(crate) culprit: Culprit,
-    pub(crate) failure: HookFailure,
+pub(crate) enum Aborted {
+    /// A hook or a component failed.
+    Failed { culprit: Culprit, failure: HookFailure },
+    /// A per-tool hook inside a tool call halted the turn.
+    Halted { event: EventKind, hook: &'static str, halt: Halt },
 }
 
 /// Who failed: a hook at its event, or a component.
@@ -120,7 +124,13 @@ pub(crate) enum Culprit {
 impl Aborted {
     /// The turn's error.
     pub(crate) fn error(&self) -> Error {
-        match (self.culprit, self.failure.clone()) {
+        let (culprit, failure) = match self {
+            Aborted::Halted { event, hook, halt } => {
+                return crate::agent::halted(*event, hook, halt.clone());
+            }
+            Aborted::Failed { culprit, failure } => (*culprit, failure.clone()),
+        };
+        match (culprit, failure) {
             (Culprit::Hook { event, hook }, failure) => failure.error(event, hook),
             (Culprit::Component(component), HookFailure::Panicked { message }) => {
                 Error::ComponentPanicked { component, message }
@@ -134,9 +144,16 @@ impl Aborted {
 
     /// Why the calls the abandoned call took down did not run.
     pub(crate) fn reason(&self) -> String {
-        match self.culprit {
-            Culprit::Hook { event, hook } => self.failure.describe(event, hook),
-            Culprit::Component(component) => format!("the {component} panicked"),
+        match self {
+            Aborted::Halted { event, hook, halt } => {
+                format!("the {event} hook `{hook}` halted the turn: {}", halt.reason)
+            }
+            Aborted::Failed { culprit: Culprit::Hook { event, hook }, failure } => {
+                failure.describe(*event, hook)
+            }
+            Aborted::Failed { culprit: Culprit::Component(component), .. } => {
+                format!("the {component} panicked")
+            }
         }
     }
 }
@@ -468,7 +485,13 @@ impl Turn {
 
     pub(crate) fn abort(&self, culprit: Culprit, failure: HookFailure) {
         // The first failure is the cause; later ones are its echoes.
-        let _ = self.aborted.set(Aborted { culprit, failure });
+        let _ = self.aborted.set(Aborted::Failed { culprit, failure });
+    }
+
+    /// Ends the call in flight and the turn with `hook`'s halt at `event`: a per-tool hook that
+    /// runs inside the call, where the turn is shared.
+    pub(crate) fn halt_in_call(&self, event: EventKind, hook: &'static str, halt: Halt) {
+        let _ = self.aborted.set(Aborted::Halted { event, hook, halt });
     }
 }
 

@@ -387,7 +387,8 @@ fn twenty_hooks_on_every_event_allocate_nothing() {
     );
 }
 
-/// A tool beside `get_weather`, with a per-tool hook: the turn's calls are all of other tools.
+/// A tool beside `get_weather`, with a per-tool hook on each event that has them: the turn's
+/// calls are all of other tools.
 mod per_tool {
     use agentix::{hook, tool};
 
@@ -405,15 +406,32 @@ mod per_tool {
     pub async fn internal_only(args: &mut SendEmailArgs) {
         args.to = "me@example.com".to_owned();
     }
+
+    /// Shortens the receipt.
+    #[hook(after_tool, tool = send_email)]
+    pub async fn short_receipt(receipt: &mut String) {
+        receipt.truncate(4);
+    }
+
+    /// Never seen: `send_email` cannot fail.
+    #[hook(tool_error, tool = send_email)]
+    pub async fn never(error: &mut std::convert::Infallible) {
+        let _ = error;
+    }
 }
 
 #[test]
-fn a_per_tool_hook_costs_other_tools_calls_no_allocation() {
+fn per_tool_hooks_cost_other_tools_calls_no_allocation() {
     let run = |hooked: bool| {
         let model = model();
         let with_tools = Agent::builder(&model).tool(Weather::default()).tool(per_tool::send_email);
         let (count, log, requests) = if hooked {
-            measure(&with_tools.hook(per_tool::internal_only).build(), &model)
+            let agent = with_tools
+                .hook(per_tool::internal_only)
+                .hook(per_tool::short_receipt)
+                .hook(per_tool::never)
+                .build();
+            measure(&agent, &model)
         } else {
             measure(&with_tools.build(), &model)
         };
@@ -423,8 +441,5 @@ fn a_per_tool_hook_costs_other_tools_calls_no_allocation() {
     let (bare, bare_log, bare_requests) = run(false);
     let (hooked, hooked_log, hooked_requests) = run(true);
     assert_eq!((hooked_log, hooked_requests), (bare_log, bare_requests));
-    assert_eq!(
-        hooked, bare,
-        "the hook on send_email made get_weather's and an unknown call allocate"
-    );
+    assert_eq!(hooked, bare, "hooks on send_email made get_weather's and an unknown call allocate");
 }

@@ -324,3 +324,126 @@ async fn arguments_that_do_not_fit_pass_a_per_tool_hook_by_and_the_tool_refuses_
         "{result:?}"
     );
 }
+
+/// Keeps the first result of a search, and says how many there were.
+#[hook(after_tool, tool = search)]
+async fn first_result_only(results: &mut Vec<String>, turn: &Turn) {
+    let _ = turn.scope();
+    let total = results.len();
+    results.truncate(1);
+    results.push(format!("({total} in all)"));
+}
+
+/// Explains a failed weather lookup to the model.
+#[hook(tool_error, tool = get_weather)]
+async fn explain(error: &mut String) {
+    error.push_str(": ask the user which city they mean");
+}
+
+/// Ends the turn on a sum that is too large.
+#[hook(after_tool, tool = sum)]
+async fn no_large_sums(sum: &Sum) -> Verdict<AfterTool> {
+    if sum.total > 100 { Verdict::halt("too large") } else { Verdict::Continue }
+}
+
+/// Panics on a sum of zero.
+#[hook(after_tool, tool = sum)]
+async fn no_zero(sum: &Sum) {
+    assert_ne!(sum.total, 0, "zero");
+}
+
+/// Records the text every successful result reaches the after_tool hooks with.
+#[hook(after_tool)]
+async fn rendered(result: &ToolResult, turn: &mut Turn) {
+    let mut seen = turn.scope().get::<Rendered>().cloned().unwrap_or(Rendered(Vec::new()));
+    seen.0.push(result.output.clone());
+    turn.scope_mut().insert(seen);
+}
+
+/// What `rendered` saw.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+struct Rendered(Vec<String>);
+
+impl agentix::ScopeValue for Rendered {
+    const KEY: &'static str = "rendered";
+}
+
+#[tokio::test]
+async fn per_tool_result_hooks_edit_the_typed_output_and_error_before_the_model_reads_them() {
+    let model = ScriptedModel::new()
+        .tool_calls([
+            ("search", json!({ "text": "rust", "limit": 3 })),
+            ("get_weather", json!({ "city": "" })),
+            ("get_weather", json!({ "city": "Oslo" })),
+        ])
+        .text("done");
+    let agent = Agent::builder(&model)
+        .tool(get_weather)
+        .tool(search)
+        .hook(first_result_only)
+        .hook(explain)
+        .hook(rendered)
+        .build();
+    let mut conversation = Conversation::new();
+    agent.run(&mut conversation, "go").await.unwrap();
+    let results: Vec<ToolResult> =
+        model.requests().last().unwrap().tool_results().cloned().collect();
+    assert_eq!(results[0].output, r#"["rust #0","(3 in all)"]"#);
+    assert_eq!(
+        results[1].error,
+        Some(ToolFailure::Failed {
+            message: "no city given: ask the user which city they mean".to_owned()
+        })
+    );
+    assert_eq!(results[2].output, "sunny in Oslo, 21C", "another call of the tool, untouched");
+    assert_eq!(
+        conversation.scope().get::<Rendered>(),
+        Some(&Rendered(vec![results[0].output.clone(), results[2].output.clone()])),
+        "a hook on every call's result sees the rendered text after the per-tool hooks"
+    );
+}
+
+#[tokio::test]
+async fn a_per_tool_result_hook_that_halts_or_panics_ends_the_turn_and_the_call_stays_logged() {
+    for (a, hook, event) in [(200, "no_large_sums", "halted"), (0, "no_zero", "panicked")] {
+        let model = ScriptedModel::new()
+            .tool_calls([
+                ("add", json!({ "a": a, "second": 0 })),
+                ("search", json!({ "text": "x", "limit": 1 })),
+            ])
+            .text("done");
+        let agent =
+            Agent::builder(&model).tool(sum).tool(search).hook(no_large_sums).hook(no_zero).build();
+        let mut conversation = Conversation::new();
+        let error = agent.run(&mut conversation, "go").await.unwrap_err();
+        match (&error, event) {
+            (agentix::Error::Halted { event, hook: by, reason }, "halted") => {
+                assert_eq!(
+                    (*event, *by, reason.as_str()),
+                    (agentix::event::EventKind::AfterTool, hook, "too large")
+                );
+            }
+            (agentix::Error::HookPanicked { event, hook: by, message }, "panicked") => {
+                assert_eq!((*event, *by), (agentix::event::EventKind::AfterTool, hook));
+                assert!(message.contains("zero"), "{message}");
+            }
+            other => panic!("{other:?}"),
+        }
+        let results = conversation
+            .log()
+            .iter()
+            .find_map(|entry| match entry {
+                Entry::ToolResults { results, .. } => Some(results.clone()),
+                _ => None,
+            })
+            .expect("the step is logged");
+        assert_eq!(results.len(), 2, "every call answered");
+        assert!(!results[0].is_error(), "the tool ran, and is logged as run: {:?}", results[0]);
+        assert!(results[0].output.contains(&format!("\"total\":{a}")), "{:?}", results[0]);
+        assert!(
+            matches!(results[1].error, Some(ToolFailure::NotRun { .. })),
+            "the call after it did not run: {:?}",
+            results[1]
+        );
+    }
+}

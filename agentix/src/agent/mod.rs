@@ -283,7 +283,7 @@ fn fire<O: Observer>(observer: &O, turn: &Turn, event: EventKind) {
 }
 
 #[cold]
-fn halted(event: EventKind, hook: &'static str, halt: Halt) -> Error {
+pub(crate) fn halted(event: EventKind, hook: &'static str, halt: Halt) -> Error {
     if halt.failed {
         Error::HookFailed { event, hook, message: halt.reason }
     } else {

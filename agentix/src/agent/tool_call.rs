@@ -11,7 +11,7 @@ use crate::message::{AssistantMessage, ToolCall, ToolFailure, ToolResult};
 use crate::model::Model;
 use crate::observe::{Observation, Observer};
 use crate::pipeline::{Chain, Flow, HookFailure, Keep, Pipeline, not_run};
-use crate::tool::ToolSet;
+use crate::tool::{OutputHooks, Tool, ToolSet};
 use crate::transform::StreamTransformer;
 use crate::turn::Turn;
 use crate::verdict::Halt;
@@ -125,12 +125,20 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
         fire(observer, turn, EventKind::WrapTool);
         *started = Some(index);
         // Wrap hooks may hold the tool's result after `next` returns: what ran is kept aside.
-        let tool = CallTool { tools: &self.tools, names: &self.tool_names, turn, ran: &*ran };
+        let tool = CallTool {
+            tools: &self.tools,
+            names: &self.tool_names,
+            turn,
+            ran: &*ran,
+            hooks: InCall { chain: self.hooks.chain(), observer },
+        };
         let result = self.hooks.tool_onion(turn, observer, tool).call(call).await;
         let ran = ran.take();
         if let Some(aborted) = turn.aborted.get() {
-            // The call ran if the tool set returned: it is logged with what it returned.
-            let result = ran.unwrap_or_else(|| {
+            // The call ran if the tool set returned: it is logged with what it returned. With
+            // no `wrap_tool` hook, that is what the onion returned.
+            let result = if <P::Kept as Keep>::KEEPS { ran } else { Some(result) };
+            let result = result.unwrap_or_else(|| {
                 ToolResult::failure(call, ToolFailure::NotRun { reason: aborted.reason() })
             });
             results.push(answering(call, result));
@@ -197,21 +205,44 @@ macro_rules! into_end {
 into_end!(AfterTool, ToolError);
 
 /// The innermost `next` of the `wrap_tool` chain: the tool set.
-struct CallTool<'a, T, K> {
+struct CallTool<'a, T, K, C, O> {
     tools: &'a T,
     names: &'a [String],
     turn: &'a Turn,
     /// Where each result the tool set returns is kept, while wrap hooks could lose it.
     ran: &'a K,
+    /// The per-tool `after_tool` and `tool_error` hooks, which the tool set runs.
+    hooks: InCall<'a, C, O>,
 }
 
-impl<T: ToolSet, K: Keep> NextTool for CallTool<'_, T, K> {
+/// The chain's per-tool `after_tool` and `tool_error` hooks, run inside a tool call.
+struct InCall<'a, C, O> {
+    chain: &'a C,
+    observer: &'a O,
+}
+
+impl<C: Chain, O: Observer> OutputHooks for InCall<'_, C, O> {
+    async fn after_tool<U: Tool + 'static>(&self, output: &mut U::Output, turn: &Turn) {
+        if C::OUTPUT_HOOKS {
+            self.chain.after_tool_of::<U, O>(output, turn, self.observer).await;
+        }
+    }
+
+    async fn tool_error<U: Tool + 'static>(&self, error: &mut U::Error, turn: &Turn) {
+        if C::OUTPUT_HOOKS {
+            self.chain.tool_error_of::<U, O>(error, turn, self.observer).await;
+        }
+    }
+}
+
+impl<T: ToolSet, K: Keep, C: Chain, O: Observer> NextTool for CallTool<'_, T, K, C, O> {
     async fn call(&self, call: &ToolCall) -> ToolResult {
         if self.turn.aborted.get().is_some() {
             return not_run(call);
         }
         let limit = self.turn.config().tool_timeout;
-        let result = match bounded!(limit, caught(|| self.tools.call(call, self.turn))) {
+        let run = || self.tools.call_hooked(call, self.turn, &self.hooks);
+        let result = match bounded!(limit, caught(run)) {
             Ok(Ok(Some(result))) => result,
             Ok(Ok(None)) => ToolResult::failure(
                 call,

@@ -23,6 +23,32 @@ macro_rules! chain_trait {
             /// each call names before the chain runs, and only then.
             const PER_TOOL: bool = false;
 
+            /// Whether the node has per-tool `after_tool` or `tool_error` hooks, which the tool
+            /// set runs inside the call ([`OutputHooks`](crate::OutputHooks)).
+            const OUTPUT_HOOKS: bool = false;
+
+            /// Runs the node's per-tool `after_tool` hooks of tool `T` on its output.
+            fn after_tool_of<T: Tool + 'static, O: Observer>(
+                &self,
+                output: &mut T::Output,
+                turn: &Turn,
+                observer: &O,
+            ) -> impl Future<Output = ()> + Send {
+                let _ = (output, turn, observer);
+                ready(())
+            }
+
+            /// Runs the node's per-tool `tool_error` hooks of tool `T` on its error.
+            fn tool_error_of<T: Tool + 'static, O: Observer>(
+                &self,
+                error: &mut T::Error,
+                turn: &Turn,
+                observer: &O,
+            ) -> impl Future<Output = ()> + Send {
+                let _ = (error, turn, observer);
+                ready(())
+            }
+
             $(
                 #[doc = concat!("Runs the node's `", stringify!($method), "` hooks.")]
                 fn $method<O: Observer>(
@@ -460,8 +486,41 @@ macro_rules! tuple_chain {
             const IN_PLACE_EVENTS: EventSet =
                 EventSet::ALL.without(EventSet::NONE$(.union($node::EVENTS.without($node::IN_PLACE_EVENTS)))*);
             const PER_TOOL: bool = false $(|| $node::PER_TOOL)*;
+            const OUTPUT_HOOKS: bool = false $(|| $node::OUTPUT_HOOKS)*;
 
             chain_events!(tuple_chain_methods, [$($node $index)*]);
+
+            fn after_tool_of<T: Tool + 'static, O: Observer>(
+                &self,
+                output: &mut T::Output,
+                turn: &Turn,
+                observer: &O,
+            ) -> impl Future<Output = ()> + Send {
+                async move {
+                    $(
+                        if $node::OUTPUT_HOOKS && turn.aborted.get().is_none() {
+                            self.$index.after_tool_of::<T, O>(&mut *output, turn, observer).await;
+                        }
+                    )*
+                    let _ = (output, turn, observer);
+                }
+            }
+
+            fn tool_error_of<T: Tool + 'static, O: Observer>(
+                &self,
+                error: &mut T::Error,
+                turn: &Turn,
+                observer: &O,
+            ) -> impl Future<Output = ()> + Send {
+                async move {
+                    $(
+                        if $node::OUTPUT_HOOKS && turn.aborted.get().is_none() {
+                            self.$index.tool_error_of::<T, O>(&mut *error, turn, observer).await;
+                        }
+                    )*
+                    let _ = (error, turn, observer);
+                }
+            }
         }
     };
 }

@@ -56,7 +56,7 @@ pub(crate) use chain::{hook_panic, settle};
 pub use grow::{Push, PushChunk, PushParallel};
 pub(crate) use onion::not_run;
 pub use onion::{Keep, KeptResult, ModelLayer, ModelWraps, ToolLayer, ToolWraps, Wraps};
-pub use per_tool::{ForTool, HasTool, Here, PerTool, There};
+pub use per_tool::{ErrorOf, ForTool, HasTool, Here, OutputOf, PerTool, There};
 pub use register::{AllEvents, Factory, Parallel, Register};
 
 use std::any::{Any, TypeId};
@@ -79,6 +79,7 @@ use crate::message::{AssistantMessage, Part, ToolCall, ToolFailure, ToolResult};
 use crate::model::{ModelError, ModelRequest, ModelResponse};
 use crate::observe::{Decision, Observation, Observer};
 use crate::on::{self, OnError};
+use crate::tool::Tool;
 use crate::turn::{Culprit, Turn};
 use crate::verdict::{Halt, Verdict};
 use crate::{Bounded, Caught, Outcome, caught, panic_message, poll_guarded};

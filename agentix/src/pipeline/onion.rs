@@ -228,6 +228,10 @@ impl<Rest: ToolWraps, L: ToolLayer> ToolWraps for Wraps<Rest, L> {
 /// that panics or times out after `next` returned cannot lose what the tool did.
 #[doc(hidden)]
 pub trait Keep: Default + Send + Sync {
+    /// Whether it keeps anything: without `wrap_tool` hooks, what the onion returns is what the
+    /// tool set returned, and there is nothing to keep.
+    const KEEPS: bool = true;
+
     /// Keeps what the tool set returned (its output and failure: the id and name are the
     /// call's).
     fn keep(&self, result: &ToolResult);
@@ -237,6 +241,8 @@ pub trait Keep: Default + Send + Sync {
 
 /// Nothing to keep: no `wrap_tool` hook can hold a result.
 impl Keep for () {
+    const KEEPS: bool = false;
+
     #[inline(always)]
     fn keep(&self, _result: &ToolResult) {}
 

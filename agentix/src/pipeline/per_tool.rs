@@ -1,8 +1,11 @@
 //! Per-tool hooks: a hook of [`on::BeforeToolOf`] joins the chain as a `before_tool` hook that
-//! only its tool's calls reach, and an agent takes it only if it has the tool.
+//! only its tool's calls reach; one of [`on::AfterToolOf`] or [`on::ToolErrorOf`] as a node the
+//! tool set runs inside the call, on the tool's own output or error. An agent takes a per-tool
+//! hook only if it has the tool.
 
+use super::chain::{report_panic, skipped};
 use super::*;
-use crate::tool::{Arguments, Tool, Toolbox};
+use crate::tool::{Arguments, Toolbox};
 
 /// A per-tool `before_tool` hook in the chain: it reads the call's arguments as the tool's own
 /// type, lends them to the hook, and writes an edit back into the call.
@@ -43,6 +46,95 @@ impl<H: on::BeforeToolOf> on::BeforeTool for PerTool<H> {
         }
         verdict
     }
+}
+
+/// A per-tool `after_tool` hook in the chain: the tool set runs it on its tool's output.
+#[derive(Debug)]
+pub struct OutputOf<H>(pub(super) H);
+
+/// A per-tool `tool_error` hook in the chain: the tool set runs it on its tool's error.
+#[derive(Debug)]
+pub struct ErrorOf<H>(pub(super) H);
+
+impl<H: on::AfterToolOf> Chain for OutputOf<H> {
+    const OUTPUT_HOOKS: bool = true;
+
+    async fn after_tool_of<T: Tool + 'static, O: Observer>(
+        &self,
+        output: &mut T::Output,
+        turn: &Turn,
+        observer: &O,
+    ) {
+        // Another tool's call: settled at compile time, as the types are. (Its output may be
+        // of the same type: the tool decides, not the output.)
+        if TypeId::of::<T>() != TypeId::of::<H::Tool>() {
+            return;
+        }
+        let Some(output) = (output as &mut dyn Any).downcast_mut::<<H::Tool as Tool>::Output>()
+        else {
+            unreachable!("the tool is `H::Tool`, so is its output's type");
+        };
+        let hook = self.0.name();
+        let skip = H::CONDITIONAL && !self.0.applies(output, turn);
+        in_call(hook, skip, H::TIMEOUT, || self.0.after_tool(output, turn), turn, observer).await;
+    }
+}
+
+impl<H: on::ToolErrorOf> Chain for ErrorOf<H> {
+    const OUTPUT_HOOKS: bool = true;
+
+    async fn tool_error_of<T: Tool + 'static, O: Observer>(
+        &self,
+        error: &mut T::Error,
+        turn: &Turn,
+        observer: &O,
+    ) {
+        if TypeId::of::<T>() != TypeId::of::<H::Tool>() {
+            return;
+        }
+        let Some(error) = (error as &mut dyn Any).downcast_mut::<<H::Tool as Tool>::Error>() else {
+            unreachable!("the tool is `H::Tool`, so is its error's type");
+        };
+        let hook = self.0.name();
+        let skip = H::CONDITIONAL && !self.0.applies(error, turn);
+        in_call(hook, skip, H::TIMEOUT, || self.0.tool_error(error, turn), turn, observer).await;
+    }
+}
+
+/// Runs a per-tool hook inside a tool call, where the turn is shared: its decision is reported,
+/// and a halt, a panic or a timeout ends the call and the turn, naming the hook.
+async fn in_call<E: Event, F: Future<Output = Verdict<E>>>(
+    hook: &'static str,
+    skip: bool,
+    timeout: Option<Duration>,
+    start: impl FnOnce() -> F,
+    turn: &Turn,
+    observer: &impl Observer,
+) {
+    if skip {
+        let _ = skipped::<E>(observer, E::KIND, hook);
+        return;
+    }
+    let failure = match bounded!(timeout, caught(start)) {
+        Ok(Ok(verdict)) => {
+            let flow = Flow::decided(hook, verdict);
+            report(observer, hook, true, &flow);
+            if let Flow::Halt { halt, .. } = flow {
+                turn.halt_in_call(E::KIND, hook, halt);
+            }
+            return;
+        }
+        Ok(Err(payload)) => {
+            let message = report_panic(observer, E::KIND, hook, payload.as_ref());
+            HookFailure::Panicked { message }
+        }
+        Err(after) => {
+            let decision = Decision::TimedOut { after };
+            observer.observe(&Observation::Hook { event: E::KIND, hook, decision });
+            HookFailure::TimedOut { after }
+        }
+    };
+    turn.abort(Culprit::Hook { event: E::KIND, hook }, failure);
 }
 
 /// Marks the registration of a per-tool hook at event `E`, on tool `T`.
@@ -89,3 +181,24 @@ where
         Hooks { chain: hooks.chain.push(hook), model: hooks.model, tool: hooks.tool }
     }
 }
+
+macro_rules! register_per_tool_result {
+    ($($trait:ident => $node:ident at $event:ident),*) => {$(
+        impl<H, C, M, T> Register<ForTool<event::$event, H::Tool>, Hooks<C, M, T>> for H
+        where
+            H: on::$trait,
+            C: Push<$node<H>>,
+            M: ModelWraps,
+            T: ToolWraps,
+        {
+            type Output = Hooks<C::Output, M, T>;
+            type Tool = H::Tool;
+
+            fn register(self, hooks: Hooks<C, M, T>) -> Self::Output {
+                Hooks { chain: hooks.chain.push($node(self)), model: hooks.model, tool: hooks.tool }
+            }
+        }
+    )*};
+}
+
+register_per_tool_result!(AfterToolOf => OutputOf at AfterTool, ToolErrorOf => ErrorOf at ToolError);

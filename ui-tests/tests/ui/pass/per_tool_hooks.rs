@@ -30,12 +30,30 @@ fn long_name(args: &GetWeatherArgs, _turn: &Turn) -> bool {
     args.city.len() > 3
 }
 
+#[hook(after_tool, tool = get_weather)]
+async fn louder(output: &mut String, turn: &Turn) -> Verdict<AfterTool> {
+    let _ = turn.scope();
+    tokio::task::yield_now().await;
+    output.make_ascii_uppercase();
+    Verdict::Continue
+}
+
+#[hook(tool_error, tool = get_weather, when = is_empty)]
+async fn explain(error: &mut String) -> Result<(), std::fmt::Error> {
+    error.push_str(": name a city");
+    Ok(())
+}
+
+fn is_empty(error: &String, _turn: &Turn) -> bool {
+    error.is_empty()
+}
+
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() {
     let model = ScriptedModel::new()
         .tool_call("get_weather", serde_json::json!({ "city": " Oslo " }))
         .text("Sunny.");
-    let agent = Agent::builder(model).tool(get_weather).hook(edits).hook(reads).build();
+    let agent = Agent::builder(model).tool(get_weather).hook(edits).hook(reads).hook(louder).hook(explain).build();
     let reply = tokio::spawn(async move {
         let mut conversation = Conversation::new();
         agent.run(&mut conversation, "Weather?").await.map(|reply| reply.joined_text().into_owned())
