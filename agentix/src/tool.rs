@@ -161,6 +161,11 @@ impl ToolSpec {
 /// [`AgentBuilder::tool`](crate::AgentBuilder::tool); implement it by hand for a set whose
 /// members are only known at run time.
 pub trait ToolSet: Send + Sync {
+    /// The names of the set's tools, when known at compile time: those of a [`Toolbox`], so
+    /// that [`AgentBuilder::tool`](crate::AgentBuilder::tool) refuses a second tool of one name.
+    #[doc(hidden)]
+    const NAMES: Option<&'static NameList> = None;
+
     /// Appends the spec of every tool in the set.
     fn specs(&self, specs: &mut Vec<ToolSpec>);
 
@@ -230,6 +235,43 @@ impl OutputHooks for () {
     }
 }
 
+/// Tool names as a list built at compile time.
+#[doc(hidden)]
+#[derive(Debug)]
+pub struct NameList {
+    name: &'static str,
+    rest: Option<&'static NameList>,
+}
+
+impl NameList {
+    /// Whether `list` holds `name`.
+    pub const fn contains(mut list: Option<&NameList>, name: &str) -> bool {
+        while let Some(node) = list {
+            if same(node.name, name) {
+                return true;
+            }
+            list = node.rest;
+        }
+        false
+    }
+}
+
+/// `a == b`, at compile time.
+const fn same(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut index = 0;
+    while index < a.len() {
+        if a[index] != b[index] {
+            return false;
+        }
+        index += 1;
+    }
+    true
+}
+
 /// The empty tool set.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct NoTools;
@@ -255,7 +297,17 @@ impl<Rest, T> Toolbox<Rest, T> {
     }
 }
 
+impl<Rest: ToolSet, T: Tool> Toolbox<Rest, T> {
+    /// Fails to compile where a second tool of one name is added: the model could not tell
+    /// the two apart.
+    pub(crate) const ONE_TOOL_A_NAME: () = if NameList::contains(Rest::NAMES, T::NAME) {
+        panic!("an agent has two tools of one name; rename one (`#[tool(name = \"...\")]`)")
+    };
+}
+
 impl<Rest: ToolSet, T: Tool + 'static> ToolSet for Toolbox<Rest, T> {
+    const NAMES: Option<&'static NameList> = Some(&NameList { name: T::NAME, rest: Rest::NAMES });
+
     fn specs(&self, specs: &mut Vec<ToolSpec>) {
         self.rest.specs(specs);
         specs.push(ToolSpec::of(&self.tool));

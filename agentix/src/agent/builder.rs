@@ -75,10 +75,13 @@ impl<M, T, P, A, X> AgentBuilder<M, T, P, A, X> {
     }
 
     /// Adds a tool: a `#[tool]` function (`.tool(get_weather)`) or a [`Tool`](crate::Tool) value.
+    /// A second tool of a name the agent has does not build: the model could not tell them apart.
     pub fn tool<U, Via>(self, tool: U) -> AgentBuilder<M, Toolbox<T, U::Tool>, P, A, X>
     where
+        T: ToolSet,
         U: IntoTool<Via>,
     {
+        let () = Toolbox::<T, U::Tool>::ONE_TOOL_A_NAME;
         AgentBuilder {
             tools: Toolbox::new(self.tools, tool.into_tool()),
             model: self.model,
