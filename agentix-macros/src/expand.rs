@@ -6,12 +6,13 @@
 //! the user's token.
 
 use proc_macro2::{Span, TokenStream};
+use quote::ToTokens;
 use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::{Attribute, Ident, ItemFn};
 
 use crate::parse::Args;
-use crate::validate::{Event, Hook, Role, validate};
+use crate::validate::{Event, Hook, Role, calls_inject, validate};
 
 pub fn hook(attr: TokenStream, item: TokenStream) -> TokenStream {
     let function: ItemFn = match syn::parse2(item.clone()) {
@@ -20,11 +21,15 @@ pub fn hook(attr: TokenStream, item: TokenStream) -> TokenStream {
     };
     let args: Args = match syn::parse2(attr) {
         Ok(args) => args,
-        Err(error) => return with_error(item, error),
+        Err(error) => return stand_in(function, &crate_of(None), error, true),
     };
+    let krate = crate_of(Some(&args));
+    // A parallel hook that injects: its body would add a borrow error to the one that says so.
+    let parallel = args.words.iter().any(|word| word.key == "parallel");
+    let keep_body = !(parallel && calls_inject(function.block.to_token_stream()).is_some());
     match validate(args, &function) {
         Ok(hook) => expand(&hook, function),
-        Err(error) => with_error(item, error),
+        Err(error) => stand_in(function, &krate, error, keep_body),
     }
 }
 
@@ -32,6 +37,69 @@ pub fn hook(attr: TokenStream, item: TokenStream) -> TokenStream {
 fn with_error(item: TokenStream, error: syn::Error) -> TokenStream {
     let error = error.into_compile_error();
     quote! { #item #error }
+}
+
+/// The errors, beside a stand-in for the hook that registers as one and adds nothing: where the
+/// function is registered, no second error says it is not a hook. The function stays, renamed
+/// and unused, so its body is checked as written (and its imports are used), unless
+/// `keep_body` is false. A method (it takes `self`) stays as it is: no struct can stand in for
+/// it inside its `impl`.
+pub fn stand_in(
+    mut function: ItemFn,
+    krate: &syn::Path,
+    error: syn::Error,
+    keep_body: bool,
+) -> TokenStream {
+    if matches!(function.sig.inputs.first(), Some(syn::FnArg::Receiver(_))) {
+        return with_error(function.to_token_stream(), error);
+    }
+    let error = error.into_compile_error();
+    let ident = function.sig.ident.clone();
+    let vis = function.vis.clone();
+    let docs: Vec<Attribute> =
+        function.attrs.iter().filter(|attr| attr.path().is_ident("doc")).cloned().collect();
+    function.sig.ident = format_ident!("__{}_as_written", ident);
+    function.vis = syn::Visibility::Inherited;
+    if !keep_body {
+        function.block = syn::parse_quote!({ ::core::unreachable!() });
+    }
+    let as_written = quote! {
+        #[allow(dead_code, non_snake_case, unused_variables)]
+        #function
+    };
+    quote! {
+        #as_written
+
+        #(#docs)*
+        #[allow(non_camel_case_types, dead_code)]
+        #[derive(Clone, Copy, Debug, Default)]
+        #vis struct #ident {}
+
+        #[doc(hidden)]
+        #[allow(dead_code)]
+        #vis fn #ident() -> #ident {
+            #ident {}
+        }
+
+        impl #krate::__private::StandIn for #ident {}
+
+        #error
+    }
+}
+
+/// The path of the agentix crate: `crate = "..."` when the attribute says it, else `::agentix`.
+pub fn crate_of(args: Option<&Args>) -> syn::Path {
+    args.into_iter()
+        .flat_map(|args| &args.words)
+        .find(|word| word.key == "crate")
+        .and_then(|word| match &word.value {
+            Some(crate::parse::Value::Str(text)) => text.parse::<syn::Path>().ok(),
+            _ => None,
+        })
+        .map_or_else(
+            || syn::parse_quote!(::agentix),
+            |path| if path.leading_colon.is_some() { path } else { syn::parse_quote!(::#path) },
+        )
 }
 
 fn expand(hook: &Hook, mut function: ItemFn) -> TokenStream {
@@ -213,7 +281,7 @@ fn implementation(hook: &Hook, ident: &Ident, private: &TokenStream) -> TokenStr
                         quote! { #private::ModelRequest },
                         quote! { #private::NextModel },
                         quote! { #private::Result<#private::ModelResponse, #private::ModelError> },
-                        quote! { IntoModelResult },
+                        quote! { model_result },
                     )
                 } else {
                     (
@@ -221,15 +289,16 @@ fn implementation(hook: &Hook, ident: &Ident, private: &TokenStream) -> TokenStr
                         quote! { #private::ToolCall },
                         quote! { #private::NextTool },
                         quote! { #private::ToolResult },
-                        quote! { IntoToolResult },
+                        quote! { tool_result },
                     )
                 };
             // No `async` block of its own: a wrap hook's future is the user's, converted by a
             // plain future, so each layer of the onion nests one coroutine, not two (the
-            // onion's depth is what rustc's layout queries pay for).
-            let into =
-                quote_spanned! {output_span=> <#output as #private::#into_result>::into_result };
-            let converted = quote! { #private::converted(#ident::call(#(#args),*), #into) };
+            // onion's depth is what rustc's layout queries pay for). The conversion's bound is
+            // checked once, at the user's return type; what it returns is a future of the
+            // call's result either way, so a wrong return type is one error.
+            let into = quote_spanned! {output_span=> #private::#into_result::<#output, _> };
+            let converted = quote! { #into(#ident::call(#(#args),*)) };
             let params =
                 quote! { #value: &#value_type, #turn: #turn_type, #next: &impl #next_trait };
             let future_span = hook.future_span;
@@ -378,17 +447,28 @@ fn condition(hook: &Hook, private: &TokenStream, value: Option<&TokenStream>) ->
         return TokenStream::new();
     };
     let turn = Ident::new("turn", Span::mixed_site());
+    // Spanned at the user's path: a condition of the wrong shape is an error there.
+    let span = when.span();
     let (params, holds) = match value {
         Some(value_type) => {
             let value = Ident::new("value", Span::mixed_site());
             (
                 quote! { #value: &#value_type, #turn: &#private::Turn },
-                quote! { #private::Condition::holds(&#when, #value, #turn) },
+                quote_spanned! {span=> {
+                    #[allow(unused_imports)]
+                    use #private::{WhenFallback as _, WhenHolds as _};
+                    (&&#private::When::<#value_type, _>(&#when, #private::PhantomData))
+                        .holds(#value, #turn)
+                }},
             )
         }
         None => (
             quote! { #turn: &#private::Turn },
-            quote! { #private::TurnCondition::holds(&#when, #turn) },
+            quote_spanned! {span=> {
+                #[allow(unused_imports)]
+                use #private::{WhenFallbackForTurn as _, WhenHoldsForTurn as _};
+                (&&#private::When::<(), _>(&#when, #private::PhantomData)).holds(#turn)
+            }},
         ),
     };
     quote! {

@@ -254,6 +254,31 @@ pub fn validate(args: Args, function: &ItemFn) -> Result<Hook, syn::Error> {
         );
     }
     let params = check_params(function, event, parallel, &mut errors);
+    let takes_mut_turn = params.iter().any(|param| {
+        param.role == Role::Turn
+            && matches!(&param.ty, Type::Reference(reference) if reference.mutability.is_some())
+    });
+    if parallel
+        && !takes_mut_turn
+        && let Some(inject) = calls_inject(function.block.to_token_stream())
+    {
+        errors.push(
+            inject,
+            "a parallel hook cannot inject: it runs beside the group's other hooks, so it \
+             returns its content (`Vec<Part>`, `Part`, `Option<Part>` or `String`), which the \
+             group injects in declaration order",
+        );
+    }
+    if event == Event::Post
+        && let ReturnType::Type(_, ty) = &function.sig.output
+        && last_ident(ty).is_some_and(|ident| ident == "Outcome")
+    {
+        errors.push_spanned(
+            ty,
+            "a `post` hook cannot return `Outcome`: the turn has ended, and its outcome can be \
+             read, not changed; return `()`, `Verdict<Post>` or a `Result` of one of these",
+        );
+    }
 
     if let Some(errors) = errors.0 {
         return Err(errors);
@@ -349,6 +374,41 @@ fn awaits(tokens: TokenStream) -> bool {
         }
     }
     false
+}
+
+/// Where the tokens call a method named `inject`: `.inject(`, nested groups included.
+pub fn calls_inject(tokens: TokenStream) -> Option<Span> {
+    let trees: Vec<TokenTree> = tokens.into_iter().collect();
+    for (index, tree) in trees.iter().enumerate() {
+        match tree {
+            TokenTree::Ident(ident) if ident == "inject" => {
+                let after_dot = index > 0
+                    && matches!(&trees[index - 1], TokenTree::Punct(dot) if dot.as_char() == '.');
+                let called = matches!(trees.get(index + 1), Some(TokenTree::Group(group))
+                    if group.delimiter() == proc_macro2::Delimiter::Parenthesis);
+                if after_dot && called {
+                    return Some(ident.span());
+                }
+            }
+            TokenTree::Group(group) => {
+                if let Some(span) = calls_inject(group.stream()) {
+                    return Some(span);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// The last segment's name of a path type.
+fn last_ident(ty: &Type) -> Option<&Ident> {
+    match ty {
+        Type::Path(path) => path.path.segments.last().map(|segment| &segment.ident),
+        Type::Group(group) => last_ident(&group.elem),
+        Type::Paren(paren) => last_ident(&paren.elem),
+        _ => None,
+    }
 }
 
 /// The attribute's words, read into their slots; each problem is one error at its word.
@@ -640,6 +700,19 @@ fn check_params(
                 &ty,
                 "a hook cannot be generic: only a wrap hook's `next` may be `impl Trait`",
             );
+        }
+        if *role != Role::Next && !matches!(ty, Type::Reference(_) | Type::ImplTrait(_)) {
+            let expected = match role {
+                Role::Turn if parallel || event.is_wrap() => {
+                    "the turn by reference: `&Turn`".to_owned()
+                }
+                Role::Turn => "the turn by reference: `&mut Turn` or `&Turn`".to_owned(),
+                _ => format!(
+                    "{} by reference: the turn keeps it, the hook borrows it",
+                    event.value()
+                ),
+            };
+            errors.push_spanned(&ty, format!("a hook on `{}` takes {expected}", event.word()));
         }
         if parallel
             && *role == Role::Turn

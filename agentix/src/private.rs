@@ -20,7 +20,7 @@ pub use crate::on;
 pub use crate::turn::Turn;
 pub use crate::verdict::{Halt, Verdict};
 pub use core::future::Future as CoreFuture;
-pub use core::marker::{Send as CoreSend, Sync as CoreSync};
+pub use core::marker::{PhantomData, Send as CoreSend, Sync as CoreSync};
 pub use core::option::Option;
 pub use core::primitive::{bool, str};
 pub use core::result::Result;
@@ -31,6 +31,11 @@ pub use crate::tool::Tool;
 pub use core::convert::Infallible;
 pub use schemars;
 pub use serde;
+
+/// What `#[hook]` and `#[tool]` leave for a function whose attribute has an error: the error is
+/// reported there, and the stand-in registers as a hook or a tool, adding nothing, so that no
+/// second error says it is not one.
+pub trait StandIn {}
 
 // ---- parameters ----
 
@@ -461,6 +466,23 @@ impl IntoToolResult for ToolResult {
     }
 }
 
+/// A `wrap_model` hook's future, its return converted to the call's result.
+/// Its type names no bound on `R`: a return type that cannot convert is one error, at the call.
+#[allow(clippy::type_complexity)]
+pub fn model_result<R: IntoModelResult, F: CoreFuture<Output = R>>(
+    future: F,
+) -> Converted<F, fn(R) -> Result<ModelResponse, ModelError>> {
+    converted(future, R::into_result)
+}
+
+/// A `wrap_tool` hook's future, its return converted to the call's result; as
+/// [`model_result`].
+pub fn tool_result<R: IntoToolResult, F: CoreFuture<Output = R>>(
+    future: F,
+) -> Converted<F, fn(R) -> ToolResult> {
+    converted(future, R::into_result)
+}
+
 pin_project_lite::pin_project! {
     /// A wrap hook's future with its output converted to the call's result. A plain future, not
     /// an `async` block: each layer of a wrap onion then nests one coroutine (the user's), and
@@ -493,39 +515,88 @@ pub fn converted<F: CoreFuture, C: FnOnce(F::Output) -> R, R>(
 
 // ---- conditions ----
 
-/// A `when` condition over a hook's value and turn.
-#[diagnostic::on_unimplemented(
-    message = "`{Self}` is not a `when` condition for this hook",
-    label = "expected a `fn(&value, &Turn) -> bool`",
-    note = "a `when` condition takes the hook's value and the turn by shared reference and returns `bool` (a `pre` hook's condition takes only `&Turn`)"
-)]
-pub trait Condition<V: ?Sized> {
+// A `when` condition is called through `(&&When(&condition)).holds(value, turn)`: a function
+// of the right shape takes the first method (autoref picks it), any other the fallback, whose
+// bound fails with a message that names `when` and the signature expected. A bound on the
+// first impl alone would let rustc report the closure's arity or argument types instead.
+
+/// A hook's `when` condition, for method resolution: `V` is the hook's value (`()` for a `pre`
+/// hook), named so that a condition over another event's value takes the fallback.
+pub struct When<'f, V: ?Sized, F>(pub &'f F, pub core::marker::PhantomData<fn(&V)>);
+
+/// A `when` condition of the right shape, over a hook's value and turn.
+pub trait WhenHolds<V: ?Sized> {
     /// Whether the hook runs.
     fn holds(&self, value: &V, turn: &Turn) -> bool;
 }
 
-impl<V: ?Sized, F: Fn(&V, &Turn) -> bool> Condition<V> for F {
+impl<V: ?Sized, F: Fn(&V, &Turn) -> bool> WhenHolds<V> for &When<'_, V, F> {
     fn holds(&self, value: &V, turn: &Turn) -> bool {
-        self(value, turn)
+        (self.0)(value, turn)
     }
 }
 
-/// A `when` condition over the turn alone (for `pre` hooks).
+/// A `when` condition of another shape: its bound fails, naming the shape expected.
+pub trait WhenFallback<V: ?Sized, F> {
+    /// Never called: the crate does not compile.
+    fn holds(&self, value: &V, turn: &Turn) -> bool
+    where
+        F: NotACondition<V>;
+}
+
+impl<V: ?Sized, F> WhenFallback<V, F> for When<'_, V, F> {
+    fn holds(&self, _value: &V, _turn: &Turn) -> bool
+    where
+        F: NotACondition<V>,
+    {
+        unreachable!("a `when` condition of the wrong shape does not compile")
+    }
+}
+
+/// Implemented by nothing: the bound a `when` condition of the wrong shape fails.
 #[diagnostic::on_unimplemented(
-    message = "`{Self}` is not a `when` condition for a `pre` hook",
-    label = "expected a `fn(&Turn) -> bool`",
-    note = "a `pre` hook's `when` condition takes `&Turn` and returns `bool`"
+    message = "`when = ...` must be a `fn(&{V}, &Turn) -> bool`: the hook's value, the turn, whether it runs",
+    label = "not a `fn(&{V}, &Turn) -> bool`",
+    note = "a `when` condition takes the hook's value and the turn by shared reference and returns `bool` (a `pre` hook's condition takes only `&Turn`)"
 )]
-pub trait TurnCondition {
+pub trait NotACondition<V: ?Sized> {}
+
+/// A `pre` hook's `when` condition of the right shape, over the turn.
+pub trait WhenHoldsForTurn {
     /// Whether the hook runs.
     fn holds(&self, turn: &Turn) -> bool;
 }
 
-impl<F: Fn(&Turn) -> bool> TurnCondition for F {
+impl<F: Fn(&Turn) -> bool> WhenHoldsForTurn for &When<'_, (), F> {
     fn holds(&self, turn: &Turn) -> bool {
-        self(turn)
+        (self.0)(turn)
     }
 }
+
+/// A `pre` hook's `when` condition of another shape.
+pub trait WhenFallbackForTurn<F> {
+    /// Never called: the crate does not compile.
+    fn holds(&self, turn: &Turn) -> bool
+    where
+        F: NotATurnCondition;
+}
+
+impl<F> WhenFallbackForTurn<F> for When<'_, (), F> {
+    fn holds(&self, _turn: &Turn) -> bool
+    where
+        F: NotATurnCondition,
+    {
+        unreachable!("a `when` condition of the wrong shape does not compile")
+    }
+}
+
+/// Implemented by nothing: the bound a `pre` hook's `when` condition of the wrong shape fails.
+#[diagnostic::on_unimplemented(
+    message = "`when = ...` on a `pre` hook must be a `fn(&Turn) -> bool`: whether it runs this turn",
+    label = "not a `fn(&Turn) -> bool`",
+    note = "a `pre` hook has no value: its `when` condition takes `&Turn` and returns `bool`"
+)]
+pub trait NotATurnCondition {}
 
 // ---- tools ----
 

@@ -18,11 +18,71 @@ pub fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
     };
     let args: Args = match syn::parse2(attr) {
         Ok(args) => args,
-        Err(error) => return with_error(item, error),
+        Err(error) => return stand_in(&function, &crate::expand::crate_of(None), error),
     };
+    let krate = crate::expand::crate_of(Some(&args));
     match validate::validate(args, &function) {
         Ok(tool) => expand::expand(tool, function),
-        Err(error) => with_error(item, error),
+        Err(error) => stand_in(&function, &krate, error),
+    }
+}
+
+/// The errors, beside a stand-in for the tool: a tool of the function's name that takes no
+/// arguments and is never run (the crate does not compile), so that where it is added to an
+/// agent no second error says it is not a tool. A method (it takes `self`) stays as it is.
+fn stand_in(function: &ItemFn, krate: &syn::Path, error: syn::Error) -> TokenStream {
+    if matches!(function.sig.inputs.first(), Some(syn::FnArg::Receiver(_))) {
+        return with_error(quote! { #function }, error);
+    }
+    let error = error.into_compile_error();
+    let ident = &function.sig.ident;
+    let vis = &function.vis;
+    let name = ident.to_string();
+    let private = quote! { #krate::__private };
+    // The function as written, renamed and unused, its parameters' attributes (legal only
+    // through `#[tool]`) removed: its body is checked, its imports used.
+    let mut as_written = function.clone();
+    as_written.sig.ident = quote::format_ident!("__{}_as_written", ident);
+    as_written.vis = syn::Visibility::Inherited;
+    for input in &mut as_written.sig.inputs {
+        if let syn::FnArg::Typed(typed) = input {
+            typed.attrs.clear();
+        }
+    }
+    quote! {
+        #[allow(dead_code, non_snake_case)]
+        #as_written
+
+        #[allow(non_camel_case_types, dead_code)]
+        #[derive(Clone, Copy, Debug, Default)]
+        #vis struct #ident {}
+
+        #[doc(hidden)]
+        #[allow(dead_code)]
+        #vis fn #ident() -> #ident {
+            #ident {}
+        }
+
+        impl #private::Tool for #ident {
+            const NAME: &'static #private::str = #name;
+            type Args = ();
+            type Output = ();
+            type Error = #private::Infallible;
+
+            fn description(&self) -> &#private::str {
+                ""
+            }
+
+            fn call(
+                &self,
+                _args: (),
+                _turn: &#private::Turn,
+            ) -> impl #private::CoreFuture<Output = #private::Result<(), #private::Infallible>> + #private::CoreSend {
+                ::core::future::ready(#private::Result::Ok(()))
+            }
+        }
+
+        #error
     }
 }
 

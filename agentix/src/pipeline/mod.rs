@@ -57,7 +57,7 @@ pub use grow::{Push, PushChunk, PushParallel};
 pub(crate) use onion::not_run;
 pub use onion::{Keep, KeptResult, ModelLayer, ModelWraps, ToolLayer, ToolWraps, Wraps};
 pub use per_tool::{ErrorOf, ForTool, HasTool, Here, OutputOf, PerTool, There};
-pub use register::{AllEvents, Factory, Parallel, Register};
+pub use register::{AllEvents, Factory, Parallel, Register, StandIn};
 
 use std::any::{Any, TypeId};
 use std::future::{Future, ready};

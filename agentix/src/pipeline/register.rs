@@ -142,3 +142,18 @@ where
         Hooks { chain: hooks.chain, model: hooks.model, tool: Wraps { rest: hooks.tool, layer } }
     }
 }
+
+/// Marks the registration of a stand-in: what `#[hook]` leaves for a function whose attribute
+/// has an error. The error is reported at the attribute; registering the stand-in adds nothing
+/// (the crate does not compile anyway), so no second error says it is not a hook.
+#[derive(Debug)]
+pub enum StandIn {}
+
+impl<H: crate::__private::StandIn, P: Pipeline> Register<StandIn, P> for H {
+    type Output = P;
+    type Tool = ();
+
+    fn register(self, pipeline: P) -> P {
+        pipeline
+    }
+}
