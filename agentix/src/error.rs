@@ -88,7 +88,7 @@ pub enum Error {
     )]
     InjectionOverflow {
         /// The hook whose content went over the reserve.
-        hook: String,
+        hook: &'static str,
         /// The conversation's `injection_reserve`, in tokens.
         reserve: usize,
         /// What the turn had injected by then, in tokens.

@@ -110,7 +110,7 @@ async fn an_overflowing_durable_hook_leaves_nothing_in_the_log() {
         Conversation::with_config(Config { injection_reserve: 100, ..Config::default() });
     let error = agent.run(&mut conversation, "hi").await.unwrap_err();
     assert!(
-        matches!(error, Error::InjectionOverflow { ref hook, reserve: 100, .. } if hook == "hoard"),
+        matches!(error, Error::InjectionOverflow { hook: "hoard", reserve: 100, .. }),
         "{error}"
     );
     assert_eq!(model.calls(), 0);
@@ -129,7 +129,7 @@ async fn an_injection_after_pre_is_held_to_the_reserve_before_the_next_call() {
         Conversation::with_config(Config { injection_reserve: 100, ..Config::default() });
     let error = agent.run(&mut conversation, "hi").await.unwrap_err();
     assert!(
-        matches!(error, Error::InjectionOverflow { ref hook, .. } if hook == "manual"),
+        matches!(error, Error::InjectionOverflow { hook: "manual", .. }),
         "{error}"
     );
     assert_eq!(model.calls(), 1, "the call after the overflowing injection never happens");
@@ -147,7 +147,7 @@ async fn injections_over_the_reserve_fail_naming_the_hook_and_reach_no_model() {
     // 1000 characters are 250.
     assert_eq!(
         error,
-        Error::InjectionOverflow { hook: "huge_document".into(), reserve: 100, size: 257 }
+        Error::InjectionOverflow { hook: "huge_document", reserve: 100, size: 257 }
     );
     assert_eq!(model.calls(), 0, "nothing reached the model");
     assert!(

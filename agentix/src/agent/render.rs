@@ -169,7 +169,12 @@ fn count_injections(turn: &Turn, counter: &dyn TokenCounter, reserve: usize) -> 
     for injection in turn.injections() {
         size += counter.count_part(&injection.part);
         if size > reserve && offender.is_none() {
-            offender = Some(injection.hook.clone().into_owned());
+            offender = Some(match &injection.hook {
+                // A running turn's injections are its hooks', named at compile time.
+                std::borrow::Cow::Borrowed(hook) => *hook,
+                // Only a turn read back with serde has others, and the agent never runs one.
+                std::borrow::Cow::Owned(_) => "(a hook of a deserialized turn)",
+            });
         }
     }
     match offender {
