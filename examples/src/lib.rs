@@ -15,4 +15,5 @@ pub mod server;
 pub mod telemetry;
 pub mod tool_error_enrichment;
 pub mod trace;
+pub mod typed_tools;
 pub mod weather;

@@ -128,10 +128,7 @@ async fn an_injection_after_pre_is_held_to_the_reserve_before_the_next_call() {
     let mut conversation =
         Conversation::with_config(Config { injection_reserve: 100, ..Config::default() });
     let error = agent.run(&mut conversation, "hi").await.unwrap_err();
-    assert!(
-        matches!(error, Error::InjectionOverflow { hook: "manual", .. }),
-        "{error}"
-    );
+    assert!(matches!(error, Error::InjectionOverflow { hook: "manual", .. }), "{error}");
     assert_eq!(model.calls(), 1, "the call after the overflowing injection never happens");
     tests::assert_log_consistent(conversation.log());
 }
@@ -145,10 +142,7 @@ async fn injections_over_the_reserve_fail_naming_the_hook_and_reach_no_model() {
     let error = agent.run(&mut conversation, "hi").await.unwrap_err();
     // The injection message's framing is 4 tokens, "a small note" 3 (12 characters), then
     // 1000 characters are 250.
-    assert_eq!(
-        error,
-        Error::InjectionOverflow { hook: "huge_document", reserve: 100, size: 257 }
-    );
+    assert_eq!(error, Error::InjectionOverflow { hook: "huge_document", reserve: 100, size: 257 });
     assert_eq!(model.calls(), 0, "nothing reached the model");
     assert!(
         matches!(conversation.log(), [Entry::User { .. }, Entry::Failed { error, .. }] if error.contains("huge_document"))
