@@ -204,6 +204,12 @@ pub use agent::{Agent, AgentBuilder, BoxedAgent};
 /// `Verdict<Event>`, `()` (continue), a new value for the event, or a `Result` of one of these
 /// (an `Err` halts the turn as a failure naming the hook); wrap hooks return what `next` does.
 ///
+/// `tool = get_weather` on `before_tool`, `after_tool` or `tool_error` makes a per-tool hook: it
+/// runs on that tool's calls only and takes the tool's typed arguments, output or error
+/// (`&mut GetWeatherArgs` for a `#[tool] async fn get_weather`) instead of JSON. The `after_tool`
+/// and `tool_error` ones run inside the call, before the result is rendered, and take `&Turn`;
+/// [`AgentBuilder::hook`] checks that the agent has the tool.
+///
 /// The function becomes a unit struct of the same name that the agent builder takes
 /// (`.hook(require_plan)`); the function itself stays callable as `require_plan::call`. A hook
 /// that breaks its event's contract does not compile, and the error names the rule.
