@@ -28,10 +28,9 @@ pub enum Verdict<E: Event> {
 
 impl<E: Event> Verdict<E> {
     /// STOP with the contract's value (an [`AssistantMessage`](crate::AssistantMessage)).
-    pub fn stop<V>(value: V) -> Self
-    where
-        E: Stoppable + StopsWith<V>,
-    {
+    // One line: a compile error quotes the bound it names, and a short quote reads best.
+    #[rustfmt::skip]
+    pub fn stop<V>(value: V) -> Self where E: Stoppable + StopsWith<V> {
         Verdict::Stop(E::stop_with(value))
     }
 
