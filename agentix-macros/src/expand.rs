@@ -67,23 +67,42 @@ pub fn stand_in(
         #[allow(dead_code, non_snake_case, unused_variables)]
         #function
     };
+    let unit = unit_type(&ident, &vis, &docs, true);
     quote! {
         #as_written
 
-        #(#docs)*
-        #[allow(non_camel_case_types, dead_code)]
-        #[derive(Clone, Copy, Debug, Default)]
-        #vis struct #ident {}
-
-        #[doc(hidden)]
-        #[allow(dead_code)]
-        #vis fn #ident() -> #ident {
-            #ident {}
-        }
+        #unit
 
         impl #krate::__private::StandIn for #ident {}
 
         #error
+    }
+}
+
+/// The unit struct a hook or a tool is, named after its function, beside the function of the
+/// same name that makes it (for `.hook(f)` and `.tool(f)`). A braced struct lives in the type
+/// namespace only, and the function in the value namespace: a local binding or parameter
+/// spelled like it shadows the function instead of turning into a pattern. A stand-in's may go
+/// unused.
+pub fn unit_type(
+    ident: &Ident,
+    vis: &syn::Visibility,
+    docs: &[Attribute],
+    stand_in: bool,
+) -> TokenStream {
+    let unused = stand_in.then(|| quote! { #[allow(dead_code)] });
+    quote! {
+        #(#docs)*
+        #[allow(non_camel_case_types)]
+        #unused
+        #[derive(Clone, Copy, Debug, Default)]
+        #vis struct #ident {}
+
+        #[doc(hidden)]
+        #unused
+        #vis fn #ident() -> #ident {
+            #ident {}
+        }
     }
 }
 
@@ -171,19 +190,9 @@ fn expand(hook: &Hook, mut function: ItemFn) -> TokenStream {
         format_ident!("{}", hook.event.type_name())
     };
 
-    // A braced struct lives in the type namespace only, and the function of the same name in the
-    // value namespace: a local binding or parameter spelled like the hook shadows the function
-    // instead of turning into a pattern.
+    let unit = unit_type(&ident, &vis, &docs, false);
     quote! {
-        #(#docs)*
-        #[allow(non_camel_case_types)]
-        #[derive(Clone, Copy, Debug, Default)]
-        #vis struct #ident {}
-
-        #[doc(hidden)]
-        #vis fn #ident() -> #ident {
-            #ident {}
-        }
+        #unit
 
         #functions
 

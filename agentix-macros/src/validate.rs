@@ -162,10 +162,10 @@ const ALIASES: [(&str, &str); 16] = [
 
 /// Collects errors so that every violation is reported at once.
 #[derive(Default)]
-struct Errors(Option<syn::Error>);
+pub struct Errors(pub Option<syn::Error>);
 
 impl Errors {
-    fn push(&mut self, span: Span, message: impl std::fmt::Display) {
+    pub fn push(&mut self, span: Span, message: impl std::fmt::Display) {
         let error = syn::Error::new(span, message);
         match &mut self.0 {
             Some(errors) => errors.combine(error),
@@ -173,7 +173,7 @@ impl Errors {
         }
     }
 
-    fn push_spanned(&mut self, tokens: impl quote::ToTokens, message: impl std::fmt::Display) {
+    pub fn push_spanned(&mut self, tokens: impl quote::ToTokens, message: impl std::fmt::Display) {
         let error = syn::Error::new_spanned(tokens, message);
         match &mut self.0 {
             Some(errors) => errors.combine(error),
@@ -610,38 +610,41 @@ fn parse_duration(text: &str) -> Result<u64, String> {
 }
 
 fn check_signature(function: &ItemFn, errors: &mut Errors) {
-    let sig = &function.sig;
-    if sig.asyncness.is_none() {
-        errors.push(sig.fn_token.span, "a hook must be an `async fn`: write `async fn`");
-    }
-    if let Some(constness) = &sig.constness {
-        errors.push(constness.span, "a hook cannot be a `const fn`");
-    }
-    if let Some(unsafety) = &sig.unsafety {
-        errors.push(unsafety.span, "a hook cannot be `unsafe`");
-    }
-    if let Some(abi) = &sig.abi {
-        errors.push_spanned(abi, "a hook cannot have an `extern` ABI");
-    }
-    if !sig.generics.params.is_empty() {
-        errors.push_spanned(
-            &sig.generics,
-            "a hook cannot be generic: each hook is one concrete type in the agent's pipeline",
-        );
-    } else if let Some(where_clause) = &sig.generics.where_clause {
-        errors.push_spanned(
-            where_clause,
-            "a hook cannot have a `where` clause: it cannot be generic",
-        );
-    }
-    if let Some(variadic) = &sig.variadic {
-        errors.push_spanned(variadic, "a hook cannot be variadic");
-    }
-    if let Some(FnArg::Receiver(receiver)) = sig.inputs.first() {
+    check_fn(function, "hook", "each hook is one concrete type in the agent's pipeline", errors);
+    if let Some(FnArg::Receiver(receiver)) = function.sig.inputs.first() {
         errors.push_spanned(
             receiver,
             "a hook is a free function and cannot take `self`; to hook events from a type, implement `agentix::Hook` for it",
         );
+    }
+}
+
+/// What a `#[hook]` or `#[tool]` function (`item`) must be: a plain `async fn`, not generic
+/// (`why_concrete` says why).
+pub fn check_fn(function: &ItemFn, item: &str, why_concrete: &str, errors: &mut Errors) {
+    let sig = &function.sig;
+    if sig.asyncness.is_none() {
+        errors.push(sig.fn_token.span, format!("a {item} must be an `async fn`: write `async fn`"));
+    }
+    if let Some(constness) = &sig.constness {
+        errors.push(constness.span, format!("a {item} cannot be a `const fn`"));
+    }
+    if let Some(unsafety) = &sig.unsafety {
+        errors.push(unsafety.span, format!("a {item} cannot be `unsafe`"));
+    }
+    if let Some(abi) = &sig.abi {
+        errors.push_spanned(abi, format!("a {item} cannot have an `extern` ABI"));
+    }
+    if !sig.generics.params.is_empty() {
+        errors.push_spanned(&sig.generics, format!("a {item} cannot be generic: {why_concrete}"));
+    } else if let Some(where_clause) = &sig.generics.where_clause {
+        errors.push_spanned(
+            where_clause,
+            format!("a {item} cannot have a `where` clause: it cannot be generic"),
+        );
+    }
+    if let Some(variadic) = &sig.variadic {
+        errors.push_spanned(variadic, format!("a {item} cannot be variadic"));
     }
 }
 

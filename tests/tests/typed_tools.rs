@@ -94,6 +94,11 @@ fn the_model_sees_the_name_the_doc_comment_and_a_schema_of_the_parameters() {
     assert_eq!(query.parameters["required"], json!(["text", "limit"]));
 }
 
+/// The tool results of the model's last request: what it read back.
+fn last_results(model: &ScriptedModel) -> Vec<ToolResult> {
+    model.requests().last().unwrap().tool_results().cloned().collect()
+}
+
 #[tokio::test]
 async fn the_agent_runs_a_tool_with_the_arguments_the_model_sent() {
     let model = ScriptedModel::new()
@@ -109,8 +114,7 @@ async fn the_agent_runs_a_tool_with_the_arguments_the_model_sent() {
     let mut conversation = Conversation::new();
     conversation.scope_mut().insert_resource(Home("Bergen".to_owned()));
     agent.run(&mut conversation, "go").await.unwrap();
-    let results: Vec<ToolResult> =
-        model.requests().last().unwrap().tool_results().cloned().collect();
+    let results = last_results(&model);
     let outputs: Vec<&str> = results.iter().map(|result| result.output.as_str()).collect();
     assert_eq!(
         outputs,
@@ -143,8 +147,7 @@ async fn arguments_the_schema_does_not_allow_never_reach_the_tool() {
     let agent = Agent::builder(&model).tool(get_weather).tool(sum).tool(search).build();
     let mut conversation = Conversation::new();
     agent.run(&mut conversation, "go").await.unwrap();
-    let results: Vec<ToolResult> =
-        model.requests().last().unwrap().tool_results().cloned().collect();
+    let results = last_results(&model);
     let complaints: Vec<String> = results
         .iter()
         .map(|result| match &result.error {
@@ -248,8 +251,7 @@ async fn a_per_tool_hook_edits_its_tools_typed_arguments_and_the_log_records_the
     let heard = Heard::default();
     agent.run_observed(&mut conversation, "go", &heard).await.unwrap();
 
-    let results: Vec<ToolResult> =
-        model.requests().last().unwrap().tool_results().cloned().collect();
+    let results = last_results(&model);
     let outputs: Vec<&str> = results.iter().map(|result| result.output.as_str()).collect();
     assert_eq!(
         outputs,
@@ -295,8 +297,7 @@ async fn a_per_tool_hook_can_refuse_and_reads_its_when_condition_typed() {
     let agent = Agent::builder(&model).tool(get_weather).hook(no_rome).build();
     let mut conversation = Conversation::new();
     agent.run(&mut conversation, "go").await.unwrap();
-    let results: Vec<ToolResult> =
-        model.requests().last().unwrap().tool_results().cloned().collect();
+    let results = last_results(&model);
     assert_eq!(
         results[0].error,
         Some(ToolFailure::Rejected { by: "no_rome".to_owned(), reason: "not Rome".to_owned() })
@@ -318,7 +319,7 @@ async fn arguments_that_do_not_fit_pass_a_per_tool_hook_by_and_the_tool_refuses_
     let agent = Agent::builder(&model).tool(get_weather).hook(stay_in_norway).build();
     let mut conversation = Conversation::new();
     agent.run(&mut conversation, "go").await.unwrap();
-    let result = model.requests().last().unwrap().tool_results().next().cloned().unwrap();
+    let result = last_results(&model).remove(0);
     assert!(
         matches!(&result.error, Some(ToolFailure::InvalidArguments { message }) if message.contains("town")),
         "{result:?}"
@@ -386,8 +387,7 @@ async fn per_tool_result_hooks_edit_the_typed_output_and_error_before_the_model_
         .build();
     let mut conversation = Conversation::new();
     agent.run(&mut conversation, "go").await.unwrap();
-    let results: Vec<ToolResult> =
-        model.requests().last().unwrap().tool_results().cloned().collect();
+    let results = last_results(&model);
     assert_eq!(results[0].output, r#"["rust #0","(3 in all)"]"#);
     assert_eq!(
         results[1].error,

@@ -79,16 +79,9 @@ pub fn expand(tool: ToolFn, mut function: ItemFn) -> TokenStream {
     let name = &tool.name;
     let description = &tool.description;
 
+    let unit = crate::expand::unit_type(&ident, &vis, &docs, false);
     quote! {
-        #(#docs)*
-        #[allow(non_camel_case_types)]
-        #[derive(Clone, Copy, Debug, Default)]
-        #vis struct #ident {}
-
-        #[doc(hidden)]
-        #vis fn #ident() -> #ident {
-            #ident {}
-        }
+        #unit
 
         impl #ident {
             #(#docs)*

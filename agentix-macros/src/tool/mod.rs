@@ -49,19 +49,12 @@ fn stand_in(function: &ItemFn, krate: &syn::Path, error: syn::Error) -> TokenStr
             typed.attrs.clear();
         }
     }
+    let unit = crate::expand::unit_type(ident, vis, &[], true);
     quote! {
         #[allow(dead_code, non_snake_case)]
         #as_written
 
-        #[allow(non_camel_case_types, dead_code)]
-        #[derive(Clone, Copy, Debug, Default)]
-        #vis struct #ident {}
-
-        #[doc(hidden)]
-        #[allow(dead_code)]
-        #vis fn #ident() -> #ident {
-            #ident {}
-        }
+        #unit
 
         impl #private::Tool for #ident {
             const NAME: &'static #private::str = #name;

@@ -6,6 +6,7 @@ use proc_macro2::Span;
 use syn::{Attribute, Expr, FnArg, Ident, ItemFn, Lit, LitStr, Pat, Path, ReturnType, Type};
 
 use crate::parse::{Args, Value, Word};
+use crate::validate::Errors;
 
 /// A tool that passed every check the syntax allows.
 pub struct ToolFn {
@@ -56,26 +57,6 @@ pub enum Returns {
     Plain(Type),
 }
 
-#[derive(Default)]
-struct Errors(Option<syn::Error>);
-
-impl Errors {
-    fn push(&mut self, error: syn::Error) {
-        match &mut self.0 {
-            Some(errors) => errors.combine(error),
-            None => self.0 = Some(error),
-        }
-    }
-
-    fn at(&mut self, span: Span, message: impl std::fmt::Display) {
-        self.push(syn::Error::new(span, message));
-    }
-
-    fn spanned(&mut self, tokens: impl quote::ToTokens, message: impl std::fmt::Display) {
-        self.push(syn::Error::new_spanned(tokens, message));
-    }
-}
-
 const WORDS: &str = "name, description, crate";
 
 pub fn validate(args: Args, function: &ItemFn) -> Result<ToolFn, syn::Error> {
@@ -92,18 +73,17 @@ pub fn validate(args: Args, function: &ItemFn) -> Result<ToolFn, syn::Error> {
             ("crate", Some(Value::Str(text))) if krate.is_none() => match text.parse::<Path>() {
                 Ok(path) if path.leading_colon.is_some() => krate = Some(path),
                 Ok(path) => krate = Some(syn::parse_quote_spanned!(text.span()=> ::#path)),
-                Err(_) => errors.at(
+                Err(_) => errors.push(
                     text.span(),
                     "`crate` takes the name the agentix crate goes by, as in `crate = \"agentix\"`",
                 ),
             },
             (word @ ("name" | "description" | "crate"), Some(Value::Str(_))) => {
-                errors.at(key.span(), format!("duplicate `{word}` in `#[tool(...)]`"))
+                errors.push(key.span(), format!("duplicate `{word}` in `#[tool(...)]`"))
             }
-            (word @ ("name" | "description" | "crate"), _) => {
-                errors.at(key.span(), format!("`{word}` takes a string, as in `{word} = \"...\"`"))
-            }
-            (other, _) => errors.at(
+            (word @ ("name" | "description" | "crate"), _) => errors
+                .push(key.span(), format!("`{word}` takes a string, as in `{word} = \"...\"`")),
+            (other, _) => errors.push(
                 key.span(),
                 match crate::validate::suggestion(other, WORDS.split(", ")) {
                     Some(close) => {
@@ -114,7 +94,12 @@ pub fn validate(args: Args, function: &ItemFn) -> Result<ToolFn, syn::Error> {
             ),
         }
     }
-    check_signature(function, &mut errors);
+    crate::validate::check_fn(
+        function,
+        "tool",
+        "the model is shown one schema, of one concrete type",
+        &mut errors,
+    );
 
     let ident = &function.sig.ident;
     let name = name
@@ -123,7 +108,7 @@ pub fn validate(args: Args, function: &ItemFn) -> Result<ToolFn, syn::Error> {
         || name.value().is_empty()
         || name.value().len() > 64
     {
-        errors.at(
+        errors.push(
             name.span(),
             "a tool's name is 1 to 64 letters, digits, `_` or `-`: what every provider accepts",
         );
@@ -134,7 +119,7 @@ pub fn validate(args: Args, function: &ItemFn) -> Result<ToolFn, syn::Error> {
             .map(|text| LitStr::new(&text, function.sig.ident.span())),
     };
     let description = description.unwrap_or_else(|| {
-        errors.at(
+        errors.push(
             function.sig.ident.span(),
             "a tool needs a description, for the model: write a doc comment (`/// ...`) above \
              the fn, or `#[tool(description = \"...\")]`",
@@ -151,7 +136,7 @@ pub fn validate(args: Args, function: &ItemFn) -> Result<ToolFn, syn::Error> {
     }) {
         Some(ty) if structs == 1 && arguments == 0 => Form::Struct(ty),
         Some(ty) => {
-            errors.spanned(
+            errors.push_spanned(
                 &ty,
                 "`args` takes the tool's whole arguments struct, so it is the one argument: \
                  give the others a name other than `args`, or put them in the struct",
@@ -187,33 +172,6 @@ pub fn validate(args: Args, function: &ItemFn) -> Result<ToolFn, syn::Error> {
     })
 }
 
-fn check_signature(function: &ItemFn, errors: &mut Errors) {
-    let sig = &function.sig;
-    if sig.asyncness.is_none() {
-        errors.at(sig.fn_token.span, "a tool must be an `async fn`: write `async fn`");
-    }
-    if let Some(constness) = &sig.constness {
-        errors.at(constness.span, "a tool cannot be a `const fn`");
-    }
-    if let Some(unsafety) = &sig.unsafety {
-        errors.at(unsafety.span, "a tool cannot be `unsafe`");
-    }
-    if let Some(abi) = &sig.abi {
-        errors.spanned(abi, "a tool cannot have an `extern` ABI");
-    }
-    if !sig.generics.params.is_empty() {
-        errors.spanned(
-            &sig.generics,
-            "a tool cannot be generic: the model is shown one schema, of one concrete type",
-        );
-    } else if let Some(where_clause) = &sig.generics.where_clause {
-        errors.spanned(where_clause, "a tool cannot have a `where` clause: it cannot be generic");
-    }
-    if let Some(variadic) = &sig.variadic {
-        errors.spanned(variadic, "a tool cannot be variadic");
-    }
-}
-
 /// Each parameter's role: the turn, the whole arguments struct (named `args`), or an argument.
 fn read_params(function: &ItemFn, errors: &mut Errors) -> Vec<Param> {
     let mut params = Vec::new();
@@ -221,7 +179,7 @@ fn read_params(function: &ItemFn, errors: &mut Errors) -> Vec<Param> {
     for input in &function.sig.inputs {
         let typed = match input {
             FnArg::Receiver(receiver) => {
-                errors.spanned(
+                errors.push_spanned(
                     receiver,
                     "a tool is a free function and cannot take `self`; to give a tool state, \
                      implement `agentix::Tool` for your type",
@@ -233,27 +191,27 @@ fn read_params(function: &ItemFn, errors: &mut Errors) -> Vec<Param> {
         let ty = (*typed.ty).clone();
         if let Some(mutable) = turn_reference(&ty) {
             if let Some(mutability) = mutable {
-                errors.at(
+                errors.push(
                     mutability.span,
                     "a tool reads the turn through `&Turn`, not `&mut Turn`: it runs inside the \
                      `wrap_tool` hooks, which hold the turn; a hook that changes the turn is an \
                      `after_tool` hook",
                 );
             } else if turn_seen {
-                errors.spanned(&ty, "a tool takes the turn once");
+                errors.push_spanned(&ty, "a tool takes the turn once");
             }
             turn_seen = true;
             params.push(Param::Turn);
             continue;
         }
         if is_turn(&ty) {
-            errors.spanned(&ty, "a tool takes the turn by reference: `&Turn`");
+            errors.push_spanned(&ty, "a tool takes the turn by reference: `&Turn`");
             continue;
         }
         let ident = match &*typed.pat {
             Pat::Ident(pat) if pat.by_ref.is_none() && pat.subpat.is_none() => pat.ident.clone(),
             other => {
-                errors.spanned(
+                errors.push_spanned(
                     other,
                     "a tool's parameter is a name, as in `city: String`: the name is the \
                      argument's name in the schema the model sees",
@@ -262,7 +220,7 @@ fn read_params(function: &ItemFn, errors: &mut Errors) -> Vec<Param> {
             }
         };
         if let Type::Reference(reference) = &ty {
-            errors.spanned(
+            errors.push_spanned(
                 reference,
                 "a tool's argument is owned: it is deserialized from the model's JSON (take \
                  `String`, not `&str`; `Vec<T>`, not `&[T]`)",
@@ -270,13 +228,14 @@ fn read_params(function: &ItemFn, errors: &mut Errors) -> Vec<Param> {
             continue;
         }
         if let Type::ImplTrait(_) = &ty {
-            errors.spanned(&ty, "a tool cannot be generic: an argument cannot be `impl Trait`");
+            errors
+                .push_spanned(&ty, "a tool cannot be generic: an argument cannot be `impl Trait`");
             continue;
         }
         let (docs, attrs) = field_attrs(&typed.attrs, errors);
         if ident == "args" {
             if let Some(attribute) = docs.iter().chain(&attrs).next() {
-                errors.spanned(
+                errors.push_spanned(
                     attribute,
                     "`args` is the tool's whole arguments struct: its doc comments and \
                      attributes go on the struct's fields",
@@ -301,7 +260,7 @@ fn field_attrs(attrs: &[Attribute], errors: &mut Errors) -> (Vec<Attribute>, Vec
         } else if attribute.path().is_ident("serde") || attribute.path().is_ident("schemars") {
             kept.push(attribute.clone());
         } else {
-            errors.spanned(
+            errors.push_spanned(
                 attribute,
                 "a tool's parameter takes a doc comment (its description for the model) and \
                  `#[serde(...)]` or `#[schemars(...)]` attributes, nothing else",
@@ -323,13 +282,13 @@ fn doc_text(attrs: &[Attribute], errors: &mut Errors) -> Option<String> {
                         lines.push(line.strip_prefix(' ').unwrap_or(line).trim_end().to_owned());
                     }
                 }
-                other => errors.spanned(
+                other => errors.push_spanned(
                     other,
                     "a tool's description is its doc comment as written: use \
                      `#[tool(description = \"...\")]` for one made otherwise",
                 ),
             },
-            other => errors.spanned(other, "a doc attribute is `#[doc = \"...\"]`"),
+            other => errors.push_spanned(other, "a doc attribute is `#[doc = \"...\"]`"),
         }
     }
     let text = lines.join("\n").trim().to_owned();

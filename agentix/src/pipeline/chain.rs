@@ -478,6 +478,27 @@ macro_rules! tuple_chain_methods {
     };
 }
 
+/// A tuple's per-tool result hooks of tool `T`: each node's in turn, until one ends the call.
+macro_rules! tuple_per_tool_method {
+    ($method:ident($value:ident: $assoc:ident) [$($node:ident $index:tt)*]) => {
+        fn $method<T: Tool + 'static, O: Observer>(
+            &self,
+            $value: &mut T::$assoc,
+            turn: &Turn,
+            observer: &O,
+        ) -> impl Future<Output = ()> + Send {
+            async move {
+                $(
+                    if $node::OUTPUT_HOOKS && turn.aborted.get().is_none() {
+                        self.$index.$method::<T, O>(&mut *$value, turn, observer).await;
+                    }
+                )*
+                let _ = ($value, turn, observer);
+            }
+        }
+    };
+}
+
 macro_rules! tuple_chain {
     ($($node:ident $index:tt)*) => {
         impl<$($node: Chain),*> Chain for ($($node,)*) {
@@ -490,37 +511,8 @@ macro_rules! tuple_chain {
 
             chain_events!(tuple_chain_methods, [$($node $index)*]);
 
-            fn after_tool_of<T: Tool + 'static, O: Observer>(
-                &self,
-                output: &mut T::Output,
-                turn: &Turn,
-                observer: &O,
-            ) -> impl Future<Output = ()> + Send {
-                async move {
-                    $(
-                        if $node::OUTPUT_HOOKS && turn.aborted.get().is_none() {
-                            self.$index.after_tool_of::<T, O>(&mut *output, turn, observer).await;
-                        }
-                    )*
-                    let _ = (output, turn, observer);
-                }
-            }
-
-            fn tool_error_of<T: Tool + 'static, O: Observer>(
-                &self,
-                error: &mut T::Error,
-                turn: &Turn,
-                observer: &O,
-            ) -> impl Future<Output = ()> + Send {
-                async move {
-                    $(
-                        if $node::OUTPUT_HOOKS && turn.aborted.get().is_none() {
-                            self.$index.tool_error_of::<T, O>(&mut *error, turn, observer).await;
-                        }
-                    )*
-                    let _ = (error, turn, observer);
-                }
-            }
+            tuple_per_tool_method!(after_tool_of(output: Output) [$($node $index)*]);
+            tuple_per_tool_method!(tool_error_of(error: Error) [$($node $index)*]);
         }
     };
 }
