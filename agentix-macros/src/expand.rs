@@ -190,6 +190,9 @@ fn expand(hook: &Hook, mut function: ItemFn) -> TokenStream {
         format_ident!("{}", hook.event.type_name())
     };
 
+    // The name is a literal: cheaper asked at each call than read from a copy.
+    let named = (!hook.parallel && hook.tool.is_none())
+        .then(|| quote! { const NAMED: #private::bool = true; });
     let unit = unit_type(&ident, &vis, &docs, false);
     quote! {
         #unit
@@ -197,6 +200,7 @@ fn expand(hook: &Hook, mut function: ItemFn) -> TokenStream {
         #functions
 
         impl #private::on::#trait_ident for #ident {
+            #named
             #durable
             #timeout
             #on_error

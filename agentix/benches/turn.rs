@@ -18,10 +18,11 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
+use agentix::event::{AfterModel, AfterTool, BeforeFinal, BeforeModel, BeforeTool, Post, Pre};
 use agentix::{
     Agent, AssistantMessage, CharsPerToken, Config, Conversation, Entry, Message, Model,
     ModelError, ModelRequest, ModelResponse, Outcome, Part, Role, TokenCounter, Tool, ToolCall,
-    ToolFailure, ToolResult, ToolSpec, Turn, hook,
+    ToolFailure, ToolResult, ToolSpec, Turn, Verdict, hook,
 };
 use criterion::{Criterion, criterion_group};
 use futures::executor::block_on;
@@ -148,6 +149,96 @@ fn one_turn<P: agentix::pipeline::Pipeline>(
     let mut conversation = Conversation::new();
     let outcome = block_on(agent.run(&mut conversation, "What is the weather in Oslo?"));
     Transcript { answer: outcome.map_err(|error| error.to_string()), log: Log::Agent(conversation) }
+}
+
+/// A `Hook` struct doing the light work at one event, `SPREAD[E]`, and keeping the default
+/// name: the style a user writes by hand, called at every event (continuing at the others).
+struct LightStruct<const E: usize>;
+
+impl<const E: usize> agentix::Hook for LightStruct<E> {
+    async fn pre(&self, turn: &mut Turn) -> Verdict<Pre> {
+        if E == 0 {
+            work(&turn.user_message().text());
+        }
+        Verdict::Continue
+    }
+
+    async fn before_model(&self, request: &mut ModelRequest, _: &mut Turn) -> Verdict<BeforeModel> {
+        if E == 1 {
+            work(
+                request
+                    .messages
+                    .last()
+                    .map_or("", |m| m.content.first().and_then(Part::as_text).unwrap_or("")),
+            );
+        }
+        Verdict::Continue
+    }
+
+    async fn after_model(
+        &self,
+        message: &mut AssistantMessage,
+        _: &mut Turn,
+    ) -> Verdict<AfterModel> {
+        if E == 2 {
+            work(&message.joined_text());
+        }
+        Verdict::Continue
+    }
+
+    async fn before_tool(&self, call: &mut ToolCall, _: &mut Turn) -> Verdict<BeforeTool> {
+        if E == 3 {
+            work(&call.name);
+        }
+        Verdict::Continue
+    }
+
+    async fn after_tool(&self, result: &mut ToolResult, _: &mut Turn) -> Verdict<AfterTool> {
+        if E == 4 {
+            work(&result.output);
+        }
+        Verdict::Continue
+    }
+
+    async fn before_final(
+        &self,
+        message: &mut AssistantMessage,
+        _: &mut Turn,
+    ) -> Verdict<BeforeFinal> {
+        if E == 5 {
+            work(&message.joined_text());
+        }
+        Verdict::Continue
+    }
+
+    async fn post(&self, outcome: &Outcome, _: &mut Turn) -> Verdict<Post> {
+        if E == 6 {
+            work(
+                outcome
+                    .as_ref()
+                    .map_or("", |m| m.content.first().and_then(Part::as_text).unwrap_or("")),
+            );
+        }
+        Verdict::Continue
+    }
+}
+
+/// The agent with `hooks` hook structs, spread over the events as the `#[hook]` ones are. Not
+/// with 20: every `Hook` struct is a layer of both wrap onions, and an agent with 20 of them
+/// did not compile here (rustc was killed at 23 GB; BENCHMARKS.md, "Hook styles").
+fn struct_agent(model: BenchModel, hooks: usize) -> Option<RunTurn> {
+    macro_rules! structs {
+        ($($e:literal),*) => {{
+            let agent = Agent::builder(model).tool(Weather)$(.hook(LightStruct::<$e>))*.build();
+            Some(Box::new(move || one_turn(&agent)) as RunTurn)
+        }};
+    }
+    match hooks {
+        0 => structs!(),
+        1 => structs!(0),
+        5 => structs!(0, 1, 2, 3, 4),
+        _ => None,
+    }
 }
 
 macro_rules! agent_with {
@@ -458,6 +549,16 @@ impl Transcript {
 /// One turn of one variant.
 type RunTurn = Box<dyn Fn() -> Transcript>;
 
+/// Every variant at one hook count: the three compared in the ratio table, then agentix with
+/// `Hook` structs in place of `#[hook]` functions (`hook_structs`, up to 5 hooks).
+fn all_variants(hooks: usize, recorder: Option<&Recorder>) -> Vec<(&'static str, RunTurn)> {
+    let mut all: Vec<(&'static str, RunTurn)> = variants(hooks, recorder).into();
+    if let Some(run) = struct_agent(BenchModel::new(recorder.cloned()), hooks) {
+        all.push(("hook_structs", run));
+    }
+    all
+}
+
 /// The three variants at one hook count, as closures that run one turn; `recorder` keeps the
 /// requests each variant's model received.
 fn variants(hooks: usize, recorder: Option<&Recorder>) -> [(&'static str, RunTurn); 3] {
@@ -503,7 +604,7 @@ fn same_work() {
     for hooks in HOOK_COUNTS {
         let recorder = Recorder::default();
         let mut seen = Vec::new();
-        for (name, run) in variants(hooks, Some(&recorder)) {
+        for (name, run) in all_variants(hooks, Some(&recorder)) {
             let transcript = run();
             let requests = std::mem::take(&mut *recorder.lock().unwrap());
             seen.push((name, transcript.answer.clone(), transcript.messages(), requests));
@@ -530,7 +631,7 @@ const HOOK_COUNTS: [usize; 4] = [0, 1, 5, 20];
 fn turns(c: &mut Criterion) {
     for hooks in HOOK_COUNTS {
         let mut group = c.benchmark_group(format!("turn/{hooks}_hooks"));
-        for (name, run) in variants(hooks, None) {
+        for (name, run) in all_variants(hooks, None) {
             group.bench_function(name, |bencher| bencher.iter(|| drop(black_box(run()))));
         }
         group.finish();
@@ -589,11 +690,11 @@ fn main() {
         };
         let hooks: usize = hooks.parse().expect("a hook count");
         let turns: usize = turns.parse().expect("a turn count");
-        let run = variants(hooks, None)
+        let run = all_variants(hooks, None)
             .into_iter()
             .find(|(name, _)| *name == variant)
             .map(|(_, run)| run)
-            .expect("agentix, hand_written or dynamic");
+            .expect("agentix, hand_written, dynamic or hook_structs");
         for _ in 0..turns {
             drop(black_box(run()));
         }

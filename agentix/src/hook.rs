@@ -70,7 +70,8 @@ pub trait Hook: Send + Sync {
     /// conversation's log, where later turns see it, rather than transient.
     const DURABLE: bool = false;
 
-    /// The hook's name in errors, the log and traces. Defaults to the type's name.
+    /// The hook's name in errors, the log and traces. Defaults to the type's name. Asked once,
+    /// when the hook is added to an agent: the same for every call.
     fn name(&self) -> &'static str {
         short_type_name::<Self>()
     }

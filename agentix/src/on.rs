@@ -64,7 +64,14 @@ macro_rules! single_event_traits {
 
             in_place_items!([$($in_place)?] $method($($arg: $ty),*) -> $output);
 
+            /// Whether [`name`](Self::name) returns a constant, as `#[hook]` writes it: the
+            /// chain then asks it at each call, which costs less than reading a copy kept
+            /// aside. Otherwise it is asked once, when the hook is added.
+            #[doc(hidden)]
+            const NAMED: bool = false;
+
             /// The hook's name in errors, the log and traces. Defaults to the type's name.
+            /// Asked once, when the hook is added to an agent.
             fn name(&self) -> &'static str {
                 short_type_name::<Self>()
             }
@@ -158,7 +165,8 @@ pub trait ParallelPre: Send + Sync {
         true
     }
 
-    /// The hook's name in errors, the log and traces. Defaults to the type's name.
+    /// The hook's name in errors, the log and traces. Defaults to the type's name. Asked
+    /// once, when the hook is added to an agent.
     fn name(&self) -> &'static str {
         short_type_name::<Self>()
     }
@@ -200,7 +208,8 @@ pub trait BeforeToolOf: Send + Sync {
         true
     }
 
-    /// The hook's name in errors, the log and traces. Defaults to the type's name.
+    /// The hook's name in errors, the log and traces. Defaults to the type's name. Asked
+    /// once, when the hook is added to an agent.
     fn name(&self) -> &'static str {
         short_type_name::<Self>()
     }
@@ -241,6 +250,7 @@ macro_rules! per_tool_result_traits {
             }
 
             /// The hook's name in errors, the log and traces. Defaults to the type's name.
+            /// Asked once, when the hook is added to an agent.
             fn name(&self) -> &'static str {
                 short_type_name::<Self>()
             }

@@ -150,13 +150,22 @@ pub(super) fn report_panic(
     message
 }
 
-/// A [`Hook`] in the pipeline; shared between the chain and both onions.
+/// A [`Hook`] in the pipeline; shared between the chain and both onions. Its name is asked
+/// once, when it is added: a default name is found by searching the type's name, too slow for
+/// every event.
 #[derive(Debug)]
-pub struct Lifecycle<H>(pub(super) Arc<H>);
+pub struct Lifecycle<H>(pub(super) Arc<H>, pub(super) &'static str);
+
+impl<H: Hook> Lifecycle<H> {
+    pub(super) fn new(hook: H) -> Self {
+        let name = hook.name();
+        Lifecycle(Arc::new(hook), name)
+    }
+}
 
 impl<H> Clone for Lifecycle<H> {
     fn clone(&self) -> Self {
-        Lifecycle(Arc::clone(&self.0))
+        Lifecycle(Arc::clone(&self.0), self.1)
     }
 }
 
@@ -192,7 +201,7 @@ macro_rules! lifecycle_chain {
 
             $(
                 async fn $method<O: Observer>(&self, $($arg: $ty,)? turn: &mut Turn, observer: &O) -> Flow<$event> {
-                    let name = self.0.name();
+                    let name = self.1;
                     // Only `pre` and `post` output can be durable.
                     let durable = H::DURABLE && matches!($event::KIND, EventKind::Pre | EventKind::Post);
                     turn.enter_hook(name, $event::KIND, durable);
@@ -208,8 +217,9 @@ macro_rules! lifecycle_chain {
 
 chain_events!(lifecycle_chain);
 
-/// A hook on one event `E`: a `#[hook]` function, or a hand-written [`on`] trait.
-pub struct Single<H, E>(pub(super) H, pub(super) PhantomData<fn() -> E>);
+/// A hook on one event `E`: a `#[hook]` function, or a hand-written [`on`] trait; with its
+/// name, asked once, when it was added.
+pub struct Single<H, E>(pub(super) H, pub(super) PhantomData<fn() -> E>, pub(super) &'static str);
 
 impl<H: std::fmt::Debug, E> std::fmt::Debug for Single<H, E> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -269,7 +279,7 @@ macro_rules! single_chain {
 
             async fn $method<O: Observer>(&self, $($arg: $ty,)? turn: &mut Turn, observer: &O) -> Flow<$event> {
                 other_tool!($event, H, turn);
-                let name = self.0.name();
+                let name = if H::NAMED { self.0.name() } else { self.2 };
                 if H::CONDITIONAL && !self.0.applies($(&*$arg,)? turn) {
                     return skipped(observer, $event::KIND, name);
                 }
@@ -282,7 +292,7 @@ macro_rules! single_chain {
 
             fn $in_place<O: Observer>(&self, $($arg: $ty,)? turn: &mut Turn, observer: &O) -> Flow<$event> {
                 other_tool!($event, H, turn);
-                let name = self.0.name();
+                let name = if H::NAMED { self.0.name() } else { self.2 };
                 if H::CONDITIONAL && !self.0.applies($(&*$arg,)? turn) {
                     return skipped(observer, $event::KIND, name);
                 }

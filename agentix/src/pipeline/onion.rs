@@ -58,7 +58,7 @@ impl<H: Hook> ModelLayer for Lifecycle<H> {
     const TIMEOUT: Option<Duration> = H::TIMEOUT;
 
     fn name(&self) -> &'static str {
-        self.0.name()
+        self.1
     }
 
     fn wrap(
@@ -76,7 +76,7 @@ impl<H: Hook> ToolLayer for Lifecycle<H> {
     const TIMEOUT: Option<Duration> = H::TIMEOUT;
 
     fn name(&self) -> &'static str {
-        self.0.name()
+        self.1
     }
 
     fn wrap(
@@ -99,7 +99,7 @@ impl<H: on::WrapModel> ModelLayer for Single<H, event::WrapModel> {
     }
 
     fn name(&self) -> &'static str {
-        self.0.name()
+        if H::NAMED { self.0.name() } else { self.2 }
     }
 
     fn wrap(
@@ -122,7 +122,7 @@ impl<H: on::WrapTool> ToolLayer for Single<H, event::WrapTool> {
     }
 
     fn name(&self) -> &'static str {
-        self.0.name()
+        if H::NAMED { self.0.name() } else { self.2 }
     }
 
     fn wrap(

@@ -177,7 +177,8 @@ where
     type Tool = H::Tool;
 
     fn register(self, hooks: Hooks<C, M, T>) -> Self::Output {
-        let hook = Single(PerTool(self), PhantomData);
+        let name = self.name();
+        let hook = Single(PerTool(self), PhantomData, name);
         Hooks { chain: hooks.chain.push(hook), model: hooks.model, tool: hooks.tool }
     }
 }

@@ -44,7 +44,7 @@ where
     type Tool = ();
 
     fn register(self, hooks: Hooks<C, M, T>) -> Self::Output {
-        let hook = Lifecycle(Arc::new(self));
+        let hook = Lifecycle::new(self);
         Hooks {
             chain: hooks.chain.push(hook.clone()),
             model: Wraps { rest: hooks.model, layer: hook.clone() },
@@ -94,7 +94,8 @@ macro_rules! register_single_event {
             type Tool = ();
 
             fn register(self, hooks: Hooks<C, M, T>) -> Self::Output {
-                Hooks { chain: hooks.chain.push(Single(self, PhantomData)), model: hooks.model, tool: hooks.tool }
+                let name = on::$event::name(&self);
+                Hooks { chain: hooks.chain.push(Single(self, PhantomData, name)), model: hooks.model, tool: hooks.tool }
             }
         }
     )*};
@@ -122,7 +123,8 @@ where
     type Tool = ();
 
     fn register(self, hooks: Hooks<C, M, T>) -> Self::Output {
-        let layer = Single(self, PhantomData);
+        let name = on::WrapModel::name(&self);
+        let layer = Single(self, PhantomData, name);
         Hooks { chain: hooks.chain, model: Wraps { rest: hooks.model, layer }, tool: hooks.tool }
     }
 }
@@ -138,7 +140,8 @@ where
     type Tool = ();
 
     fn register(self, hooks: Hooks<C, M, T>) -> Self::Output {
-        let layer = Single(self, PhantomData);
+        let name = on::WrapTool::name(&self);
+        let layer = Single(self, PhantomData, name);
         Hooks { chain: hooks.chain, model: hooks.model, tool: Wraps { rest: hooks.tool, layer } }
     }
 }
