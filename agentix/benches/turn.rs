@@ -225,7 +225,7 @@ impl<const E: usize> agentix::Hook for LightStruct<E> {
 
 /// The agent with `hooks` hook structs, spread over the events as the `#[hook]` ones are. Not
 /// with 20: every `Hook` struct is a layer of both wrap onions, and an agent with 20 of them
-/// did not compile here (rustc was killed at 23 GB; BENCHMARKS.md, "Hook styles").
+/// did not compile here (rustc was killed, likely out of memory; BENCHMARKS.md, "Hook styles").
 fn struct_agent(model: BenchModel, hooks: usize) -> Option<RunTurn> {
     macro_rules! structs {
         ($($e:literal),*) => {{
