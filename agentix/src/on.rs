@@ -5,7 +5,6 @@
 //! [`Hook`](crate::Hook) instead. A type implements at most one hook trait, so
 //! [`AgentBuilder::hook`](crate::AgentBuilder::hook) knows where it goes.
 
-use std::any::TypeId;
 use std::future::Future;
 use std::time::Duration;
 
@@ -38,9 +37,9 @@ macro_rules! single_event_traits {
                     "The tool whose calls the hook runs on, by its type: a ", stringify!($per_tool),
                     " hook (`#[hook(before_tool, tool = get_weather)]`) that the other tools' ",
                     "calls pass by without a trace. `None`, the default: every call. The tool is ",
-                    "the one the model's call names, found once per call."
+                    "the one the model's call names as it reaches the hook, after earlier hooks' edits."
                 )]
-                const TOOL: Option<TypeId> = None;
+                const TOOL: Option<crate::ToolId> = None;
             )?
 
             /// How long one call of the hook may take; past it, the hook failed, and its

@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 use std::any::{Any, TypeId};
 use std::fmt;
 use std::future::Future;
+use std::time::Duration;
 
 use crate::message::{ToolCall, ToolFailure, ToolResult};
 use crate::turn::Turn;
@@ -134,6 +135,34 @@ impl<F: FnOnce() -> U, U: Tool> IntoTool<MakesTool> for F {
     }
 }
 
+/// A tool, by its type and its name: what a per-tool hook runs on. Two are equal when their
+/// types are: one compare, never a name's.
+#[derive(Clone, Copy, Debug, Eq)]
+pub struct ToolId {
+    type_id: TypeId,
+    name: &'static str,
+}
+
+impl ToolId {
+    /// The id of tool `T`.
+    #[must_use]
+    pub const fn of<T: Tool + 'static>() -> Self {
+        ToolId { type_id: TypeId::of::<T>(), name: T::NAME }
+    }
+
+    /// The tool's name, as the model calls it.
+    #[must_use]
+    pub const fn name(self) -> &'static str {
+        self.name
+    }
+}
+
+impl PartialEq for ToolId {
+    fn eq(&self, other: &Self) -> bool {
+        self.type_id == other.type_id
+    }
+}
+
 /// What the model is told about a tool.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ToolSpec {
@@ -169,10 +198,11 @@ pub trait ToolSet: Send + Sync {
     /// Appends the spec of every tool in the set.
     fn specs(&self, specs: &mut Vec<ToolSpec>);
 
-    /// The type of the tool called `name`, for per-tool hooks (`#[hook(before_tool, tool =
-    /// get_weather)]`); `None` if the set has no such tool. A hand-written set may leave it
-    /// out: per-tool hooks then run on none of its calls.
-    fn tool_type(&self, name: &str) -> Option<TypeId> {
+    /// The tool called `name`, for per-tool hooks (`#[hook(before_tool, tool = get_weather)]`),
+    /// found once per call so that each such hook compares a type; `None` if the set has no
+    /// such tool. A hand-written set may leave it out: its per-tool `before_tool` hooks then
+    /// compare the call's name with their tool's.
+    fn tool_id(&self, name: &str) -> Option<ToolId> {
         let _ = name;
         None
     }
@@ -182,17 +212,22 @@ pub trait ToolSet: Send + Sync {
     fn call(&self, call: &ToolCall, turn: &Turn)
     -> impl Future<Output = Option<ToolResult>> + Send;
 
-    /// [`call`](Self::call), running the per-tool `after_tool` and `tool_error` hooks on the
-    /// tool's own output or error before rendering it. A hand-written set may leave it out:
-    /// then per-tool hooks see none of its calls.
+    /// [`call`](Self::call), running the tool through [`OutputHooks::run_tool`] (the agent's
+    /// tool timeout) and the per-tool `after_tool` and `tool_error` hooks on the tool's own
+    /// output or error before rendering it. A hand-written set may leave it out: then the
+    /// timeout covers its whole call, and per-tool hooks see none of its calls.
     fn call_hooked<H: OutputHooks>(
         &self,
         call: &ToolCall,
         turn: &Turn,
         hooks: &H,
     ) -> impl Future<Output = Option<ToolResult>> + Send {
-        let _ = hooks;
-        self.call(call, turn)
+        async move {
+            match hooks.run_tool(self.call(call, turn)).await {
+                Ok(result) => result,
+                Err(after) => Some(ToolResult::failure(call, ToolFailure::TimedOut { after })),
+            }
+        }
     }
 }
 
@@ -214,6 +249,17 @@ pub trait OutputHooks: Sync {
         error: &mut T::Error,
         turn: &Turn,
     ) -> impl Future<Output = ()> + Send;
+
+    /// Runs a tool's own call, under the agent's
+    /// [`tool_timeout`](crate::Config::tool_timeout): the bound covers the tool, not the hooks
+    /// that run on its output, so a slow hook is never blamed on the tool. `Err(after)` when
+    /// the call ran out of time. A tool set runs each tool through it.
+    fn run_tool<F: Future + Send>(
+        &self,
+        call: F,
+    ) -> impl Future<Output = Result<F::Output, Duration>> + Send {
+        async move { Ok(call.await) }
+    }
 }
 
 /// No per-tool hooks.
@@ -313,8 +359,8 @@ impl<Rest: ToolSet, T: Tool + 'static> ToolSet for Toolbox<Rest, T> {
         specs.push(ToolSpec::of(&self.tool));
     }
 
-    fn tool_type(&self, name: &str) -> Option<TypeId> {
-        if name == T::NAME { Some(TypeId::of::<T>()) } else { self.rest.tool_type(name) }
+    fn tool_id(&self, name: &str) -> Option<ToolId> {
+        if name == T::NAME { Some(ToolId::of::<T>()) } else { self.rest.tool_id(name) }
     }
 
     fn call(
@@ -340,7 +386,10 @@ impl<Rest: ToolSet, T: Tool + 'static> ToolSet for Toolbox<Rest, T> {
             Ok(args) => args,
             Err(error) => return Some(invalid_arguments(call, &error)),
         };
-        let mut returned = self.tool.call(args, turn).await;
+        let mut returned = match hooks.run_tool(self.tool.call(args, turn)).await {
+            Ok(returned) => returned,
+            Err(after) => return Some(ToolResult::failure(call, ToolFailure::TimedOut { after })),
+        };
         match &mut returned {
             Ok(output) => hooks.after_tool::<T>(output, turn).await,
             Err(error) => hooks.tool_error::<T>(error, turn).await,

@@ -11,11 +11,47 @@ use crate::context::{TokenCounter, Units};
 use crate::conversation::{Config, Conversation, Entry, TurnRef};
 use crate::error::{Component, Error};
 use crate::event::EventKind;
-use crate::message::{Message, Part};
+use crate::message::{Message, Part, ToolCall};
 use crate::model::Usage;
 use crate::pipeline::HookFailure;
 use crate::scope::Scope;
+use crate::tool::ToolId;
 use crate::verdict::Halt;
+
+/// The tool a call names, as per-tool `before_tool` hooks ask it.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) enum InHand {
+    /// The agent has no per-tool `before_tool` hooks: nobody asks.
+    #[default]
+    Unsought,
+    /// The call names this tool, found once before `before_tool`: each per-tool hook compares
+    /// a type, not a name.
+    Tool(ToolId),
+    /// The call names no tool the set knows by type, or a hook renamed it: per-tool hooks
+    /// compare the call's name with their tool's.
+    ByName,
+}
+
+impl InHand {
+    /// Whether the call `call` is one of `tool`'s.
+    #[inline]
+    pub(crate) fn is(self, tool: ToolId, call: &ToolCall) -> bool {
+        match self {
+            InHand::Tool(in_hand) => in_hand == tool,
+            InHand::ByName | InHand::Unsought => call.name == tool.name(),
+        }
+    }
+
+    /// After a hook that may have renamed the call: per-tool hooks go by name if it did.
+    #[inline]
+    pub(crate) fn after_edit(&mut self, call: &ToolCall) {
+        if let InHand::Tool(tool) = *self
+            && call.name != tool.name()
+        {
+            *self = InHand::ByName;
+        }
+    }
+}
 
 /// One turn in progress: the conversation so far, the user message that opened the turn, its
 /// reference, and the scope. Hooks get `&mut Turn` (sequential) or `&Turn` (parallel `pre` hooks,
@@ -55,10 +91,9 @@ pub struct Turn {
     pub(crate) running_component: Option<Component>,
     #[serde(skip)]
     pub(crate) aborted: OnceLock<Aborted>,
-    /// The tool the call at hand names, by type: found before `before_tool` when the agent has
-    /// per-tool hooks, so each of them compares a type rather than a name.
+    /// The tool the call at hand names, for per-tool `before_tool` hooks.
     #[serde(skip)]
-    pub(crate) tool_in_hand: Option<std::any::TypeId>,
+    pub(crate) tool_in_hand: InHand,
     #[serde(skip)]
     blame: Mutex<Blame>,
     /// Whether `blame` holds anything but `Nobody`: a successful call, the usual case, then
@@ -176,7 +211,7 @@ impl Turn {
             running_event: no_event(),
             running_component: None,
             aborted: OnceLock::new(),
-            tool_in_hand: None,
+            tool_in_hand: InHand::Unsought,
             blame: Mutex::default(),
             blamed: AtomicBool::new(false),
             summary: None,

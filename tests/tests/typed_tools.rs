@@ -447,3 +447,75 @@ async fn a_per_tool_result_hook_that_halts_or_panics_ends_the_turn_and_the_call_
         );
     }
 }
+
+/// Sends calls that ask for a city to `get_weather`, and sums to `add`, whatever tool the model
+/// named: a hook without `tool =` may rename a call.
+#[hook(before_tool)]
+async fn reroute(call: &mut ToolCall) {
+    if call.arguments.get("city").is_some() {
+        call.name = "get_weather".to_owned();
+    } else if call.arguments.get("second").is_some() {
+        call.name = "add".to_owned();
+    }
+}
+
+#[tokio::test]
+async fn a_per_tool_hook_runs_on_the_tool_the_call_names_after_earlier_hooks_renamed_it() {
+    let model = ScriptedModel::new()
+        .tool_calls([
+            // Renamed from another tool of the set, and from a tool the set does not have:
+            // both reach `stay_in_norway` as `get_weather`'s calls.
+            ("search", json!({ "city": "Paris" })),
+            ("lookup", json!({ "city": "Rome" })),
+            // Renamed away from `get_weather`: no longer its call.
+            ("get_weather", json!({ "a": 1, "second": 2 })),
+            ("get_weather", json!({ "city": "Bergen" })),
+        ])
+        .text("done");
+    let agent = Agent::builder(&model)
+        .tool(get_weather)
+        .tool(sum)
+        .tool(search)
+        .hook(reroute)
+        .hook(stay_in_norway)
+        .build();
+    let mut conversation = Conversation::new();
+    let heard = Heard::default();
+    agent.run_observed(&mut conversation, "go", &heard).await.unwrap();
+
+    let results = last_results(&model);
+    let outputs: Vec<&str> = results.iter().map(|result| result.output.as_str()).collect();
+    assert_eq!(
+        outputs,
+        [
+            "sunny in Oslo, 21C",
+            "sunny in Oslo, 21C",
+            r#"{"total":3,"at":"nowhere"}"#,
+            "sunny in Bergen, 21C"
+        ]
+    );
+    let heard = heard.0.into_inner().unwrap();
+    let per_tool = heard.iter().filter(|line| line.contains("stay_in_norway")).count();
+    assert_eq!(per_tool, 3, "it ran on the three calls of get_weather as renamed: {heard:?}");
+}
+
+/// Trims a search's results, slowly.
+#[hook(after_tool, tool = search)]
+async fn slow_trim(results: &mut Vec<String>) {
+    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    results.truncate(1);
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_tool_timeout_bounds_the_tool_not_the_per_tool_hooks_on_its_result() {
+    let model =
+        ScriptedModel::new().tool_call("search", json!({ "text": "x", "limit": 3 })).text("done");
+    let agent = Agent::builder(&model).tool(search).hook(slow_trim).build();
+    let config =
+        Config { tool_timeout: Some(std::time::Duration::from_millis(20)), ..Config::default() };
+    let mut conversation = Conversation::with_config(config);
+    agent.run(&mut conversation, "go").await.unwrap();
+    let result = last_results(&model).remove(0);
+    assert_eq!(result.error, None, "the tool returned within its bound: {result:?}");
+    assert_eq!(result.output, r#"["x #0"]"#, "and the slow hook finished its edit");
+}

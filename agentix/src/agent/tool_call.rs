@@ -2,6 +2,7 @@
 //! `tool_error`, and committing the step.
 
 use std::mem;
+use std::time::Duration;
 
 use crate::approval::{Approval, Approver};
 use crate::error::Error;
@@ -13,7 +14,7 @@ use crate::observe::{Observation, Observer};
 use crate::pipeline::{Chain, Flow, HookFailure, Keep, Pipeline, not_run};
 use crate::tool::{OutputHooks, Tool, ToolSet};
 use crate::transform::StreamTransformer;
-use crate::turn::Turn;
+use crate::turn::{InHand, Turn};
 use crate::verdict::Halt;
 use crate::{caught, panic_message};
 
@@ -67,7 +68,7 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
         let StepInFlight { message, results, started, ran, .. } = step;
         let call = nth_call(message, index);
         if <P::Chain as Chain>::PER_TOOL {
-            turn.tool_in_hand = self.tools.tool_type(&call.name);
+            turn.tool_in_hand = self.tools.tool_id(&call.name).map_or(InHand::ByName, InHand::Tool);
         }
         fire(observer, turn, EventKind::BeforeTool);
         let refusal = match run_guarded_chain!(
@@ -130,7 +131,11 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
             names: &self.tool_names,
             turn,
             ran: &*ran,
-            hooks: InCall { chain: self.hooks.chain(), observer },
+            hooks: InCall {
+                chain: self.hooks.chain(),
+                observer,
+                tool_timeout: turn.config().tool_timeout,
+            },
         };
         let result = self.hooks.tool_onion(turn, observer, tool).call(call).await;
         let ran = ran.take();
@@ -215,10 +220,12 @@ struct CallTool<'a, T, K, C, O> {
     hooks: InCall<'a, C, O>,
 }
 
-/// The chain's per-tool `after_tool` and `tool_error` hooks, run inside a tool call.
+/// The chain's per-tool `after_tool` and `tool_error` hooks, run inside a tool call, and the
+/// bound on the tool's own call.
 struct InCall<'a, C, O> {
     chain: &'a C,
     observer: &'a O,
+    tool_timeout: Option<Duration>,
 }
 
 impl<C: Chain, O: Observer> OutputHooks for InCall<'_, C, O> {
@@ -233,6 +240,10 @@ impl<C: Chain, O: Observer> OutputHooks for InCall<'_, C, O> {
             self.chain.tool_error_of::<U, O>(error, turn, self.observer).await;
         }
     }
+
+    async fn run_tool<F: Future + Send>(&self, call: F) -> Result<F::Output, Duration> {
+        bounded!(self.tool_timeout, call)
+    }
 }
 
 impl<T: ToolSet, K: Keep, C: Chain, O: Observer> NextTool for CallTool<'_, T, K, C, O> {
@@ -240,19 +251,18 @@ impl<T: ToolSet, K: Keep, C: Chain, O: Observer> NextTool for CallTool<'_, T, K,
         if self.turn.aborted.get().is_some() {
             return not_run(call);
         }
-        let limit = self.turn.config().tool_timeout;
+        // The tool set bounds the tool's own call (`InCall::run_tool`), not the hooks on it.
         let run = || self.tools.call_hooked(call, self.turn, &self.hooks);
-        let result = match bounded!(limit, caught(run)) {
-            Ok(Ok(Some(result))) => result,
-            Ok(Ok(None)) => ToolResult::failure(
+        let result = match caught(run).await {
+            Ok(Some(result)) => result,
+            Ok(None) => ToolResult::failure(
                 call,
                 ToolFailure::UnknownTool { available: self.names.to_vec() },
             ),
-            Ok(Err(payload)) => {
+            Err(payload) => {
                 let message = panic_message(payload.as_ref());
                 ToolResult::failure(call, ToolFailure::Panicked { message })
             }
-            Err(after) => ToolResult::failure(call, ToolFailure::TimedOut { after }),
         };
         self.ran.keep(&result);
         result

@@ -193,6 +193,17 @@ fn ended<E: Event>(
     flow
 }
 
+/// After a `before_tool` hook that may rename the call (any but a per-tool one, which edits
+/// only its tool's arguments): the later per-tool hooks see the name it left.
+macro_rules! may_rename {
+    (BeforeTool, $per_tool:expr, $turn:ident, $call:ident) => {
+        if !$per_tool {
+            $turn.tool_in_hand.after_edit($call);
+        }
+    };
+    ($event:ident, $per_tool:expr, $turn:ident $(, $value:ident)?) => {};
+}
+
 macro_rules! lifecycle_chain {
     ($($method:ident / $in_place:ident: $event:ident ($($arg:ident: $ty:ty)?);)*) => {
         impl<H: Hook> Chain for Lifecycle<H> {
@@ -206,6 +217,7 @@ macro_rules! lifecycle_chain {
                     let durable = H::DURABLE && matches!($event::KIND, EventKind::Pre | EventKind::Post);
                     turn.enter_hook(name, $event::KIND, durable);
                     let verdict = bounded!(H::TIMEOUT, self.0.$method($(&mut *$arg,)? turn));
+                    may_rename!($event, false, turn $(, $arg)?);
                     let flow = timed(name, verdict);
                     $(let flow = checked(flow, name, &*$arg);)?
                     ended(name, flow, H::EVENTS.contains(EventKind::$event), turn, observer)
@@ -258,14 +270,14 @@ macro_rules! per_tool {
 
 /// Passes a per-tool hook by, untraced, on another tool's call.
 macro_rules! other_tool {
-    (BeforeTool, $hook:ident, $turn:ident) => {
+    (BeforeTool, $hook:ident, $turn:ident, $call:ident) => {
         if let Some(tool) = <$hook as on::BeforeTool>::TOOL
-            && $turn.tool_in_hand != Some(tool)
+            && !$turn.tool_in_hand.is(tool, $call)
         {
             return Flow::Continue;
         }
     };
-    ($event:ident, $hook:ident, $turn:ident) => {};
+    ($event:ident, $hook:ident, $turn:ident $(, $value:ident)?) => {};
 }
 
 macro_rules! single_chain {
@@ -278,26 +290,28 @@ macro_rules! single_chain {
             const PER_TOOL: bool = per_tool!($event, H);
 
             async fn $method<O: Observer>(&self, $($arg: $ty,)? turn: &mut Turn, observer: &O) -> Flow<$event> {
-                other_tool!($event, H, turn);
+                other_tool!($event, H, turn $(, $arg)?);
                 let name = if H::NAMED { self.0.name() } else { self.2 };
                 if H::CONDITIONAL && !self.0.applies($(&*$arg,)? turn) {
                     return skipped(observer, $event::KIND, name);
                 }
                 turn.enter_hook(name, $event::KIND, durable_output!($event, H));
                 let verdict = bounded!(H::TIMEOUT, self.0.$method($(&mut *$arg,)? turn));
+                may_rename!($event, per_tool!($event, H), turn $(, $arg)?);
                 let flow = timed(name, verdict);
                 $(let flow = checked(flow, name, &*$arg);)?
                 ended(name, flow, true, turn, observer)
             }
 
             fn $in_place<O: Observer>(&self, $($arg: $ty,)? turn: &mut Turn, observer: &O) -> Flow<$event> {
-                other_tool!($event, H, turn);
+                other_tool!($event, H, turn $(, $arg)?);
                 let name = if H::NAMED { self.0.name() } else { self.2 };
                 if H::CONDITIONAL && !self.0.applies($(&*$arg,)? turn) {
                     return skipped(observer, $event::KIND, name);
                 }
                 turn.enter_hook(name, $event::KIND, durable_output!($event, H));
                 let verdict = self.0.$in_place($(&mut *$arg,)? turn);
+                may_rename!($event, per_tool!($event, H), turn $(, $arg)?);
                 let flow = Flow::decided(name, verdict);
                 $(let flow = checked(flow, name, &*$arg);)?
                 ended(name, flow, true, turn, observer)

@@ -5,7 +5,7 @@
 
 use super::chain::{report_panic, skipped};
 use super::*;
-use crate::tool::{Arguments, Toolbox};
+use crate::tool::{Arguments, ToolId, Toolbox};
 
 /// A per-tool `before_tool` hook in the chain: it reads the call's arguments as the tool's own
 /// type, lends them to the hook, and writes an edit back into the call.
@@ -13,7 +13,7 @@ use crate::tool::{Arguments, Toolbox};
 pub struct PerTool<H>(pub(super) H);
 
 impl<H: on::BeforeToolOf> on::BeforeTool for PerTool<H> {
-    const TOOL: Option<TypeId> = Some(TypeId::of::<H::Tool>());
+    const TOOL: Option<ToolId> = Some(ToolId::of::<H::Tool>());
     const TIMEOUT: Option<Duration> = H::TIMEOUT;
     const CONDITIONAL: bool = H::CONDITIONAL;
 
