@@ -4,12 +4,16 @@
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use agentix::event::AfterModel;
-use agentix::{Agent, AssistantMessage, Conversation, Hook, ScriptedModel, Turn, Verdict, on};
+use agentix::event::{AfterModel, AfterTool};
+use agentix::{
+    Agent, AssistantMessage, Conversation, Hook, Part, ScriptedModel, Turn, Verdict, on, tool,
+};
 use serde_json::json;
 
 static STRUCT_ASKED: AtomicUsize = AtomicUsize::new(0);
 static SINGLE_ASKED: AtomicUsize = AtomicUsize::new(0);
+static PARALLEL_ASKED: AtomicUsize = AtomicUsize::new(0);
+static PER_TOOL_ASKED: AtomicUsize = AtomicUsize::new(0);
 
 /// Called at every event; counts how often its name is asked.
 struct Everywhere;
@@ -35,16 +39,69 @@ impl on::AfterModel for AfterEachAnswer {
     }
 }
 
+/// A parallel `pre` hook; counts how often its name is asked.
+struct Alongside;
+
+impl on::ParallelPre for Alongside {
+    fn name(&self) -> &'static str {
+        PARALLEL_ASKED.fetch_add(1, Ordering::Relaxed);
+        "alongside"
+    }
+
+    async fn pre(&self, _: &Turn) -> Vec<Part> {
+        vec![Part::text("context")]
+    }
+}
+
+/// Echoes its text.
+#[tool]
+async fn echo(text: String) -> String {
+    text
+}
+
+/// On `echo`'s output; counts how often its name is asked.
+struct OnEcho;
+
+impl on::AfterToolOf for OnEcho {
+    type Tool = echo;
+
+    fn name(&self) -> &'static str {
+        PER_TOOL_ASKED.fetch_add(1, Ordering::Relaxed);
+        "on_echo"
+    }
+
+    async fn after_tool(&self, output: &mut String, _: &Turn) -> Verdict<AfterTool> {
+        output.push('!');
+        Verdict::Continue
+    }
+}
+
+fn asked() -> [usize; 4] {
+    [&STRUCT_ASKED, &SINGLE_ASKED, &PARALLEL_ASKED, &PER_TOOL_ASKED]
+        .map(|asked| asked.load(Ordering::Relaxed))
+}
+
 #[tokio::test]
 async fn a_hooks_name_is_asked_once_however_often_it_runs() {
-    let model = ScriptedModel::new().tool_call("no_such_tool", json!({})).text("one").text("two");
-    let agent = Agent::builder(&model).hook(Everywhere).hook(AfterEachAnswer).build();
-    let after_build = (STRUCT_ASKED.load(Ordering::Relaxed), SINGLE_ASKED.load(Ordering::Relaxed));
-    assert_eq!(after_build, (1, 1), "asked when added");
+    let model = ScriptedModel::new()
+        .tool_call("no_such_tool", json!({}))
+        .tool_call("echo", json!({ "text": "a" }))
+        .tool_call("echo", json!({ "text": "b" }))
+        .text("one")
+        .text("two");
+    let agent = Agent::builder(&model)
+        .tool(echo)
+        .hook(Everywhere)
+        .hook(AfterEachAnswer)
+        .hook(Alongside)
+        .hook(OnEcho)
+        .build();
+    assert_eq!(asked(), [1, 1, 1, 1], "asked when added");
     let mut conversation = Conversation::new();
     agent.run(&mut conversation, "first").await.unwrap();
     agent.run(&mut conversation, "second").await.unwrap();
-    assert_eq!(model.requests().len(), 3, "every event fired, the after_model ones three times");
-    assert_eq!(STRUCT_ASKED.load(Ordering::Relaxed), 1);
-    assert_eq!(SINGLE_ASKED.load(Ordering::Relaxed), 1);
+    assert_eq!(model.requests().len(), 5, "every event fired, the after_model ones five times");
+    let echoed: Vec<String> = model.requests()[3].tool_results().map(|r| r.output.clone()).collect();
+    assert_eq!(echoed[1..], ["a!", "b!"], "the per-tool hook ran");
+    assert_eq!(asked(), [1, 1, 1, 1]);
 }

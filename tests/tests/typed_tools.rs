@@ -3,7 +3,7 @@
 //! back), through the real agent loop.
 
 use agentix::prelude::*;
-use agentix::{ToolFailure, ToolSpec};
+use agentix::{Part, ToolFailure, ToolSpec};
 use serde_json::json;
 
 /// Current weather for a city.
@@ -518,4 +518,55 @@ async fn the_tool_timeout_bounds_the_tool_not_the_per_tool_hooks_on_its_result()
     let result = last_results(&model).remove(0);
     assert_eq!(result.error, None, "the tool returned within its bound: {result:?}");
     assert_eq!(result.output, r#"["x #0"]"#, "and the slow hook finished its edit");
+}
+
+/// Context for the model, gathered alongside other parallel hooks.
+#[hook(pre, parallel)]
+async fn house_rules(_turn: &Turn) -> Vec<Part> {
+    vec![Part::text("Keep answers short.")]
+}
+
+#[tokio::test]
+async fn a_parallel_hook_may_follow_a_per_tool_result_hook() {
+    let model =
+        ScriptedModel::new().tool_call("search", json!({ "text": "x", "limit": 2 })).text("done");
+    let agent = Agent::builder(&model)
+        .tool(search)
+        .tool(get_weather)
+        .hook(first_result_only)
+        .hook(explain)
+        .hook(house_rules)
+        .build();
+    let mut conversation = Conversation::new();
+    agent.run(&mut conversation, "go").await.unwrap();
+    let first = &model.requests()[0];
+    assert!(format!("{first:?}").contains("Keep answers short."), "{first:?}");
+    assert_eq!(last_results(&model)[0].output, r#"["x #0","(2 in all)"]"#);
+}
+
+/// Edits a weather lookup only when it asks for Fahrenheit.
+#[hook(before_tool, tool = get_weather)]
+async fn celsius_only(args: &mut GetWeatherArgs) {
+    if args.fahrenheit == Some(true) {
+        args.fahrenheit = None;
+    }
+}
+
+#[tokio::test]
+async fn a_per_tool_hook_that_edits_nothing_leaves_the_call_as_the_model_sent_it() {
+    let model = ScriptedModel::new()
+        .tool_calls([
+            ("get_weather", json!({ "city": "Oslo", "fahrenheit": null })),
+            ("get_weather", json!({ "city": "Oslo", "fahrenheit": true })),
+        ])
+        .text("done");
+    let agent = Agent::builder(&model).tool(get_weather).hook(celsius_only).build();
+    let mut conversation = Conversation::new();
+    agent.run(&mut conversation, "go").await.unwrap();
+    let Entry::Assistant { message, .. } = &conversation.log()[1] else {
+        panic!("{:?}", conversation.log())
+    };
+    let calls: Vec<&ToolCall> = message.tool_calls().collect();
+    assert_eq!(calls[0].arguments, json!({ "city": "Oslo", "fahrenheit": null }), "as sent");
+    assert_eq!(calls[1].arguments, json!({ "city": "Oslo" }), "as edited");
 }

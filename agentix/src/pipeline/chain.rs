@@ -376,13 +376,25 @@ impl ParallelGroup for () {
     }
 }
 
-impl<G: ParallelGroup, P: on::ParallelPre> ParallelGroup for (G, P) {
+/// A parallel `pre` hook of a group, with its name, asked once, when it was added.
+#[derive(Debug)]
+pub struct ParHook<P>(P, &'static str);
+
+impl<P: on::ParallelPre> ParHook<P> {
+    pub(super) fn new(hook: P) -> Self {
+        let name = hook.name();
+        ParHook(hook, name)
+    }
+}
+
+impl<G: ParallelGroup, P: on::ParallelPre> ParallelGroup for (G, ParHook<P>) {
     /// Every hook's parts, panic or timeout; `None` for one its `when` condition skipped.
     type Output = (G::Output, Option<Result<Caught<Vec<Part>>, Duration>>);
 
     fn run(&self, turn: &Turn) -> impl Future<Output = Self::Output> + Send {
-        let runs = !P::CONDITIONAL || self.1.applies(turn);
-        let run = runs.then(|| Bounded::new(P::TIMEOUT, caught(|| self.1.pre(turn))));
+        let hook = &self.1.0;
+        let runs = !P::CONDITIONAL || hook.applies(turn);
+        let run = runs.then(|| Bounded::new(P::TIMEOUT, caught(|| hook.pre(turn))));
         join(self.0.run(turn), MaybeRun { run })
     }
 
@@ -393,7 +405,7 @@ impl<G: ParallelGroup, P: on::ParallelPre> ParallelGroup for (G, P) {
         observer: &O,
     ) -> Result<(), (&'static str, HookFailure)> {
         self.0.merge(earlier, turn, observer)?;
-        let hook = self.1.name();
+        let hook = self.1.1;
         let failure = match parts {
             None => {
                 let decision = Decision::Skipped;

@@ -61,17 +61,19 @@ macro_rules! push_node {
         impl<Full: Chain, $($node: Chain,)* G: ParallelGroup, P: on::ParallelPre> PushParallel<P>
             for (Full, ($($node,)* Par<G>,))
         {
-            type Output = (Full, ($($node,)* Par<(G, P)>,));
+            type Output = (Full, ($($node,)* Par<(G, ParHook<P>)>,));
 
             #[allow(non_snake_case)]
             fn push_parallel(self, hook: P) -> Self::Output {
                 let (full, ($($node,)* Par(group),)) = self;
-                (full, ($($node,)* Par((group, hook)),))
+                (full, ($($node,)* Par((group, ParHook::new(hook))),))
             }
         }
 
         push_parallel_after!([$($node)*] Lifecycle<Last>; Last);
         push_parallel_after!([$($node)*] Single<Last, Kind>; Last, Kind);
+        push_parallel_after!([$($node)*] OutputOf<Last>; Last);
+        push_parallel_after!([$($node)*] ErrorOf<Last>; Last);
     };
 }
 
@@ -82,12 +84,12 @@ macro_rules! push_parallel_after {
             for (Full, ($($node,)* $last,))
         where
             $last: Chain,
-            (Full, ($($node,)* $last,)): Push<Par<((), P)>>,
+            (Full, ($($node,)* $last,)): Push<Par<((), ParHook<P>)>>,
         {
-            type Output = <(Full, ($($node,)* $last,)) as Push<Par<((), P)>>>::Output;
+            type Output = <(Full, ($($node,)* $last,)) as Push<Par<((), ParHook<P>)>>>::Output;
 
             fn push_parallel(self, hook: P) -> Self::Output {
-                self.push(Par(((), hook)))
+                self.push(Par(((), ParHook::new(hook))))
             }
         }
     };
@@ -113,9 +115,9 @@ where
 }
 
 impl<Full: Chain, P: on::ParallelPre> PushParallel<P> for (Full, ()) {
-    type Output = (Full, (Par<((), P)>,));
+    type Output = (Full, (Par<((), ParHook<P>)>,));
 
     fn push_parallel(self, hook: P) -> Self::Output {
-        (self.0, (Par(((), hook)),))
+        (self.0, (Par(((), ParHook::new(hook))),))
     }
 }

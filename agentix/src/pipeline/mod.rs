@@ -51,7 +51,7 @@ mod onion;
 mod per_tool;
 mod register;
 
-pub use chain::{Chain, Lifecycle, Par, ParallelGroup, Single};
+pub use chain::{Chain, Lifecycle, Par, ParHook, ParallelGroup, Single};
 pub(crate) use chain::{hook_panic, settle};
 pub use grow::{Push, PushChunk, PushParallel};
 pub(crate) use onion::not_run;

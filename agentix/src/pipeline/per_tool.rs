@@ -32,9 +32,13 @@ impl<H: on::BeforeToolOf> on::BeforeTool for PerTool<H> {
         let Ok(mut args) = <<H::Tool as Tool>::Args>::from_json(&call.arguments) else {
             return Verdict::Continue;
         };
+        // Written back only if the hook edited them: the log keeps the model's own JSON
+        // otherwise (a field left out where the type reads `None`, say).
+        let before = H::EDITS.then(|| serde_json::to_value(&args).ok()).flatten();
         let verdict = self.0.before_tool(&mut args, turn).await;
         if H::EDITS {
             match serde_json::to_value(&args) {
+                Ok(arguments) if before.as_ref() == Some(&arguments) => {}
                 Ok(arguments) => call.arguments = arguments,
                 Err(error) => {
                     return Verdict::Halt(Halt::failure(format!(
@@ -48,13 +52,15 @@ impl<H: on::BeforeToolOf> on::BeforeTool for PerTool<H> {
     }
 }
 
-/// A per-tool `after_tool` hook in the chain: the tool set runs it on its tool's output.
+/// A per-tool `after_tool` hook in the chain, with its name: the tool set runs it on its
+/// tool's output.
 #[derive(Debug)]
-pub struct OutputOf<H>(pub(super) H);
+pub struct OutputOf<H>(pub(super) H, &'static str);
 
-/// A per-tool `tool_error` hook in the chain: the tool set runs it on its tool's error.
+/// A per-tool `tool_error` hook in the chain, with its name: the tool set runs it on its
+/// tool's error.
 #[derive(Debug)]
-pub struct ErrorOf<H>(pub(super) H);
+pub struct ErrorOf<H>(pub(super) H, &'static str);
 
 impl<H: on::AfterToolOf> Chain for OutputOf<H> {
     const OUTPUT_HOOKS: bool = true;
@@ -74,7 +80,7 @@ impl<H: on::AfterToolOf> Chain for OutputOf<H> {
         else {
             unreachable!("the tool is `H::Tool`, so is its output's type");
         };
-        let hook = self.0.name();
+        let hook = self.1;
         let skip = H::CONDITIONAL && !self.0.applies(output, turn);
         in_call(hook, skip, H::TIMEOUT, || self.0.after_tool(output, turn), turn, observer).await;
     }
@@ -95,7 +101,7 @@ impl<H: on::ToolErrorOf> Chain for ErrorOf<H> {
         let Some(error) = (error as &mut dyn Any).downcast_mut::<<H::Tool as Tool>::Error>() else {
             unreachable!("the tool is `H::Tool`, so is its error's type");
         };
-        let hook = self.0.name();
+        let hook = self.1;
         let skip = H::CONDITIONAL && !self.0.applies(error, turn);
         in_call(hook, skip, H::TIMEOUT, || self.0.tool_error(error, turn), turn, observer).await;
     }
@@ -196,7 +202,9 @@ macro_rules! register_per_tool_result {
             type Tool = H::Tool;
 
             fn register(self, hooks: Hooks<C, M, T>) -> Self::Output {
-                Hooks { chain: hooks.chain.push($node(self)), model: hooks.model, tool: hooks.tool }
+                let name = self.name();
+                let node = $node(self, name);
+                Hooks { chain: hooks.chain.push(node), model: hooks.model, tool: hooks.tool }
             }
         }
     )*};
