@@ -112,13 +112,10 @@ pub fn crate_of(args: Option<&Args>) -> syn::Path {
         .flat_map(|args| &args.words)
         .find(|word| word.key == "crate")
         .and_then(|word| match &word.value {
-            Some(crate::parse::Value::Str(text)) => text.parse::<syn::Path>().ok(),
+            Some(crate::parse::Value::Str(text)) => crate::validate::crate_path(text),
             _ => None,
         })
-        .map_or_else(
-            || syn::parse_quote!(::agentix),
-            |path| if path.leading_colon.is_some() { path } else { syn::parse_quote!(::#path) },
-        )
+        .unwrap_or_else(|| syn::parse_quote!(::agentix))
 }
 
 fn expand(hook: &Hook, mut function: ItemFn) -> TokenStream {

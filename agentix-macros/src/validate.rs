@@ -295,7 +295,9 @@ pub fn validate(args: Args, function: &ItemFn) -> Result<Hook, syn::Error> {
         event,
         parallel,
         durable: attribute.durable.is_some(),
-        name: attribute.name.unwrap_or_else(|| LitStr::new(&ident.to_string(), ident.span())),
+        name: attribute.name.unwrap_or_else(|| {
+            LitStr::new(ident.to_string().trim_start_matches("r#"), ident.span())
+        }),
         when: attribute.when,
         timeout_ms: attribute.timeout.as_ref().map(|(millis, _)| *millis),
         skip_on_error: matches!(attribute.on_error, Some((true, _))),
@@ -516,12 +518,9 @@ fn read_words(args: Args, errors: &mut Errors) -> Attribute {
                      default: end the turn)",
                 );
             }
-            ("crate", Some(Value::Str(krate))) => match krate.parse::<Path>() {
-                Ok(path) if path.leading_colon.is_some() => attribute.krate = Some(path),
-                Ok(path) => {
-                    attribute.krate = Some(syn::parse_quote_spanned!(krate.span()=> ::#path))
-                }
-                Err(_) => errors.push(
+            ("crate", Some(Value::Str(krate))) => match crate_path(&krate) {
+                Some(path) => attribute.krate = Some(path),
+                None => errors.push(
                     krate.span(),
                     "`crate` takes the name the agentix crate goes by, as in `crate = \"agentix\"`",
                 ),
@@ -766,4 +765,19 @@ fn edit_distance(a: &str, b: &str) -> usize {
         }
     }
     rows[a.len()][b.len()]
+}
+
+/// The path `crate = "..."` names agentix by: a crate's name is rooted (`::agentix`, never a
+/// module of that name in scope); a path from `crate`, `self` or `super` is one of the user's
+/// own modules, re-exporting agentix. `None` if the text is no path.
+pub fn crate_path(text: &syn::LitStr) -> Option<Path> {
+    let path = text.parse::<Path>().ok()?;
+    let relative = path.segments.first().is_some_and(|first| {
+        first.ident == "crate" || first.ident == "self" || first.ident == "super"
+    });
+    Some(if path.leading_colon.is_some() || relative {
+        path
+    } else {
+        syn::parse_quote_spanned!(text.span()=> ::#path)
+    })
 }

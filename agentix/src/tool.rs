@@ -347,7 +347,8 @@ impl<Rest: ToolSet, T: Tool> Toolbox<Rest, T> {
     /// Fails to compile where a second tool of one name is added: the model could not tell
     /// the two apart.
     pub(crate) const ONE_TOOL_A_NAME: () = if NameList::contains(Rest::NAMES, T::NAME) {
-        panic!("an agent has two tools of one name; rename one (`#[tool(name = \"...\")]`)")
+        // `expect` rather than `panic!`: the error then quotes no macro invocation.
+        None.expect("an agent has two tools of one name; rename one (`#[tool(name = \"...\")]`)")
     };
 }
 

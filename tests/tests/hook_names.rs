@@ -101,7 +101,21 @@ async fn a_hooks_name_is_asked_once_however_often_it_runs() {
     agent.run(&mut conversation, "first").await.unwrap();
     agent.run(&mut conversation, "second").await.unwrap();
     assert_eq!(model.requests().len(), 5, "every event fired, the after_model ones five times");
-    let echoed: Vec<String> = model.requests()[3].tool_results().map(|r| r.output.clone()).collect();
+    let echoed: Vec<String> =
+        model.requests()[3].tool_results().map(|r| r.output.clone()).collect();
     assert_eq!(echoed[1..], ["a!", "b!"], "the per-tool hook ran");
     assert_eq!(asked(), [1, 1, 1, 1]);
+}
+
+/// Ends every turn; its name is a keyword.
+#[agentix::hook(pre)]
+async fn r#loop(_turn: &mut Turn) -> Verdict<agentix::event::Pre> {
+    Verdict::halt("enough")
+}
+
+#[tokio::test]
+async fn a_raw_identifiers_name_is_the_identifier_without_its_prefix() {
+    let agent = Agent::builder(ScriptedModel::new()).hook(r#loop).build();
+    let error = agent.run(&mut Conversation::new(), "hi").await.unwrap_err();
+    assert!(matches!(error, agentix::Error::Halted { hook: "loop", .. }), "{error:?}");
 }

@@ -23,6 +23,45 @@ async fn get_weather(
     Ok(format!("sunny in {city}, 21{unit}"))
 }
 
+/// A number the model writes as text.
+mod number_as_text {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(value: &u32, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&value.to_string())
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<u32, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        text.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+fn two() -> u32 {
+    2
+}
+
+/// Pads a text, with the parameters' own serde and schemars attributes.
+#[tool]
+#[doc(alias = "indent")]
+async fn pad(
+    /// The text.
+    text: String,
+    /// How many times to repeat the padding.
+    #[serde(default = "two")]
+    times: u32,
+    /// The padding's width, as text.
+    #[serde(with = "number_as_text")]
+    #[schemars(with = "String")]
+    width: u32,
+    /// A prefix, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    prefix: Option<String>,
+) -> String {
+    let padding = " ".repeat((times * width) as usize);
+    format!("{}{padding}{text}", prefix.unwrap_or_default())
+}
+
 /// Where the user is, for tools that need it.
 #[derive(Clone, Debug)]
 struct Home(String);
@@ -132,6 +171,30 @@ async fn the_agent_runs_a_tool_with_the_arguments_the_model_sent() {
         "an Err is the tool's failure"
     );
     assert!(results.iter().enumerate().all(|(n, result)| n == 2 || !result.is_error()));
+}
+
+#[tokio::test]
+async fn a_parameters_own_serde_and_schemars_attributes_are_the_ones_used() {
+    let spec = ToolSpec::of(&pad());
+    assert_eq!(spec.parameters["properties"]["width"]["type"], "string", "schemars(with)");
+    assert_eq!(spec.parameters["required"], json!(["text", "width"]), "serde(default)");
+    let model = ScriptedModel::new()
+        .tool_calls([
+            ("pad", json!({ "text": "a", "width": "1" })),
+            ("pad", json!({ "text": "b", "width": "2", "times": 1, "prefix": ">" })),
+            ("pad", json!({ "text": "c", "width": 3 })),
+        ])
+        .text("done");
+    let agent = Agent::builder(&model).tool(pad).build();
+    agent.run(&mut Conversation::new(), "go").await.unwrap();
+    let results = last_results(&model);
+    assert_eq!(results[0].output, "  a");
+    assert_eq!(results[1].output, ">  b");
+    assert!(
+        matches!(&results[2].error, Some(ToolFailure::InvalidArguments { message }) if message.contains("string")),
+        "the field's own deserializer ran: {:?}",
+        results[2]
+    );
 }
 
 #[tokio::test]

@@ -123,12 +123,14 @@ fn arguments_struct(
     };
     let serde_crate = path_of("serde");
     let schemars_crate = path_of("schemars");
-    let doc = format!("The arguments of the [`{tool_ident}`] tool, as the model sends them.");
+    let doc = format!(
+        "The arguments of the [`{tool_ident}`](struct@{tool_ident}) tool, as the model sends them."
+    );
 
     let mut definitions = Vec::new();
     let mut helpers = Vec::new();
     for field in fields {
-        let Field { ident, ty, docs, attrs, optional } = field;
+        let Field { ident, ty, docs, attrs, supplied, optional } = field;
         let span = ty.span();
         let bare = ident.to_string();
         let bare = bare.trim_start_matches("r#");
@@ -138,48 +140,65 @@ fn arguments_struct(
         let helper_path = |helper: &Ident| LitStr::new(&format!("{args_ident}::{helper}"), span);
         let (deserialize_with, serialize_with, schema_with) =
             (helper_path(&deserialize), helper_path(&serialize), helper_path(&schema));
-        let optional = optional.then(|| {
-            quote! { #[serde(default, skip_serializing_if = "::core::option::Option::is_none")] }
-        });
+        // What the user's own attributes say is theirs: serde refuses a key given twice.
+        let deserialize_with = (!supplied.deserialize)
+            .then(|| quote! { #[serde(deserialize_with = #deserialize_with)] });
+        let serialize_with =
+            (!supplied.serialize).then(|| quote! { #[serde(serialize_with = #serialize_with)] });
+        let default = (*optional && !supplied.default).then(|| quote! { #[serde(default)] });
+        let skip_none = (*optional && !supplied.skip_serializing_if)
+            .then(|| quote! { #[serde(skip_serializing_if = "::core::option::Option::is_none")] });
+        let schema_with =
+            (!supplied.schema).then(|| quote! { #[schemars(schema_with = #schema_with)] });
         definitions.push(quote! {
             #(#docs)*
             #(#attrs)*
-            #[serde(deserialize_with = #deserialize_with, serialize_with = #serialize_with)]
-            #optional
-            #[schemars(schema_with = #schema_with)]
+            #deserialize_with
+            #serialize_with
+            #default
+            #skip_none
+            #schema_with
             #vis #ident: #ty,
         });
         // The one bound a type that cannot be an argument fails, at the user's type.
         let deserialized = quote_spanned! {span=>
             <#ty as #private::ToolArgument>::deserialize_argument(deserializer)
         };
-        helpers.push(quote! {
-            #[doc(hidden)]
-            fn #deserialize<'de, D: #private::serde::Deserializer<'de>>(
-                deserializer: D,
-            ) -> #private::Result<#ty, D::Error> {
-                #deserialized
-            }
-
-            #[doc(hidden)]
-            fn #serialize<S: #private::serde::Serializer>(
-                value: &#ty,
-                serializer: S,
-            ) -> #private::Result<S::Ok, S::Error> {
-                #[allow(unused_imports)]
-                use #private::{SerializeArgument as _, SerializeFallback as _};
-                (&&#private::Probe::<#ty>::new()).serialize_argument(value, serializer)
-            }
-
-            #[doc(hidden)]
-            fn #schema(
-                generator: &mut #private::schemars::SchemaGenerator,
-            ) -> #private::schemars::Schema {
-                #[allow(unused_imports)]
-                use #private::{ArgumentSchema as _, ArgumentSchemaFallback as _};
-                (&&#private::Probe::<#ty>::new()).argument_schema(generator)
-            }
-        });
+        if !supplied.deserialize {
+            helpers.push(quote! {
+                #[doc(hidden)]
+                fn #deserialize<'de, D: #private::serde::Deserializer<'de>>(
+                    deserializer: D,
+                ) -> #private::Result<#ty, D::Error> {
+                    #deserialized
+                }
+            });
+        }
+        if !supplied.serialize {
+            helpers.push(quote! {
+                #[doc(hidden)]
+                fn #serialize<S: #private::serde::Serializer>(
+                    value: &#ty,
+                    serializer: S,
+                ) -> #private::Result<S::Ok, S::Error> {
+                    #[allow(unused_imports)]
+                    use #private::{SerializeArgument as _, SerializeFallback as _};
+                    (&&#private::Probe::<#ty>::new()).serialize_argument(value, serializer)
+                }
+            });
+        }
+        if !supplied.schema {
+            helpers.push(quote! {
+                #[doc(hidden)]
+                fn #schema(
+                    generator: &mut #private::schemars::SchemaGenerator,
+                ) -> #private::schemars::Schema {
+                    #[allow(unused_imports)]
+                    use #private::{ArgumentSchema as _, ArgumentSchemaFallback as _};
+                    (&&#private::Probe::<#ty>::new()).argument_schema(generator)
+                }
+            });
+        }
     }
     quote! {
         #[doc = #doc]

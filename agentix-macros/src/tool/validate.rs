@@ -6,7 +6,7 @@ use proc_macro2::Span;
 use syn::{Attribute, Expr, FnArg, Ident, ItemFn, Lit, LitStr, Pat, Path, ReturnType, Type};
 
 use crate::parse::{Args, Value, Word};
-use crate::validate::Errors;
+use crate::validate::{Errors, crate_path};
 
 /// A tool that passed every check the syntax allows.
 pub struct ToolFn {
@@ -39,8 +39,64 @@ pub struct Field {
     pub docs: Vec<Attribute>,
     /// `#[serde(...)]` and `#[schemars(...)]`, moved to the field as written.
     pub attrs: Vec<Attribute>,
+    /// What those attributes already say, which the generated ones then leave to them.
+    pub supplied: Supplied,
     /// An `Option<...>`: the model may leave it out.
     pub optional: bool,
+}
+
+/// Field attributes the user wrote that the generated ones would repeat or contradict.
+#[derive(Default)]
+pub struct Supplied {
+    /// `#[serde(default)]` or `default = "..."`.
+    pub default: bool,
+    /// `#[serde(with = ...)]` or `deserialize_with = ...`.
+    pub deserialize: bool,
+    /// `#[serde(with = ...)]` or `serialize_with = ...`.
+    pub serialize: bool,
+    /// `#[serde(skip_serializing_if = ...)]`.
+    pub skip_serializing_if: bool,
+    /// `#[schemars(with = ...)]` or `schema_with = ...`.
+    pub schema: bool,
+}
+
+impl Supplied {
+    fn read(attrs: &[Attribute]) -> Self {
+        let mut supplied = Supplied::default();
+        for attribute in attrs {
+            let serde = attribute.path().is_ident("serde");
+            for key in top_level_keys(attribute) {
+                match (serde, key.as_str()) {
+                    (true, "default") => supplied.default = true,
+                    (true, "with") => (supplied.deserialize, supplied.serialize) = (true, true),
+                    (true, "deserialize_with") => supplied.deserialize = true,
+                    (true, "serialize_with") => supplied.serialize = true,
+                    (true, "skip_serializing_if") => supplied.skip_serializing_if = true,
+                    (false, "with" | "schema_with") => supplied.schema = true,
+                    _ => {}
+                }
+            }
+        }
+        supplied
+    }
+}
+
+/// The keys of an attribute's list, `#[serde(default, with = "m")]` → `default`, `with`.
+fn top_level_keys(attribute: &Attribute) -> Vec<String> {
+    let syn::Meta::List(list) = &attribute.meta else { return Vec::new() };
+    let mut keys = Vec::new();
+    let mut at_key = true;
+    for token in list.tokens.clone() {
+        match token {
+            proc_macro2::TokenTree::Ident(ident) if at_key => {
+                keys.push(ident.to_string());
+                at_key = false;
+            }
+            proc_macro2::TokenTree::Punct(punct) if punct.as_char() == ',' => at_key = true,
+            _ => at_key = false,
+        }
+    }
+    keys
 }
 
 pub enum Form {
@@ -70,10 +126,9 @@ pub fn validate(args: Args, function: &ItemFn) -> Result<ToolFn, syn::Error> {
             ("description", Some(Value::Str(text))) if description.is_none() => {
                 description = Some(text)
             }
-            ("crate", Some(Value::Str(text))) if krate.is_none() => match text.parse::<Path>() {
-                Ok(path) if path.leading_colon.is_some() => krate = Some(path),
-                Ok(path) => krate = Some(syn::parse_quote_spanned!(text.span()=> ::#path)),
-                Err(_) => errors.push(
+            ("crate", Some(Value::Str(text))) if krate.is_none() => match crate_path(&text) {
+                Some(path) => krate = Some(path),
+                None => errors.push(
                     text.span(),
                     "`crate` takes the name the agentix crate goes by, as in `crate = \"agentix\"`",
                 ),
@@ -245,7 +300,8 @@ fn read_params(function: &ItemFn, errors: &mut Errors) -> Vec<Param> {
             continue;
         }
         let optional = is_option(&ty);
-        params.push(Param::Argument(Field { ident, ty, docs, attrs, optional }));
+        let supplied = Supplied::read(&attrs);
+        params.push(Param::Argument(Field { ident, ty, docs, attrs, supplied, optional }));
     }
     params
 }
@@ -275,6 +331,8 @@ fn doc_text(attrs: &[Attribute], errors: &mut Errors) -> Option<String> {
     let mut lines = Vec::new();
     for attribute in attrs.iter().filter(|attribute| attribute.path().is_ident("doc")) {
         match &attribute.meta {
+            // `#[doc(hidden)]`, `#[doc(alias = "...")]`: about the function, not its text.
+            syn::Meta::List(_) => {}
             syn::Meta::NameValue(pair) => match &pair.value {
                 Expr::Lit(syn::ExprLit { lit: Lit::Str(text), .. }) => {
                     let text = text.value();

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use crate::approval::{Approver, NoApprover};
 use crate::context::{AuditSink, Summarizer, TokenCounter};
 use crate::model::{Model, ModelParams};
-use crate::pipeline::{HasTool, Hooks, Register};
+use crate::pipeline::{Chain, HasTool, Hooks, Pipeline, Register};
 use crate::tool::{IntoTool, NoTools, ToolSet, Toolbox};
 use crate::transform::StreamTransformer;
 
@@ -93,8 +93,14 @@ impl<M, T, P, A, X> AgentBuilder<M, T, P, A, X> {
     }
 
     /// Replaces the tool set with a hand-written [`ToolSet`] (for tools known only at run time);
-    /// [`tool`](AgentBuilder::tool) adds typed tools to the set instead.
-    pub fn tools<U: ToolSet>(self, tools: U) -> AgentBuilder<M, U, P, A, X> {
+    /// [`tool`](AgentBuilder::tool) adds typed tools to the set instead. It comes before any
+    /// per-tool hook: those were checked against the set it replaces, so an agent that has one
+    /// already does not compile.
+    pub fn tools<U: ToolSet>(self, tools: U) -> AgentBuilder<M, U, P, A, X>
+    where
+        P: Pipeline,
+    {
+        let () = NoPerToolHooks::<P>::YET;
         AgentBuilder {
             tools,
             model: self.model,
@@ -181,6 +187,17 @@ impl<M, T, P, A, X> AgentBuilder<M, T, P, A, X> {
             fixed_tokens,
         }
     }
+}
+
+/// Fails to compile where [`AgentBuilder::tools`] would replace the tool set a per-tool hook
+/// was checked against: the hook would then never run.
+struct NoPerToolHooks<P>(std::marker::PhantomData<P>);
+
+impl<P: Pipeline> NoPerToolHooks<P> {
+    const YET: () = if <P::Chain as Chain>::PER_TOOL || <P::Chain as Chain>::OUTPUT_HOOKS {
+        // `expect` rather than `panic!`: the error then quotes no macro invocation.
+        None.expect("call `.tools(...)` before adding per-tool hooks: it replaces their tools")
+    };
 }
 
 impl<M, T, P, A, X> std::fmt::Debug for AgentBuilder<M, T, P, A, X> {
