@@ -2,8 +2,11 @@
 //!
 //! Each trait has one method whose signature is the event's contract. Implement one by hand for
 //! a single-event hook struct; for a struct that hooks several events, implement
-//! [`Hook`](crate::Hook) instead. A type implements at most one hook trait, so
-//! [`AgentBuilder::hook`](crate::AgentBuilder::hook) knows where it goes.
+//! [`Hook`](crate::Hook) instead. [`AgentBuilder::hook`](crate::AgentBuilder::hook) finds
+//! where a hook goes by the one trait it implements; a type that implements two is registered
+//! once per event, naming it: `.hook::<_, event::Pre, _>(timer)`. (Without the event, the
+//! compiler says "type annotations needed … the type parameter `Event`", and lists the two
+//! traits: Rust lets no library word that error itself.)
 
 use std::future::Future;
 use std::time::Duration;

@@ -72,9 +72,8 @@ pub trait Tool: Send + Sync {
 /// What a tool's arguments are: read from the model's JSON (`Deserialize`), shown to it as a
 /// JSON schema (`JsonSchema`), and `Send`. Implemented for every such type: derive the two.
 #[diagnostic::on_unimplemented(
-    message = "`{Self}` cannot be a tool's arguments",
-    label = "not `Deserialize` and `JsonSchema`",
-    note = "a tool's arguments are read from the model's JSON and shown to it as a JSON schema: derive `Deserialize` and `JsonSchema` for `{Self}` (through `agentix::serde` and `agentix::schemars`, or `agentix::prelude`)"
+    message = "`{Self}` cannot be a tool's arguments: it is read from the model's JSON and shown to it as a JSON schema",
+    label = "derive `Deserialize` and `JsonSchema` for it (from `agentix::prelude`)"
 )]
 pub trait Arguments: Sized + Send {
     /// The arguments in the model's JSON.
@@ -346,6 +345,7 @@ impl<Rest, T> Toolbox<Rest, T> {
 impl<Rest: ToolSet, T: Tool> Toolbox<Rest, T> {
     /// Fails to compile where a second tool of one name is added: the model could not tell
     /// the two apart.
+    #[expect(clippy::unnecessary_literal_unwrap, reason = "a message with no panic! quoted")]
     pub(crate) const ONE_TOOL_A_NAME: () = if NameList::contains(Rest::NAMES, T::NAME) {
         // `expect` rather than `panic!`: the error then quotes no macro invocation.
         None.expect("an agent has two tools of one name; rename one (`#[tool(name = \"...\")]`)")

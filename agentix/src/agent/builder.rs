@@ -118,9 +118,12 @@ impl<M, T, P, A, X> AgentBuilder<M, T, P, A, X> {
     /// A per-tool hook (`#[hook(before_tool, tool = get_weather)]`) is checked here: the agent
     /// must already have its tool, so add tools before the hooks that name them; an agent
     /// without it does not compile.
-    pub fn hook<H, Kind, Index>(self, hook: H) -> AgentBuilder<M, T, H::Output, A, X>
+    ///
+    /// `Event` is found from the one hook trait `H` implements; a type that implements two
+    /// [`on`](crate::on) traits names it: `.hook::<_, event::Pre, _>(timer)`.
+    pub fn hook<H, Event, Index>(self, hook: H) -> AgentBuilder<M, T, H::Output, A, X>
     where
-        H: Register<Kind, P>,
+        H: Register<Event, P>,
         T: HasTool<H::Tool, Index>,
     {
         AgentBuilder {
@@ -194,6 +197,7 @@ impl<M, T, P, A, X> AgentBuilder<M, T, P, A, X> {
 struct NoPerToolHooks<P>(std::marker::PhantomData<P>);
 
 impl<P: Pipeline> NoPerToolHooks<P> {
+    #[expect(clippy::unnecessary_literal_unwrap, reason = "a message with no panic! quoted")]
     const YET: () = if <P::Chain as Chain>::PER_TOOL || <P::Chain as Chain>::OUTPUT_HOOKS {
         // `expect` rather than `panic!`: the error then quotes no macro invocation.
         None.expect("call `.tools(...)` before adding per-tool hooks: it replaces their tools")
