@@ -7,7 +7,7 @@ use std::ops::Range;
 use std::pin::Pin;
 use std::sync::Mutex;
 
-use crate::conversation::{Entry, TurnRef};
+use crate::conversation::{Entry, Ledger, TurnRef};
 use crate::lock;
 use crate::message::{Message, Part};
 use crate::model::ModelRequest;
@@ -65,13 +65,38 @@ impl TokenCounter for CharsPerToken {
 }
 
 /// Turns the oldest turns that compaction drops into a summary, so the model keeps their gist.
+/// The summary joins the log ([`Entry::Summary`]) and stands in for those turns from then on;
+/// when more turns are dropped, the next summary folds the newly dropped ones into it, so each
+/// message is summarized once.
 pub trait Summarizer: Send + Sync {
-    /// A summary of `dropped`, the oldest turns' messages in order. It is placed, as a user
-    /// message, where they were.
-    fn summarize<'a>(
+    /// A summary of everything dropped so far: `earlier`, the summary of what was dropped
+    /// before (if anything was), followed by `dropped`, the turns' messages dropped since, in
+    /// order. It is placed, as a user message, where they were.
+    fn summarize(
+        &self,
+        earlier: Option<&str>,
+        dropped: &[Message],
+    ) -> impl Future<Output = String> + Send;
+}
+
+/// A [`Summarizer`] behind `dyn`, as the agent keeps it: the future it returns is boxed here,
+/// once per summary, so that the agent's type does not grow a parameter for it.
+pub(crate) trait DynSummarizer: Send + Sync {
+    fn summarize_boxed<'a>(
         &'a self,
+        earlier: Option<&'a str>,
         dropped: &'a [Message],
     ) -> Pin<Box<dyn Future<Output = String> + Send + 'a>>;
+}
+
+impl<S: Summarizer> DynSummarizer for S {
+    fn summarize_boxed<'a>(
+        &'a self,
+        earlier: Option<&'a str>,
+        dropped: &'a [Message],
+    ) -> Pin<Box<dyn Future<Output = String> + Send + 'a>> {
+        Box::pin(self.summarize(earlier, dropped))
+    }
 }
 
 /// Receives exactly the request each model call sent — transient injections included — with
@@ -177,25 +202,19 @@ impl Units {
         Units { opening: user_entry..user_entry + 1, durable: user_entry + 1..opened }
     }
 
-    /// Earlier turns, oldest first.
-    fn history(&self, log: &[Entry]) -> Vec<Range<usize>> {
-        let user_entry = self.opening.start;
-        let mut history = Vec::new();
-        let mut start = 0;
-        while start < user_entry {
-            let turn = log[start].turn();
-            let end = (start..user_entry).find(|&i| log[i].turn() != turn).unwrap_or(user_entry);
-            history.push(start..end);
-            start = end;
-        }
-        history
-    }
-
-    /// The current turn's finished steps, oldest first.
+    /// The current turn's finished steps, oldest first. A summary made during the turn is no
+    /// step: it joins the step before it.
     fn steps(&self, log: &[Entry]) -> Vec<Range<usize>> {
-        let mut steps = Vec::new();
+        let mut steps: Vec<Range<usize>> = Vec::new();
         let mut index = self.durable.end;
         while index < log.len() {
+            if let Entry::Summary { .. } = &log[index] {
+                if let Some(step) = steps.last_mut() {
+                    step.end = index + 1;
+                }
+                index += 1;
+                continue;
+            }
             let calls_tools =
                 matches!(&log[index], Entry::Assistant { message, .. } if message.calls_tools());
             let end =
@@ -210,50 +229,47 @@ impl Units {
         steps
     }
 
-    /// The plan that drops nothing.
-    pub(crate) fn keep_all(&self) -> Plan {
-        Plan { dropped_history: 0..0, dropped_steps: self.durable.end..self.durable.end }
-    }
-
     /// Drops the oldest history, then the oldest steps (always keeping the latest one), until
-    /// the tokens fit `target`; returns what to drop, and the tokens left. `entry_tokens` holds
-    /// each entry of `log`'s tokens.
+    /// the tokens fit `target`; returns what to drop, and the tokens left. The entries before
+    /// `floor` are gone already (a summary stands in for them, counted in `fixed`). The earlier
+    /// turns to drop are found by bisecting the ledger's running totals at the turns' starts:
+    /// the plan costs the same whatever the log's length.
     pub(crate) fn plan(
         &self,
         log: &[Entry],
-        entry_tokens: &[usize],
+        ledger: &Ledger,
+        floor: usize,
         fixed: usize,
         target: usize,
     ) -> (Plan, usize) {
-        let tokens = |range: &Range<usize>| -> usize { entry_tokens[range.clone()].iter().sum() };
-        let kept_all = self.keep_all();
-        let mut total =
-            fixed + tokens(&(0..self.opening.end)) + tokens(&(self.durable.end..log.len()));
+        let no_steps = self.durable.end..self.durable.end;
+        let mut total = fixed
+            + ledger.tokens(floor..self.opening.end)
+            + ledger.tokens(self.durable.end..log.len());
         if total <= target {
-            return (kept_all, total);
+            return (Plan { dropped_history: 0..floor, dropped_steps: no_steps }, total);
         }
-        let (history, steps) = (self.history(log), self.steps(log));
-        let history_tokens: Vec<usize> = history.iter().map(tokens).collect();
-        let step_tokens: Vec<usize> = steps.iter().map(tokens).collect();
-        let mut dropped_turns = 0;
-        while total > target && dropped_turns < history.len() {
-            total -= history_tokens[dropped_turns];
-            dropped_turns += 1;
-        }
+        // The earlier turns: the fewest, oldest first, whose tokens cover the excess. Dropping
+        // the turns before the `n`-th start drops `tokens(floor..starts[n])`, which grows with
+        // `n`.
+        let excess = total - target;
+        let starts = ledger.turns_before(self.opening.start);
+        let starts = &starts[starts.partition_point(|&start| start <= floor)..];
+        let covering = starts.partition_point(|&start| ledger.tokens(floor..start) < excess);
+        let history_end = starts.get(covering).copied().unwrap_or(self.opening.start);
+        total -= ledger.tokens(floor..history_end);
+
+        let steps = self.steps(log);
         let mut dropped_steps = 0;
         while total > target && dropped_steps + 1 < steps.len() {
-            total -= step_tokens[dropped_steps];
+            total -= ledger.tokens(steps[dropped_steps].clone());
             dropped_steps += 1;
         }
-        let span = |units: &[Range<usize>], count: usize, at: usize| match count {
-            0 => at..at,
-            n => units[0].start..units[n - 1].end,
+        let dropped_steps = match dropped_steps {
+            0 => no_steps,
+            n => steps[0].start..steps[n - 1].end,
         };
-        let plan = Plan {
-            dropped_history: span(&history, dropped_turns, 0),
-            dropped_steps: span(&steps, dropped_steps, self.durable.end),
-        };
-        (plan, total)
+        (Plan { dropped_history: 0..history_end, dropped_steps }, total)
     }
 }
 

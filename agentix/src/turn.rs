@@ -1,14 +1,13 @@
 //! The turn: what every hook of a turn sees.
 
 use std::borrow::Cow;
-use std::ops::Range;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use serde::{Deserialize, Serialize};
 
 use crate::context::{TokenCounter, Units};
-use crate::conversation::{Config, Conversation, Entry, TurnRef};
+use crate::conversation::{Config, Conversation, Entry, Ledger, TurnRef};
 use crate::error::{Component, Error};
 use crate::event::EventKind;
 use crate::message::{Message, Part, ToolCall};
@@ -100,20 +99,6 @@ pub struct Turn {
     /// has nothing to clear and takes no lock.
     #[serde(skip)]
     blamed: AtomicBool,
-    /// The summary of the earlier turns compaction dropped, and where the dropped turns end.
-    #[serde(skip)]
-    pub(crate) summary: Option<(usize, Message)>,
-    /// How many of the log's first entries this turn has counted, and their tokens (but for the
-    /// turn's durable `pre` output, which counts against the injection reserve): the log only
-    /// grows, so each entry is counted once per turn rather than once per request.
-    #[serde(skip)]
-    counted: usize,
-    #[serde(skip)]
-    counted_tokens: usize,
-    /// Each counted entry's tokens: kept from the first request over budget on, when
-    /// compaction needs them one by one.
-    #[serde(skip)]
-    entry_tokens: Option<Vec<usize>>,
 }
 
 /// Who made the `wrap_model` onion's latest error: the model, or a hook that made its own
@@ -214,10 +199,6 @@ impl Turn {
             tool_in_hand: InHand::Unsought,
             blame: Mutex::default(),
             blamed: AtomicBool::new(false),
-            summary: None,
-            counted: 0,
-            counted_tokens: 0,
-            entry_tokens: None,
         }
     }
 
@@ -406,41 +387,40 @@ impl Turn {
         }
     }
 
-    /// Counts the entries not counted yet this turn, and returns the tokens of the whole log but
-    /// the `durable` range (the turn's durable `pre` output: committed before the first request,
-    /// so it never moves); `rendered` is the log, each entry as the message it renders to.
-    pub(crate) fn count_entries(
-        &mut self,
-        rendered: &[Option<Message>],
-        durable: &Range<usize>,
-        counter: &dyn TokenCounter,
-    ) -> usize {
-        for (entry, message) in rendered.iter().enumerate().skip(self.counted) {
-            let tokens = tokens_of(message, counter);
-            if !durable.contains(&entry) {
-                self.counted_tokens += tokens;
-            }
-            if let Some(entry_tokens) = &mut self.entry_tokens {
-                entry_tokens.push(tokens);
-            }
-        }
-        self.counted = rendered.len();
-        self.counted_tokens
+    /// The ledger of the log's tokens, by `counter`, with every entry counted: those appended
+    /// since the last request are counted now, once.
+    pub(crate) fn ledger(&mut self, counter: &Arc<dyn TokenCounter>) -> &Ledger {
+        let (log, ledger) = self.conversation.log_and_ledger();
+        ledger.count_with(counter);
+        ledger.catch_up(log);
+        ledger
     }
 
-    /// Every message of the log, counting the entries not yet counted, if they fit in `budget`
-    /// tokens and nothing calls for planning the request: no durable output of this turn's `pre`
-    /// (counted apart, with the injections) and no itemized counts (the log was over budget
-    /// earlier). `None` leaves the request to the planner. (Inline: compiled into the crate that
-    /// runs the turn, its clones share that crate's code for the same types.)
+    /// The ledger, as [`ledger`](Turn::ledger) last brought it up to date.
+    pub(crate) fn counted_ledger(&self) -> &Ledger {
+        &self.conversation.ledger
+    }
+
+    /// Every message of the log, if they fit in `budget` tokens and nothing calls for planning
+    /// the request: no durable output of this turn's `pre` (counted apart, with the
+    /// injections). The entries not counted yet are counted as they are rendered. `None` leaves
+    /// the request to the planner. (Inline: compiled into the crate that runs the turn, its
+    /// clones share that crate's code for the same types.)
     #[inline]
     pub(crate) fn render_within(
         &mut self,
         budget: usize,
-        counter: &dyn TokenCounter,
+        counter: &Arc<dyn TokenCounter>,
     ) -> Option<(Vec<Message>, usize)> {
-        let log = self.conversation.log();
-        if !Units::of(log, self.user_entry).durable.is_empty() || self.entry_tokens.is_some() {
+        let (log, ledger) = self.conversation.log_and_ledger();
+        if !Units::of(log, self.user_entry).durable.is_empty() {
+            return None;
+        }
+        ledger.count_with(counter);
+        let counted = ledger.counted();
+        // The entries counted before already over, or a summary in place of the oldest: then
+        // nothing is rendered here.
+        if ledger.tokens(0..counted) > budget || ledger.summary().is_some() {
             return None;
         }
         let mut messages = Vec::with_capacity(log.len());
@@ -449,34 +429,14 @@ impl Turn {
             if index == self.user_entry {
                 history = messages.len();
             }
-            if let Some(message) = entry.to_message() {
-                if index >= self.counted {
-                    self.counted_tokens += counter.count_message(&message);
-                }
-                messages.push(message);
+            let message = entry.to_message();
+            if index >= counted {
+                ledger.push(entry, message.as_ref());
             }
+            messages.extend(message);
         }
-        self.counted = log.len();
-        (self.counted_tokens <= budget).then_some((messages, history))
-    }
-
-    /// Keeps each entry's tokens from now on (counting the log once more, this once), for
-    /// [`entry_tokens`](Turn::entry_tokens).
-    pub(crate) fn itemize_tokens(
-        &mut self,
-        rendered: &[Option<Message>],
-        counter: &dyn TokenCounter,
-    ) {
-        if self.entry_tokens.is_none() {
-            let tokens = rendered[..self.counted].iter().map(|message| tokens_of(message, counter));
-            self.entry_tokens = Some(tokens.collect());
-        }
-    }
-
-    /// Each log entry's tokens, once [`itemize_tokens`](Turn::itemize_tokens) keeps them.
-    pub(crate) fn entry_tokens(&self) -> &[usize] {
-        debug_assert!(self.entry_tokens.is_some(), "entry tokens read before they were itemized");
-        self.entry_tokens.as_deref().unwrap_or_default()
+        (ledger.tokens(0..log.len()) <= budget && ledger.summary().is_none())
+            .then_some((messages, history))
     }
 
     pub(crate) fn user_entry(&self) -> usize {
@@ -533,9 +493,4 @@ impl Turn {
 /// What a turn's running event is before any hook ran (never read then).
 fn no_event() -> EventKind {
     EventKind::Pre
-}
-
-/// A log entry's tokens: its message's, or none for an entry that renders to no message.
-fn tokens_of(message: &Option<Message>, counter: &dyn TokenCounter) -> usize {
-    message.as_ref().map_or(0, |message| counter.count_message(message))
 }

@@ -3,8 +3,6 @@
 //! component, whichever way the turn runs; nothing unwinds out of it, the log stays valid, and
 //! the next turn runs.
 
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -92,16 +90,11 @@ impl Once {
 struct PanickingSummarizer(Once);
 
 impl Summarizer for PanickingSummarizer {
-    fn summarize<'a>(
-        &'a self,
-        _: &'a [Message],
-    ) -> Pin<Box<dyn Future<Output = String> + Send + 'a>> {
-        Box::pin(async move {
-            if self.0.first() {
-                panic!("summarizer down");
-            }
-            "earlier talk".into()
-        })
+    async fn summarize(&self, _: Option<&str>, _: &[Message]) -> String {
+        if self.0.first() {
+            panic!("summarizer down");
+        }
+        "earlier talk".into()
     }
 }
 

@@ -300,11 +300,10 @@ async fn a_revived_conversation_continues_exactly_as_the_original() {
 struct Counting;
 
 impl Summarizer for Counting {
-    fn summarize<'a>(
-        &'a self,
-        dropped: &'a [Message],
-    ) -> std::pin::Pin<Box<dyn Future<Output = String> + Send + 'a>> {
-        Box::pin(async move { format!("{} earlier messages", dropped.len()) })
+    async fn summarize(&self, earlier: Option<&str>, dropped: &[Message]) -> String {
+        let before: usize =
+            earlier.map_or(0, |earlier| earlier.split(' ').next().unwrap().parse().unwrap());
+        format!("{} earlier messages", before + dropped.len())
     }
 }
 
@@ -350,11 +349,8 @@ async fn compaction_drops_the_oldest_turns_whole_and_a_summarizer_replaces_them(
 struct Wordy;
 
 impl Summarizer for Wordy {
-    fn summarize<'a>(
-        &'a self,
-        _dropped: &'a [Message],
-    ) -> std::pin::Pin<Box<dyn Future<Output = String> + Send + 'a>> {
-        Box::pin(async { "w".repeat(187) })
+    async fn summarize(&self, _earlier: Option<&str>, _dropped: &[Message]) -> String {
+        "w".repeat(187)
     }
 }
 

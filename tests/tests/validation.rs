@@ -436,7 +436,8 @@ fn broken(
                 | Entry::Halted { turn, .. }
                 | Entry::HookOutput { turn, .. }
                 | Entry::HookSkipped { turn, .. }
-                | Entry::Failed { turn, .. } => turn.0 -= 1,
+                | Entry::Failed { turn, .. }
+                | Entry::Summary { turn, .. } => turn.0 -= 1,
             };
             set(&mut log[index]);
         }

@@ -21,7 +21,7 @@ use std::task::Poll;
 use futures::Stream;
 
 use crate::approval::{Approver, NoApprover};
-use crate::context::{AuditSink, CharsPerToken, Summarizer, TokenCounter};
+use crate::context::{AuditSink, CharsPerToken, DynSummarizer, TokenCounter};
 use crate::conversation::{Conversation, Entry};
 use crate::error::{Component, Error};
 use crate::event::EventKind;
@@ -74,7 +74,7 @@ struct Settings {
     model_name: Option<String>,
     params: ModelParams,
     counter: Arc<dyn TokenCounter>,
-    summarizer: Option<Arc<dyn Summarizer>>,
+    summarizer: Option<Arc<dyn DynSummarizer>>,
     audit: Option<Arc<dyn AuditSink>>,
 }
 

@@ -2,7 +2,9 @@
 
 use crate::approval::Approver;
 use crate::caught;
-use crate::context::{MESSAGE_OVERHEAD, Summarizer, TokenCounter, Units};
+use std::ops::Range;
+
+use crate::context::{DynSummarizer, MESSAGE_OVERHEAD, TokenCounter, Units};
 use crate::conversation::Entry;
 use crate::error::{Component, Error};
 use crate::message::{Message, Part, Role};
@@ -50,71 +52,74 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
             + feedback.iter().map(|message| counter.count_message(message)).sum::<usize>();
         let target = config.compaction_target();
 
-        // Each entry rendered once: counted (if not yet this turn), then moved into the request.
-        let rendered: Vec<Option<Message>> = turn.log().iter().map(Entry::to_message).collect();
+        // The log's tokens come from the ledger, each entry counted once; only what the
+        // request keeps is rendered.
         let units = Units::of(turn.log(), turn.user_entry());
-        let mut total = fixed + turn.count_entries(&rendered, &units.durable, counter);
-        let mut plan = units.keep_all();
-        let mut summary = None;
-        if total > target {
-            turn.itemize_tokens(&rendered, counter);
-            (plan, total) = units.plan(turn.log(), turn.entry_tokens(), fixed, target);
-        }
+        turn.ledger(&self.settings.counter);
+        // The log's latest summary stands in for the entries before its `through`.
+        let (mut floor, mut summary) = match turn.counted_ledger().summary() {
+            Some(at) => match &turn.log()[at] {
+                Entry::Summary { through, text, .. } => (*through, Some(text.clone())),
+                _ => unreachable!("the ledger keeps the index of a summary"),
+            },
+            None => (0, None),
+        };
+        let with_summary = |summary: &Option<String>| {
+            fixed
+                + summary.as_deref().map_or(0, |text| counter.count_message(&summary_message(text)))
+        };
+        let (mut plan, mut total) =
+            units.plan(turn.log(), turn.counted_ledger(), floor, with_summary(&summary), target);
         if let Some(summarizer) = &self.settings.summarizer {
-            // A summary takes room too: while it makes more turns go, summarize those as well.
-            // The dropped range only grows, so this ends.
-            // The fixed tokens `total` was planned with: the previous round's summary counts in
-            // it, and gives way to this round's.
-            let mut planned_with = fixed;
-            while !plan.dropped_history.is_empty() {
-                let message =
-                    summarize(turn, summarizer.as_ref(), plan.dropped_history.end).await?;
-                let with_summary = fixed + counter.count_message(&message);
-                let (next, next_total) =
-                    units.plan(turn.log(), turn.entry_tokens(), with_summary, target);
-                if next.dropped_history.end <= plan.dropped_history.end {
-                    total = with_summary + (total - planned_with);
-                    summary = Some(message);
-                    break;
-                }
-                (plan, total, planned_with) = (next, next_total, with_summary);
+            // What the plan drops beyond the summary is folded into it. A summary takes room
+            // too: while it makes more turns go, those are folded in as well. The floor only
+            // rises, so this ends, and each message is summarized once.
+            let summarized_from = floor;
+            while plan.dropped_history.end > floor {
+                let dropped = floor..plan.dropped_history.end;
+                let text =
+                    summarize(turn.log(), summarizer.as_ref(), summary.as_deref(), dropped).await?;
+                (floor, summary) = (plan.dropped_history.end, Some(text));
+                (plan, total) = units.plan(
+                    turn.log(),
+                    turn.counted_ledger(),
+                    floor,
+                    with_summary(&summary),
+                    target,
+                );
             }
-            if total > target && summary.take().is_some() {
-                // Better the history without its summary than no request at all.
-                (plan, total) = units.plan(turn.log(), turn.entry_tokens(), fixed, target);
+            if floor > summarized_from
+                && let Some(text) = &summary
+            {
+                let entry =
+                    Entry::Summary { turn: turn.turn_ref(), through: floor, text: text.clone() };
+                turn.append(entry);
+                turn.ledger(&self.settings.counter);
             }
+        }
+        if total > target && summary.take().is_some() {
+            // Better the history without its summary than no request at all.
+            (plan, total) = units.plan(turn.log(), turn.counted_ledger(), floor, fixed, target);
         }
         if total > target {
             return Err(Error::ContextOverflow { budget: target, size: total });
         }
 
-        // The kept entries, collected in place of their rendering; then what is not in the log.
-        let kept = |entry: usize| {
-            (plan.dropped_history.end..units.opening.end).contains(&entry)
-                || entry >= plan.dropped_steps.end
-        };
-        // The earlier turns kept, the stable prefix the provider may cache.
-        let history =
-            rendered[plan.dropped_history.end..units.opening.start].iter().flatten().count()
-                + usize::from(summary.is_some());
-        // Injections go right after the user message.
-        let injected_at = (!turn.injections().is_empty()).then(|| {
-            rendered[plan.dropped_history.end..units.opening.end].iter().flatten().count()
-        });
-        let mut messages: Vec<Message> = rendered
-            .into_iter()
-            .enumerate()
-            .filter_map(|(entry, message)| message.filter(|_| kept(entry)))
-            .collect();
-        // Everything the turn injected, durable or not, in the order it was injected; the
-        // durable part is also in the log, for later turns.
-        if let Some(at) = injected_at {
+        let log = turn.log();
+        let rendered = |range: Range<usize>| log[range].iter().filter_map(Entry::to_message);
+        // The earlier turns kept, the stable prefix the provider may cache, and the user
+        // message; then everything the turn injected, durable or not, in the order it was
+        // injected (the durable part is also in the log, for later turns); then the steps kept.
+        let mut messages: Vec<Message> =
+            summary.as_deref().map(summary_message).into_iter().collect();
+        messages.extend(rendered(plan.dropped_history.end..units.opening.start));
+        let history = messages.len();
+        messages.extend(rendered(units.opening.clone()));
+        if !turn.injections().is_empty() {
             let injected = turn.injections().iter().map(|injection| injection.part.clone());
-            messages.insert(at, Message { role: Role::User, content: injected.collect() });
+            messages.push(Message { role: Role::User, content: injected.collect() });
         }
-        if let Some(summary) = summary {
-            messages.insert(0, summary);
-        }
+        messages.extend(rendered(plan.dropped_steps.end..log.len()));
         messages.extend(feedback);
         Ok(self.request(messages, history))
     }
@@ -132,7 +137,7 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
             return None;
         }
         let room = turn.config().compaction_target().checked_sub(self.fixed_tokens)?;
-        let (messages, history) = turn.render_within(room, &*self.settings.counter)?;
+        let (messages, history) = turn.render_within(room, &self.settings.counter)?;
         Some(self.request(messages, history))
     }
 
@@ -183,24 +188,21 @@ fn count_injections(turn: &Turn, counter: &dyn TokenCounter, reserve: usize) -> 
     }
 }
 
-/// The summary of the earlier turns up to log index `end`, from the turn's cache when the same
-/// turns were summarized for an earlier step.
+/// The message a summary reaches the model as.
+fn summary_message(text: &str) -> Message {
+    Message::user(format!("Summary of the earlier conversation: {text}"))
+}
+
+/// `earlier`, the summary so far, with the messages of the log's `dropped` entries folded in.
 /// A panic in the summarizer ends the turn, naming it.
 async fn summarize(
-    turn: &mut Turn,
-    summarizer: &dyn Summarizer,
-    end: usize,
-) -> Result<Message, Error> {
-    if let Some((cached, message)) = &turn.summary
-        && *cached == end
-    {
-        return Ok(message.clone());
-    }
-    let dropped: Vec<Message> = turn.log()[..end].iter().filter_map(Entry::to_message).collect();
-    let text = caught(|| summarizer.summarize(&dropped))
+    log: &[Entry],
+    summarizer: &dyn DynSummarizer,
+    earlier: Option<&str>,
+    dropped: Range<usize>,
+) -> Result<String, Error> {
+    let dropped: Vec<Message> = log[dropped].iter().filter_map(Entry::to_message).collect();
+    caught(|| summarizer.summarize_boxed(earlier, &dropped))
         .await
-        .map_err(|payload| component_panicked(Component::Summarizer, payload))?;
-    let message = Message::user(format!("Summary of the earlier conversation: {text}"));
-    turn.summary = Some((end, message.clone()));
-    Ok(message)
+        .map_err(|payload| component_panicked(Component::Summarizer, payload))
 }

@@ -1,5 +1,6 @@
 //! The conversation: the canonical, append-only log and its config.
 
+mod ledger;
 mod validate;
 
 use std::fmt;
@@ -11,6 +12,7 @@ use crate::event::EventKind;
 use crate::message::{AssistantMessage, Message, Part, Role, ToolResult};
 use crate::scope::Scope;
 
+pub(crate) use ledger::Ledger;
 pub use validate::{InvalidLog, LogProblem};
 
 /// Limits that bound a turn.
@@ -152,6 +154,18 @@ pub enum Entry {
         /// The error, displayed.
         error: String,
     },
+    /// A summary of the log's entries before `through`, made by the agent's
+    /// [`Summarizer`](crate::Summarizer) when compaction dropped them: from then on, requests
+    /// carry it in their place. Each summary folds in the one before it, so a message is
+    /// summarized once.
+    Summary {
+        /// The turn it was made in.
+        turn: TurnRef,
+        /// The log index where the summarized entries end: the start of a turn.
+        through: usize,
+        /// The summary.
+        text: String,
+    },
 }
 
 impl Entry {
@@ -164,7 +178,8 @@ impl Entry {
             | Entry::Halted { turn, .. }
             | Entry::HookOutput { turn, .. }
             | Entry::HookSkipped { turn, .. }
-            | Entry::Failed { turn, .. } => *turn,
+            | Entry::Failed { turn, .. }
+            | Entry::Summary { turn, .. } => *turn,
         }
     }
 
@@ -183,7 +198,11 @@ impl Entry {
             Entry::HookOutput { parts, .. } => {
                 Some(Message { role: Role::User, content: parts.clone() })
             }
-            Entry::Halted { .. } | Entry::HookSkipped { .. } | Entry::Failed { .. } => None,
+            // A summary stands in for the entries it covers, at the head of a request, not here.
+            Entry::Halted { .. }
+            | Entry::HookSkipped { .. }
+            | Entry::Failed { .. }
+            | Entry::Summary { .. } => None,
         }
     }
 }
@@ -205,6 +224,9 @@ pub struct Conversation {
     turns: u64,
     #[serde(default)]
     scope: Scope,
+    /// Each entry's tokens, counted once, kept between turns.
+    #[serde(skip)]
+    pub(crate) ledger: Ledger,
 }
 
 /// A conversation as stored, before its log is checked.
@@ -247,7 +269,7 @@ impl Conversation {
         scope: Scope,
     ) -> Result<Self, InvalidLog> {
         validate::validate_log(&log, turns)?;
-        Ok(Conversation { config, log, turns, scope })
+        Ok(Conversation { config, log, turns, scope, ledger: Ledger::default() })
     }
 
     /// This conversation with `scope` as its ambient state.
@@ -299,6 +321,11 @@ impl Conversation {
     }
 
     #[inline]
+    /// The log, to read, and its ledger, to bring up to date.
+    pub(crate) fn log_and_ledger(&mut self) -> (&[Entry], &mut Ledger) {
+        (&self.log, &mut self.ledger)
+    }
+
     pub(crate) fn append(&mut self, entry: Entry) {
         self.log.push(entry);
     }

@@ -67,6 +67,12 @@ pub enum LogProblem {
         /// The id.
         id: String,
     },
+    /// A summary whose end is not the start of an earlier turn at or after the end of the
+    /// summary before it.
+    SummaryOutOfPlace {
+        /// Where it says the summarized entries end.
+        through: usize,
+    },
 }
 
 impl fmt::Display for LogProblem {
@@ -102,6 +108,11 @@ impl fmt::Display for LogProblem {
             LogProblem::DuplicateCallId { id } => {
                 write!(f, "two tool calls share the id `{id}`")
             }
+            LogProblem::SummaryOutOfPlace { through } => write!(
+                f,
+                "a summary through entry {through}, which is not the start of an earlier turn \
+                 at or after the end of the summary before it"
+            ),
         }
     }
 }
@@ -122,6 +133,8 @@ pub(crate) fn validate_log(log: &[Entry], counter: u64) -> Result<(), InvalidLog
     let mut current: Option<TurnRef> = None;
     // The calls the entry before left to answer, if it was an assistant message calling tools.
     let mut waiting: Option<Vec<&ToolCall>> = None;
+    // Where the latest summary's entries end.
+    let mut summarized = 0;
     for (index, entry) in log.iter().enumerate() {
         let invalid = |problem| Err(InvalidLog { index, problem });
         let turn = entry.turn();
@@ -164,6 +177,13 @@ pub(crate) fn validate_log(log: &[Entry], counter: u64) -> Result<(), InvalidLog
             }
             (None, Entry::ToolResults { .. }) => return invalid(LogProblem::OrphanResults),
             (None, _) => {}
+        }
+        if let Entry::Summary { through, .. } = *entry {
+            let at_a_turn = through < index && matches!(log[through], Entry::User { .. });
+            if !at_a_turn || through <= summarized {
+                return invalid(LogProblem::SummaryOutOfPlace { through });
+            }
+            summarized = through;
         }
         if let Entry::Assistant { message, .. } = entry {
             if let Some(id) = message.duplicate_call_id() {

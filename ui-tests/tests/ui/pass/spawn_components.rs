@@ -16,8 +16,8 @@ use ui_tests::{Clock, finished, spawn_each_run};
 struct Brief;
 
 impl Summarizer for Brief {
-    fn summarize<'a>(&'a self, dropped: &'a [Message]) -> Pin<Box<dyn Future<Output = String> + Send + 'a>> {
-        Box::pin(async move { format!("{} messages", dropped.len()) })
+    async fn summarize(&self, _earlier: Option<&str>, dropped: &[Message]) -> String {
+        format!("{} messages", dropped.len())
     }
 }
 
