@@ -42,6 +42,9 @@ pub fn log(out: &(dyn Fn(&str) + Sync), conversation: &Conversation) {
             Entry::Halted { hook, reason, .. } => out(&format!("  halted by {hook}: {reason}")),
             Entry::HookSkipped { hook, reason, .. } => out(&format!("  skipped {hook}: {reason}")),
             Entry::Failed { error, .. } => out(&format!("  failed: {error}")),
+            Entry::Summary { through, text, .. } => {
+                out(&format!("  summary of entries 0..{through}: {text}"))
+            }
         }
     }
 }
