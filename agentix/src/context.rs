@@ -79,6 +79,17 @@ pub trait Summarizer: Send + Sync {
     ) -> impl Future<Output = String> + Send;
 }
 
+/// A shared summarizer: several agents, or an agent and the code that inspects it.
+impl<S: Summarizer + ?Sized> Summarizer for std::sync::Arc<S> {
+    fn summarize(
+        &self,
+        earlier: Option<&str>,
+        dropped: &[Message],
+    ) -> impl Future<Output = String> + Send {
+        (**self).summarize(earlier, dropped)
+    }
+}
+
 /// A [`Summarizer`] behind `dyn`, as the agent keeps it: the future it returns is boxed here,
 /// once per summary, so that the agent's type does not grow a parameter for it.
 pub(crate) trait DynSummarizer: Send + Sync {

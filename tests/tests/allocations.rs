@@ -18,7 +18,7 @@ use agentix::event::{
     AfterModel, AfterTool, BeforeFinal, BeforeModel, BeforeTool, Post, Pre, ToolError,
 };
 use agentix::{
-    Agent, AssistantMessage, Conversation, Entry, Hook, ModelError, ModelRequest, ModelResponse,
+    Agent, AssistantMessage, Config, Conversation, Entry, Hook, Message, Scope, TurnRef, ModelError, ModelRequest, ModelResponse,
     NextModel, NextTool, Outcome, ScriptedModel, ToolCall, ToolResult, Turn, Verdict,
 };
 use serde_json::json;
@@ -442,4 +442,42 @@ fn per_tool_hooks_cost_other_tools_calls_no_allocation() {
     let (hooked, hooked_log, hooked_requests) = run(true);
     assert_eq!((hooked_log, hooked_requests), (bare_log, bare_requests));
     assert_eq!(hooked, bare, "hooks on send_email made get_weather's and an unknown call allocate");
+}
+
+/// A conversation of `turns` prior turns, each a question and an answer of fixed lengths, with
+/// room in its log for the turns to come: the log's own growth is the caller's, not the turn's.
+fn long_conversation(turns: u64, config: &Config) -> Conversation {
+    let mut log = Vec::with_capacity(2 * turns as usize + 64);
+    for n in 1..=turns {
+        let turn = TurnRef(n);
+        log.push(Entry::User { turn, message: Message::user("What is the weather in Oslo?") });
+        let message = AssistantMessage::text("Sunny in Oslo today, rain from tomorrow on.");
+        log.push(Entry::Assistant { turn, message });
+    }
+    Conversation::from_parts(config.clone(), log, turns, Scope::default()).unwrap()
+}
+
+/// A turn's allocations do not grow with the log: at 10 and at 10,000 prior turns, a turn
+/// allocates the same. The budget keeps about five turns, so both requests carry the same
+/// window. (The ledger's vectors grow by doubling, as the log's do: at these lengths the
+/// turn measured doubles none of them, at either size.)
+#[test]
+fn a_turns_allocations_do_not_grow_with_the_log() {
+    let config = Config { context_budget: 250, injection_reserve: 100, ..Config::default() };
+    let measured = [10, 10_000].map(|turns| {
+        let model = ScriptedModel::new().text("first").text("second");
+        let agent = Agent::builder(&model).build();
+        let mut conversation = long_conversation(turns, &config);
+        // The first turn after loading counts the log, once.
+        futures::executor::block_on(agent.run(&mut conversation, "And tomorrow?")).unwrap();
+        let before = allocations();
+        let reply = futures::executor::block_on(agent.run(&mut conversation, "And tomorrow?"));
+        let counted = allocations() - before;
+        assert_eq!(reply.unwrap().joined_text(), "second");
+        let sent = model.requests().last().unwrap().messages.len();
+        (counted, sent)
+    });
+    assert_eq!(measured[0].1, measured[1].1, "the same window: {measured:?}");
+    assert!(measured[0].1 < 20, "compaction kept a window, not the log: {measured:?}");
+    assert_eq!(measured[0].0, measured[1].0, "allocations at 10 and 10,000 prior turns");
 }

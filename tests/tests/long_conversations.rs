@@ -1,0 +1,225 @@
+//! Long conversations: the request a turn sends is the one a plan made from scratch over the
+//! whole log would send, though the agent plans it from a ledger kept between turns; and a
+//! summarizer is given each message once, however many turns go by.
+
+use std::sync::{Arc, Mutex};
+
+use agentix::TokenCounter as _;
+use agentix::{
+    Agent, AssistantMessage, CharsPerToken, Config, Conversation, Entry, Error, Message,
+    ModelRequest, ScriptedModel, Summarizer, ToolCall, ToolResult, TurnRef,
+};
+use futures::executor::block_on;
+use proptest::prelude::*;
+use serde_json::json;
+use tests::Weather;
+
+/// An earlier turn: a question, `steps` tool steps (each of so many calls), an answer.
+fn earlier_turn(turn: u64, question: usize, steps: &[usize], answer: usize) -> Vec<Entry> {
+    let turn_ref = TurnRef(turn);
+    let mut entries =
+        vec![Entry::User { turn: turn_ref, message: Message::user("q".repeat(question)) }];
+    for (step, &calls) in steps.iter().enumerate() {
+        let mut message = AssistantMessage::default();
+        let mut results = Vec::new();
+        for index in 0..calls {
+            let id = format!("t{turn}s{step}c{index}");
+            let call = ToolCall::new(id, "get_weather", json!({ "city": "Oslo" }));
+            results.push(ToolResult::success(&call, "r".repeat(10 + index * 7)));
+            message = message.with_tool_call(call);
+        }
+        entries.push(Entry::Assistant { turn: turn_ref, message });
+        entries.push(Entry::ToolResults { turn: turn_ref, results });
+    }
+    entries.push(Entry::Assistant {
+        turn: turn_ref,
+        message: AssistantMessage::text("a".repeat(answer)),
+    });
+    entries
+}
+
+/// The plan made from scratch, as the README states it, over the log as it stood when a
+/// request was rendered (`log`, the current turn's user message at `user`): every entry counted;
+/// the oldest earlier turns dropped whole, then the current turn's oldest steps (never its
+/// latest), until the request fits `target` beside `fixed`. The messages it sends, or `None`
+/// when even that does not fit.
+fn planned_from_scratch(
+    log: &[Entry],
+    user: usize,
+    fixed: usize,
+    target: usize,
+) -> Option<Vec<Message>> {
+    let counter = CharsPerToken::default();
+    let tokens = |entries: &[Entry]| -> usize {
+        entries.iter().filter_map(Entry::to_message).map(|m| counter.count_message(&m)).sum()
+    };
+    let mut turns: Vec<&[Entry]> = Vec::new();
+    let mut start = 0;
+    while start < user {
+        let turn = log[start].turn();
+        let end = (start..user).find(|&i| log[i].turn() != turn).unwrap_or(user);
+        turns.push(&log[start..end]);
+        start = end;
+    }
+    let mut steps: Vec<&[Entry]> = Vec::new();
+    let mut index = user + 1;
+    while index < log.len() {
+        let end = if matches!(log.get(index + 1), Some(Entry::ToolResults { .. })) {
+            index + 2
+        } else {
+            index + 1
+        };
+        steps.push(&log[index..end]);
+        index = end;
+    }
+    let mut total = fixed + tokens(log);
+    let mut dropped_turns = 0;
+    while total > target && dropped_turns < turns.len() {
+        total -= tokens(turns[dropped_turns]);
+        dropped_turns += 1;
+    }
+    let mut dropped_steps = 0;
+    while total > target && dropped_steps + 1 < steps.len() {
+        total -= tokens(steps[dropped_steps]);
+        dropped_steps += 1;
+    }
+    if total > target {
+        return None;
+    }
+    let opening: &[Entry] = &log[user..=user];
+    let kept = turns[dropped_turns..]
+        .iter()
+        .copied()
+        .chain([opening])
+        .chain(steps[dropped_steps..].iter().copied())
+        .flat_map(|entries| entries.iter().filter_map(Entry::to_message));
+    Some(kept.collect())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    /// Over several turns — the ledger kept between them, or started over when the
+    /// conversation goes through serde — each request is the one the plan from scratch makes.
+    #[test]
+    fn the_incremental_plan_sends_what_a_plan_from_scratch_sends(
+        earlier in prop::collection::vec(
+            (1usize..120, prop::collection::vec(1usize..3, 0..3), 1usize..160),
+            0..30,
+        ),
+        budget in 80usize..2_500,
+        turns in prop::collection::vec((0usize..3, any::<bool>()), 1..5),
+    ) {
+        let mut log = Vec::new();
+        for (n, (question, steps, answer)) in earlier.iter().enumerate() {
+            log.extend(earlier_turn(n as u64 + 1, *question, steps, *answer));
+        }
+        let config = Config { context_budget: budget, injection_reserve: 0, ..Config::default() };
+        let stored = json!({ "config": config, "log": log, "turns": earlier.len() });
+        let mut conversation: Conversation = serde_json::from_value(stored).unwrap();
+        let counter = CharsPerToken::default();
+        for (turn, (tool_steps, reload)) in turns.into_iter().enumerate() {
+            if reload {
+                let stored = serde_json::to_string(&conversation).unwrap();
+                conversation = serde_json::from_str(&stored).unwrap();
+            }
+            let model = (0..tool_steps)
+                .fold(ScriptedModel::new(), |model, step| {
+                    model.tool_call("get_weather", json!({ "city": format!("city {step}") }))
+                })
+                .text("x".repeat(40 + 30 * turn));
+            let agent = Agent::builder(&model).system("Be brief.").tool(Weather::default()).build();
+            let user = conversation.log().len();
+            let outcome = block_on(agent.run(&mut conversation, "y".repeat(20 + turn)));
+            let tools: usize =
+                model.requests().first().map_or(0, |request| {
+                    request.tools.iter().map(|spec| counter.count_tool(spec)).sum()
+                });
+            let fixed = counter.count("Be brief.") + tools;
+            for (step, request) in model.requests().iter().enumerate() {
+                let seen = &conversation.log()[..user + 1 + 2 * step];
+                let expected = planned_from_scratch(seen, user, fixed, budget);
+                prop_assert_eq!(Some(&request.messages), expected.as_ref(), "turn {} step {}", turn, step);
+            }
+            match outcome {
+                Ok(_) => {}
+                Err(Error::ContextOverflow { .. }) => {
+                    let seen = &conversation.log()[..user + 1 + 2 * model.requests().len()];
+                    prop_assert_eq!(planned_from_scratch(seen, user, fixed, budget), None);
+                }
+                Err(other) => panic!("unexpected error: {other}"),
+            }
+        }
+        tests::assert_log_consistent(conversation.log());
+    }
+}
+
+/// What a summarizer was given, call by call: the summary so far, and the texts dropped since.
+#[derive(Default)]
+struct Recording(Mutex<Vec<(Option<String>, Vec<String>)>>);
+
+impl Summarizer for Recording {
+    async fn summarize(&self, earlier: Option<&str>, dropped: &[Message]) -> String {
+        let texts: Vec<String> = dropped.iter().map(|message| message.text().into_owned()).collect();
+        let mut calls = self.0.lock().unwrap();
+        calls.push((earlier.map(str::to_owned), texts));
+        // The summary names how many messages it covers: short, whatever it covers.
+        let covered = calls.iter().map(|(_, texts)| texts.len()).sum::<usize>();
+        format!("{covered} messages")
+    }
+}
+
+#[test]
+fn over_a_thousand_turns_each_message_is_summarized_once() {
+    const TURNS: usize = 1_000;
+    let model = (0..TURNS).fold(ScriptedModel::new(), |model, n| model.text(format!("answer {n}")));
+    let recording = Arc::new(Recording::default());
+    let agent = Agent::builder(&model).summarizer(Arc::clone(&recording)).build();
+    // Room for about ten turns.
+    let config = Config { context_budget: 300, injection_reserve: 50, ..Config::default() };
+    let mut conversation = Conversation::with_config(config);
+    for n in 0..TURNS {
+        block_on(agent.run(&mut conversation, format!("question {n}"))).unwrap();
+    }
+    let calls = std::mem::take(&mut *recording.0.lock().unwrap());
+    // Every message dropped reached the summarizer once, in order, and each call folded in
+    // the summary the one before it made.
+    let given: Vec<&String> = calls.iter().flat_map(|(_, texts)| texts).collect();
+    let dropped = given.len();
+    assert!(dropped > 1_900, "almost every turn was dropped, and summarized: {dropped}");
+    let expected: Vec<String> = (0..dropped / 2)
+        .flat_map(|n| [format!("question {n}"), format!("answer {n}")])
+        .collect();
+    assert_eq!(given, expected.iter().collect::<Vec<_>>(), "each message once, in order");
+    let mut covered = 0;
+    for (earlier, texts) in &calls {
+        let expected_earlier = (covered > 0).then(|| format!("{covered} messages"));
+        assert_eq!(earlier, &expected_earlier);
+        covered += texts.len();
+    }
+    assert!(calls.len() <= TURNS, "{} calls for {TURNS} turns", calls.len());
+    assert!(
+        calls.iter().all(|(_, texts)| texts.len() <= 20),
+        "each call is given what newly fell out of the window, not the log"
+    );
+    // The last request carries the latest summary in place of every dropped turn.
+    let last: ModelRequest = model.requests().pop().unwrap();
+    assert_eq!(
+        last.messages[0].text(),
+        format!("Summary of the earlier conversation: {dropped} messages")
+    );
+    assert_eq!(last.messages[1].text(), format!("question {}", dropped / 2));
+    // The summaries are in the log, each covering more than the one before; a request that
+    // needed two rounds (its summary made one more turn go) logs the last round's.
+    let summaries: Vec<(usize, &str)> = conversation
+        .log()
+        .iter()
+        .filter_map(|entry| match entry {
+            Entry::Summary { through, text, .. } => Some((*through, text.as_str())),
+            _ => None,
+        })
+        .collect();
+    assert!(summaries.windows(2).all(|pair| pair[0].0 < pair[1].0), "{summaries:?}");
+    assert!(summaries.len() <= calls.len() && summaries.len() + 10 > calls.len());
+    assert_eq!(summaries.last().unwrap().1, format!("{dropped} messages"));
+}
