@@ -154,6 +154,10 @@ fn results(turn: u64, ids: &[&str]) -> serde_json::Value {
     json!({ "entry": "tool_results", "turn": turn, "results": results })
 }
 
+fn summary(turn: u64, through: usize) -> serde_json::Value {
+    json!({ "entry": "summary", "turn": turn, "through": through, "text": "earlier talk" })
+}
+
 fn answer(turn: u64) -> serde_json::Value {
     json!({ "entry": "assistant", "turn": turn, "message": { "content": [{ "text": "done" }] } })
 }
@@ -167,12 +171,16 @@ fn a_stored_log_that_breaks_a_rule_does_not_load_and_the_error_names_the_entry()
             results(1, &["c1", "c2"]),
             answer(1),
             user(2, "b"),
-            answer(2)
+            answer(2),
+            user(3, "c"),
+            summary(3, 4),
+            answer(3),
+            summary(3, 6)
         ]),
-        2,
+        3,
     );
     let conversation: Conversation = serde_json::from_value(valid).unwrap();
-    assert_eq!(conversation.log().len(), 6);
+    assert_eq!(conversation.log().len(), 10);
 
     let cases = [
         (
@@ -228,6 +236,24 @@ fn a_stored_log_that_breaks_a_rule_does_not_load_and_the_error_names_the_entry()
             json!([user(1, "a"), answer(1), answer(2)]),
             2,
             "log entry 2: turn 2 starts without a user message",
+        ),
+        (
+            "a summary that ends inside a turn",
+            json!([user(1, "a"), answer(1), user(2, "b"), summary(2, 1), answer(2)]),
+            3,
+            "log entry 3: a summary through entry 1, which is not the start of an earlier turn",
+        ),
+        (
+            "a summary that covers less than the one before",
+            json!([user(1, "a"), answer(1), user(2, "b"), summary(2, 2), summary(2, 2)]),
+            4,
+            "log entry 4: a summary through entry 2, which is not the start of an earlier turn at or after",
+        ),
+        (
+            "a summary of what comes after it",
+            json!([user(1, "a"), summary(1, 2), user(2, "b")]),
+            1,
+            "log entry 1: a summary through entry 2",
         ),
         (
             "an entry before any turn",
