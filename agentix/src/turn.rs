@@ -387,12 +387,12 @@ impl Turn {
         }
     }
 
-    /// The ledger of the log's tokens, by `counter`, with every entry counted: those appended
-    /// since the last request are counted now, once.
+    /// The ledger of the log's tokens, by `counter`, itemized for planning, with every entry
+    /// counted: those appended since the last request are counted now, once.
     pub(crate) fn ledger(&mut self, counter: &Arc<dyn TokenCounter>) -> &Ledger {
         let (log, ledger) = self.conversation.log_and_ledger();
         ledger.count_with(counter);
-        ledger.catch_up(log);
+        ledger.itemize(log);
         ledger
     }
 
@@ -403,9 +403,10 @@ impl Turn {
 
     /// Every message of the log, if they fit in `budget` tokens and nothing calls for planning
     /// the request: no durable output of this turn's `pre` (counted apart, with the
-    /// injections). The entries not counted yet are counted as they are rendered. `None` leaves
-    /// the request to the planner. (Inline: compiled into the crate that runs the turn, its
-    /// clones share that crate's code for the same types.)
+    /// injections), no summary in place of the oldest entries. The entries not counted yet are
+    /// counted as they are rendered; rendering stops at the first one over. `None` leaves the
+    /// request to the planner. (Inline: compiled into the crate that runs the turn, its clones
+    /// share that crate's code for the same types.)
     #[inline]
     pub(crate) fn render_within(
         &mut self,
@@ -417,26 +418,34 @@ impl Turn {
             return None;
         }
         ledger.count_with(counter);
-        let counted = ledger.counted();
-        // The entries counted before already over, or a summary in place of the oldest: then
-        // nothing is rendered here.
-        if ledger.tokens(0..counted) > budget || ledger.summary().is_some() {
+        if ledger.total() > budget || ledger.summary().is_some() {
             return None;
         }
+        let counted = ledger.counted();
         let mut messages = Vec::with_capacity(log.len());
         let mut history = 0;
         for (index, entry) in log.iter().enumerate() {
             if index == self.user_entry {
                 history = messages.len();
             }
-            let message = entry.to_message();
+            let Some(message) = entry.to_message() else {
+                if index >= counted {
+                    ledger.push(entry, None);
+                    if ledger.summary().is_some() {
+                        return None;
+                    }
+                }
+                continue;
+            };
             if index >= counted {
-                ledger.push(entry, message.as_ref());
+                ledger.push(entry, Some(&message));
+                if ledger.total() > budget {
+                    return None;
+                }
             }
-            messages.extend(message);
+            messages.push(message);
         }
-        (ledger.tokens(0..log.len()) <= budget && ledger.summary().is_none())
-            .then_some((messages, history))
+        Some((messages, history))
     }
 
     pub(crate) fn user_entry(&self) -> usize {

@@ -2,6 +2,7 @@
 //! turns, so that a turn's work depends on what it sends, not on how long the log is.
 
 use std::fmt;
+use std::num::NonZeroUsize;
 use std::ops::Range;
 use std::sync::Arc;
 
@@ -11,12 +12,26 @@ use crate::message::Message;
 use super::{Entry, TurnRef};
 
 /// Each log entry's tokens, counted once — when the first request after its append (or after
-/// the conversation was loaded) is rendered — kept as a running total; and where each turn's
-/// entries start. It belongs to the counter that counted it: another counter starts it over.
-/// Not stored: a loaded conversation counts its log once, on its first turn.
+/// the conversation was loaded) is rendered — kept as a running total; and, from the first
+/// request that has to be planned on, the total at each entry and where each turn starts (a
+/// conversation that always fits never needs them, nor pays for them). It belongs to the
+/// counter that counted it: another counter starts it over. Not stored: a loaded conversation
+/// counts its log once, on its first turn.
 #[derive(Default)]
 pub(crate) struct Ledger {
     counter: Option<Arc<dyn TokenCounter>>,
+    /// How many of the log's first entries are counted, and their tokens.
+    counted: usize,
+    total: usize,
+    /// The latest summary counted: its index in the log (never 0, a user message's).
+    summary: Option<NonZeroUsize>,
+    /// Boxed: the ledger moves with every turn, and most conversations never need it.
+    itemized: Option<Box<Itemized>>,
+}
+
+/// The ledger entry by entry, for planning.
+#[derive(Default)]
+struct Itemized {
     /// `totals[i]`: the tokens of the log's first `i` entries; one more than the entries
     /// counted.
     totals: Vec<usize>,
@@ -24,16 +39,24 @@ pub(crate) struct Ledger {
     turn_starts: Vec<usize>,
     /// The turn of the last entry counted.
     last_turn: Option<TurnRef>,
-    /// The latest summary counted: its index in the log.
-    summary: Option<usize>,
+}
+
+impl Itemized {
+    fn push(&mut self, index: usize, turn: TurnRef, total: usize) {
+        if self.last_turn != Some(turn) {
+            self.turn_starts.push(index);
+            self.last_turn = Some(turn);
+        }
+        self.totals.push(total);
+    }
 }
 
 impl fmt::Debug for Ledger {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Ledger")
-            .field("counted", &self.counted())
-            .field("tokens", &self.totals.last().copied().unwrap_or(0))
-            .field("turns", &self.turn_starts.len())
+            .field("counted", &self.counted)
+            .field("tokens", &self.total)
+            .field("itemized", &self.itemized.is_some())
             .finish()
     }
 }
@@ -44,20 +67,20 @@ impl Ledger {
     pub(crate) fn count_with(&mut self, counter: &Arc<dyn TokenCounter>) {
         let same = self.counter.as_ref().is_some_and(|kept| Arc::ptr_eq(kept, counter));
         if !same {
-            *self = Ledger {
-                counter: Some(Arc::clone(counter)),
-                totals: vec![0],
-                turn_starts: Vec::new(),
-                last_turn: None,
-                summary: None,
-            };
+            *self = Ledger { counter: Some(Arc::clone(counter)), ..Ledger::default() };
         }
     }
 
     /// How many of the log's first entries are counted.
     #[inline]
     pub(crate) fn counted(&self) -> usize {
-        self.totals.len().saturating_sub(1)
+        self.counted
+    }
+
+    /// The tokens of the entries counted.
+    #[inline]
+    pub(crate) fn total(&self) -> usize {
+        self.total
     }
 
     /// Counts the next entry, `entry`, whose message (if any) is `message`.
@@ -66,41 +89,60 @@ impl Ledger {
         let Some(counter) = &self.counter else {
             unreachable!("count_with comes first");
         };
-        let tokens = message.map_or(0, |message| counter.count_message(message));
-        let turn = entry.turn();
-        if self.last_turn != Some(turn) {
-            self.turn_starts.push(self.counted());
-            self.last_turn = Some(turn);
-        }
+        self.total += message.map_or(0, |message| counter.count_message(message));
         if let Entry::Summary { .. } = entry {
-            self.summary = Some(self.counted());
+            self.summary = NonZeroUsize::new(self.counted);
         }
-        let total = self.totals.last().copied().unwrap_or(0) + tokens;
-        self.totals.push(total);
+        if let Some(itemized) = &mut self.itemized {
+            itemized.push(self.counted, entry.turn(), self.total);
+        }
+        self.counted += 1;
     }
 
     /// The latest summary among the entries counted: its index in the log.
     #[inline]
     pub(crate) fn summary(&self) -> Option<usize> {
-        self.summary
+        self.summary.map(NonZeroUsize::get)
     }
 
-    /// Counts every entry of `log` not counted yet.
-    pub(crate) fn catch_up(&mut self, log: &[Entry]) {
-        for entry in &log[self.counted()..] {
+    /// Counts every entry of `log` not counted yet, keeping each entry's total from now on:
+    /// the entries counted before are counted again, this once.
+    pub(crate) fn itemize(&mut self, log: &[Entry]) {
+        if self.itemized.is_none() {
+            let Some(counter) = &self.counter else {
+                unreachable!("count_with comes first");
+            };
+            let mut itemized = Box::new(Itemized { totals: vec![0], ..Itemized::default() });
+            let mut total = 0;
+            for (index, entry) in log[..self.counted].iter().enumerate() {
+                total += entry.to_message().map_or(0, |message| counter.count_message(&message));
+                itemized.push(index, entry.turn(), total);
+            }
+            self.itemized = Some(itemized);
+        }
+        for entry in &log[self.counted..] {
             self.push(entry, entry.to_message().as_ref());
         }
     }
 
-    /// The tokens of the entries in `range`, all counted.
-    #[inline]
-    pub(crate) fn tokens(&self, range: Range<usize>) -> usize {
-        self.totals[range.end] - self.totals[range.start]
+    fn itemized(&self) -> &Itemized {
+        let Some(itemized) = &self.itemized else {
+            unreachable!("the planner itemizes the ledger first");
+        };
+        itemized
     }
 
-    /// Where each turn whose entries start before `end` starts, oldest first.
+    /// The tokens of the entries in `range`, all counted, of an itemized ledger.
+    #[inline]
+    pub(crate) fn tokens(&self, range: Range<usize>) -> usize {
+        let totals = &self.itemized().totals;
+        totals[range.end] - totals[range.start]
+    }
+
+    /// Where each turn whose entries start before `end` starts, oldest first, of an itemized
+    /// ledger.
     pub(crate) fn turns_before(&self, end: usize) -> &[usize] {
-        let before = self.turn_starts.partition_point(|&start| start < end);
-        &self.turn_starts[..before]
+        let starts = &self.itemized().turn_starts;
+        &starts[..starts.partition_point(|&start| start < end)]
     }
 }
