@@ -5,7 +5,9 @@ use std::fmt::Write as _;
 use std::future::Future;
 use std::ops::Range;
 use std::pin::Pin;
-use std::sync::Mutex;
+use std::num::NonZeroU64;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 
 use crate::conversation::{Entry, Ledger, TurnRef};
 use crate::lock;
@@ -40,6 +42,35 @@ pub trait TokenCounter: Send + Sync {
     /// The tokens in a message, with a small allowance for its role and framing.
     fn count_message(&self, message: &Message) -> usize {
         MESSAGE_OVERHEAD + message.content.iter().map(|part| self.count_part(part)).sum::<usize>()
+    }
+}
+
+/// An agent's token counter, with a key of its own: a conversation's ledger records which
+/// counter counted it by the key, a number never given twice, and holds no reference to it.
+#[derive(Clone)]
+pub(crate) struct Counter {
+    counter: Arc<dyn TokenCounter>,
+    key: NonZeroU64,
+}
+
+impl Counter {
+    pub(crate) fn new(counter: Arc<dyn TokenCounter>) -> Self {
+        static NEXT: AtomicU64 = AtomicU64::new(1);
+        let key = NonZeroU64::new(NEXT.fetch_add(1, Ordering::Relaxed))
+            .unwrap_or_else(|| unreachable!("a u64 of counters is never used up"));
+        Counter { counter, key }
+    }
+
+    pub(crate) fn key(&self) -> NonZeroU64 {
+        self.key
+    }
+}
+
+impl std::ops::Deref for Counter {
+    type Target = dyn TokenCounter;
+
+    fn deref(&self) -> &(dyn TokenCounter + 'static) {
+        &*self.counter
     }
 }
 

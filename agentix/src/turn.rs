@@ -2,11 +2,11 @@
 
 use std::borrow::Cow;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Mutex, OnceLock};
 
 use serde::{Deserialize, Serialize};
 
-use crate::context::{TokenCounter, Units};
+use crate::context::{Counter, Units};
 use crate::conversation::{Config, Conversation, Entry, Ledger, TurnRef};
 use crate::error::{Component, Error};
 use crate::event::EventKind;
@@ -389,10 +389,10 @@ impl Turn {
 
     /// The ledger of the log's tokens, by `counter`, itemized for planning, with every entry
     /// counted: those appended since the last request are counted now, once.
-    pub(crate) fn ledger(&mut self, counter: &Arc<dyn TokenCounter>) -> &Ledger {
+    pub(crate) fn ledger(&mut self, counter: &Counter) -> &Ledger {
         let (log, ledger) = self.conversation.log_and_ledger();
         ledger.count_with(counter);
-        ledger.itemize(log);
+        ledger.itemize(log, counter);
         ledger
     }
 
@@ -411,7 +411,7 @@ impl Turn {
     pub(crate) fn render_within(
         &mut self,
         budget: usize,
-        counter: &Arc<dyn TokenCounter>,
+        counter: &Counter,
     ) -> Option<(Vec<Message>, usize)> {
         let (log, ledger) = self.conversation.log_and_ledger();
         if !Units::of(log, self.user_entry).durable.is_empty() {
@@ -430,7 +430,7 @@ impl Turn {
             }
             let Some(message) = entry.to_message() else {
                 if index >= counted {
-                    ledger.push(entry, None);
+                    ledger.push(entry, None, counter);
                     if ledger.summary().is_some() {
                         return None;
                     }
@@ -438,7 +438,7 @@ impl Turn {
                 continue;
             };
             if index >= counted {
-                ledger.push(entry, Some(&message));
+                ledger.push(entry, Some(&message), counter);
                 if ledger.total() > budget {
                     return None;
                 }

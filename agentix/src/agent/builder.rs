@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use crate::approval::{Approver, NoApprover};
-use crate::context::{AuditSink, Summarizer, TokenCounter};
+use crate::context::{AuditSink, Counter, Summarizer, TokenCounter};
 use crate::model::{Model, ModelParams};
 use crate::pipeline::{Chain, HasTool, Hooks, Pipeline, Register};
 use crate::tool::{IntoTool, NoTools, ToolSet, Toolbox};
@@ -58,7 +58,7 @@ impl<M, T, P, A, X> AgentBuilder<M, T, P, A, X> {
     /// Counts tokens with `counter` (for the context budget and the injection reserve) instead
     /// of the [`CharsPerToken`](crate::CharsPerToken) estimate.
     pub fn token_counter(mut self, counter: impl TokenCounter + 'static) -> Self {
-        self.settings.counter = Arc::new(counter);
+        self.settings.counter = Counter::new(Arc::new(counter));
         self
     }
 

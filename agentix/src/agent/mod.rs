@@ -21,7 +21,7 @@ use std::task::Poll;
 use futures::Stream;
 
 use crate::approval::{Approver, NoApprover};
-use crate::context::{AuditSink, CharsPerToken, DynSummarizer, TokenCounter};
+use crate::context::{AuditSink, CharsPerToken, Counter, DynSummarizer};
 use crate::conversation::{Conversation, Entry};
 use crate::error::{Component, Error};
 use crate::event::EventKind;
@@ -73,7 +73,7 @@ struct Settings {
     system: Option<Arc<str>>,
     model_name: Option<String>,
     params: ModelParams,
-    counter: Arc<dyn TokenCounter>,
+    counter: Counter,
     summarizer: Option<Arc<dyn DynSummarizer>>,
     audit: Option<Arc<dyn AuditSink>>,
 }
@@ -84,7 +84,7 @@ impl Default for Settings {
             system: None,
             model_name: None,
             params: ModelParams::default(),
-            counter: Arc::new(CharsPerToken::default()),
+            counter: Counter::new(Arc::new(CharsPerToken::default())),
             summarizer: None,
             audit: None,
         }

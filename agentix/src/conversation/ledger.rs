@@ -2,11 +2,10 @@
 //! turns, so that a turn's work depends on what it sends, not on how long the log is.
 
 use std::fmt;
-use std::num::NonZeroUsize;
+use std::num::{NonZeroU64, NonZeroUsize};
 use std::ops::Range;
-use std::sync::Arc;
 
-use crate::context::TokenCounter;
+use crate::context::Counter;
 use crate::message::Message;
 
 use super::{Entry, TurnRef};
@@ -19,7 +18,8 @@ use super::{Entry, TurnRef};
 /// counts its log once, on its first turn.
 #[derive(Default)]
 pub(crate) struct Ledger {
-    counter: Option<Arc<dyn TokenCounter>>,
+    /// The key of the counter that counted it.
+    counter: Option<NonZeroU64>,
     /// How many of the log's first entries are counted, and their tokens.
     counted: usize,
     total: usize,
@@ -64,10 +64,9 @@ impl fmt::Debug for Ledger {
 impl Ledger {
     /// Readies the ledger for `counter`: one it was not counted by starts over.
     #[inline]
-    pub(crate) fn count_with(&mut self, counter: &Arc<dyn TokenCounter>) {
-        let same = self.counter.as_ref().is_some_and(|kept| Arc::ptr_eq(kept, counter));
-        if !same {
-            *self = Ledger { counter: Some(Arc::clone(counter)), ..Ledger::default() };
+    pub(crate) fn count_with(&mut self, counter: &Counter) {
+        if self.counter != Some(counter.key()) {
+            *self = Ledger { counter: Some(counter.key()), ..Ledger::default() };
         }
     }
 
@@ -83,12 +82,11 @@ impl Ledger {
         self.total
     }
 
-    /// Counts the next entry, `entry`, whose message (if any) is `message`.
+    /// Counts the next entry, `entry`, whose message (if any) is `message`, by `counter`, the
+    /// one [`count_with`](Ledger::count_with) was given.
     #[inline]
-    pub(crate) fn push(&mut self, entry: &Entry, message: Option<&Message>) {
-        let Some(counter) = &self.counter else {
-            unreachable!("count_with comes first");
-        };
+    pub(crate) fn push(&mut self, entry: &Entry, message: Option<&Message>, counter: &Counter) {
+        debug_assert_eq!(self.counter, Some(counter.key()), "count_with comes first");
         self.total += message.map_or(0, |message| counter.count_message(message));
         if let Entry::Summary { .. } = entry {
             self.summary = NonZeroUsize::new(self.counted);
@@ -107,11 +105,8 @@ impl Ledger {
 
     /// Counts every entry of `log` not counted yet, keeping each entry's total from now on:
     /// the entries counted before are counted again, this once.
-    pub(crate) fn itemize(&mut self, log: &[Entry]) {
+    pub(crate) fn itemize(&mut self, log: &[Entry], counter: &Counter) {
         if self.itemized.is_none() {
-            let Some(counter) = &self.counter else {
-                unreachable!("count_with comes first");
-            };
             let mut itemized = Box::new(Itemized { totals: vec![0], ..Itemized::default() });
             let mut total = 0;
             for (index, entry) in log[..self.counted].iter().enumerate() {
@@ -121,7 +116,7 @@ impl Ledger {
             self.itemized = Some(itemized);
         }
         for entry in &log[self.counted..] {
-            self.push(entry, entry.to_message().as_ref());
+            self.push(entry, entry.to_message().as_ref(), counter);
         }
     }
 
