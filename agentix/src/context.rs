@@ -3,9 +3,9 @@
 
 use std::fmt::Write as _;
 use std::future::Future;
+use std::num::NonZeroU64;
 use std::ops::Range;
 use std::pin::Pin;
-use std::num::NonZeroU64;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 

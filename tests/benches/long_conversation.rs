@@ -18,8 +18,8 @@ use std::sync::atomic::{AtomicIsize, Ordering};
 use std::time::{Duration, Instant};
 
 use agentix::{
-    Agent, AssistantMessage, Config, Conversation, Entry, Message, Model, ModelError,
-    ModelRequest, ModelResponse, Role, Scope, Tool, ToolCall, ToolResult, Turn, TurnRef,
+    Agent, AssistantMessage, Config, Conversation, Entry, Message, Model, ModelError, ModelRequest,
+    ModelResponse, Role, Scope, Tool, ToolCall, ToolResult, Turn, TurnRef,
 };
 use criterion::{BenchmarkId, Criterion, criterion_group};
 use futures::executor::block_on;
@@ -65,7 +65,9 @@ fn question(n: u64) -> String {
 
 /// What the model answers, about 100 characters.
 fn answer(n: u64) -> String {
-    format!("Answer {n}: sunny on Monday and Tuesday, rain from Wednesday on, cooler at the weekend.")
+    format!(
+        "Answer {n}: sunny on Monday and Tuesday, rain from Wednesday on, cooler at the weekend."
+    )
 }
 
 /// Answers with a tool call when asked to and the request does not end with a tool's result;
@@ -138,8 +140,7 @@ type RunTurn<'a> = &'a dyn Fn(&mut Conversation);
 /// The conversation as a store loads it, with one turn run on it: its log counted.
 fn loaded(log: &[Entry], turns: u64, turn: RunTurn<'_>) -> Conversation {
     let mut conversation =
-        Conversation::from_parts(Config::default(), log.to_vec(), turns, Scope::default())
-            .unwrap();
+        Conversation::from_parts(Config::default(), log.to_vec(), turns, Scope::default()).unwrap();
     turn(&mut conversation);
     conversation
 }

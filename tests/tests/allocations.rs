@@ -18,8 +18,9 @@ use agentix::event::{
     AfterModel, AfterTool, BeforeFinal, BeforeModel, BeforeTool, Post, Pre, ToolError,
 };
 use agentix::{
-    Agent, AssistantMessage, Config, Conversation, Entry, Hook, Message, Scope, TurnRef, ModelError, ModelRequest, ModelResponse,
-    NextModel, NextTool, Outcome, ScriptedModel, ToolCall, ToolResult, Turn, Verdict,
+    Agent, AssistantMessage, Config, Conversation, Entry, Hook, Message, ModelError, ModelRequest,
+    ModelResponse, NextModel, NextTool, Outcome, Scope, ScriptedModel, ToolCall, ToolResult, Turn,
+    TurnRef, Verdict,
 };
 use serde_json::json;
 use tests::Weather;

@@ -160,7 +160,8 @@ struct Recording(Mutex<Vec<(Option<String>, Vec<String>)>>);
 
 impl Summarizer for Recording {
     async fn summarize(&self, earlier: Option<&str>, dropped: &[Message]) -> String {
-        let texts: Vec<String> = dropped.iter().map(|message| message.text().into_owned()).collect();
+        let texts: Vec<String> =
+            dropped.iter().map(|message| message.text().into_owned()).collect();
         let mut calls = self.0.lock().unwrap();
         calls.push((earlier.map(str::to_owned), texts));
         // The summary names how many messages it covers: short, whatever it covers.
@@ -187,9 +188,8 @@ fn over_a_thousand_turns_each_message_is_summarized_once() {
     let given: Vec<&String> = calls.iter().flat_map(|(_, texts)| texts).collect();
     let dropped = given.len();
     assert!(dropped > 1_900, "almost every turn was dropped, and summarized: {dropped}");
-    let expected: Vec<String> = (0..dropped / 2)
-        .flat_map(|n| [format!("question {n}"), format!("answer {n}")])
-        .collect();
+    let expected: Vec<String> =
+        (0..dropped / 2).flat_map(|n| [format!("question {n}"), format!("answer {n}")]).collect();
     assert_eq!(given, expected.iter().collect::<Vec<_>>(), "each message once, in order");
     let mut covered = 0;
     for (earlier, texts) in &calls {
