@@ -1,8 +1,6 @@
 //! A turn is `Send`: an agent with every component — a tool, an approver, a summarizer, an
 //! audit sink, a token counter, a stream transformer — runs each way on `tokio::spawn`.
 
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::Arc;
 
 use agentix::event::BeforeTool;
