@@ -55,7 +55,10 @@ pub use chain::{Chain, Lifecycle, Par, ParHook, ParallelGroup, Single};
 pub(crate) use chain::{hook_panic, settle};
 pub use grow::{Push, PushChunk, PushParallel};
 pub(crate) use onion::not_run;
-pub use onion::{Keep, KeptResult, ModelLayer, ModelWraps, ToolLayer, ToolWraps, Wraps};
+pub use onion::{
+    Keep, KeptResult, MaySkip, ModelLayer, ModelWraps, NeverSkipped, Skip, ToolLayer, ToolWraps,
+    Unreachable, Wraps,
+};
 pub use per_tool::{ErrorOf, ForTool, HasTool, Here, OutputOf, PerTool, There};
 pub use register::{AllEvents, Factory, Parallel, Register, StandIn};
 

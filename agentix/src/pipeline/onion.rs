@@ -12,6 +12,9 @@ pub trait ModelLayer: Send + Sync {
     const TIMEOUT: Option<Duration> = None;
     /// Whether the layer's hook has a `when` condition, asked before each call.
     const CONDITIONAL: bool = false;
+    /// [`MaySkip`] for a layer that can have a `when` condition, [`NeverSkipped`] for one
+    /// that cannot: its call then holds no second future of the rest of the onion.
+    type Skip: Skip;
     /// Whether the hook runs on this call; the layer passes a call it skips on to `next`.
     fn applies(&self, request: &ModelRequest, turn: &Turn) -> bool {
         let _ = (request, turn);
@@ -37,6 +40,8 @@ pub trait ToolLayer: Send + Sync {
     const TIMEOUT: Option<Duration> = None;
     /// Whether the layer's hook has a `when` condition, asked before each call.
     const CONDITIONAL: bool = false;
+    /// As [`ModelLayer::Skip`].
+    type Skip: Skip;
     /// Whether the hook runs on this call; the layer passes a call it skips on to `next`.
     fn applies(&self, call: &ToolCall, turn: &Turn) -> bool {
         let _ = (call, turn);
@@ -53,9 +58,57 @@ pub trait ToolLayer: Send + Sync {
     ) -> impl Future<Output = ToolResult> + Send;
 }
 
+/// What a layer's call runs when its `when` condition skips the hook: the rest of the onion.
+/// A layer's call holds either its hook's future, which holds the rest's, or the rest's own:
+/// the rest's future type twice, at every layer, which is 2^n types deep to the compiler for n
+/// layers. A layer that can never be skipped holds no second one.
+pub trait Skip: Send + Sync + 'static {
+    /// What a skipped call runs, around the rest's future `G`.
+    type Next<G: Future + Send>: Future<Output = G::Output> + Send;
+    /// Skips the hook: the call runs `next`.
+    fn skipped<G: Future + Send>(next: G) -> Self::Next<G>;
+}
+
+/// A layer whose hook may be skipped: a `when` condition.
+#[derive(Debug)]
+pub enum MaySkip {}
+
+impl Skip for MaySkip {
+    type Next<G: Future + Send> = G;
+
+    fn skipped<G: Future + Send>(next: G) -> G {
+        next
+    }
+}
+
+/// A layer whose hook is never skipped (a [`Hook`] struct's).
+#[derive(Debug)]
+pub enum NeverSkipped {}
+
+impl Skip for NeverSkipped {
+    type Next<G: Future + Send> = Unreachable<G::Output>;
+
+    fn skipped<G: Future + Send>(_next: G) -> Unreachable<G::Output> {
+        unreachable!("a layer without a `when` condition is never skipped")
+    }
+}
+
+/// A future that cannot be: what a layer that is never skipped holds in place of the rest's.
+#[derive(Debug)]
+pub struct Unreachable<T>(std::convert::Infallible, PhantomData<fn() -> T>);
+
+impl<T> Future for Unreachable<T> {
+    type Output = T;
+
+    fn poll(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<T> {
+        match self.0 {}
+    }
+}
+
 impl<H: Hook> ModelLayer for Lifecycle<H> {
     const ACTIVE: bool = H::EVENTS.contains(EventKind::WrapModel);
     const TIMEOUT: Option<Duration> = H::TIMEOUT;
+    type Skip = NeverSkipped;
 
     fn name(&self) -> &'static str {
         self.1
@@ -74,6 +127,7 @@ impl<H: Hook> ModelLayer for Lifecycle<H> {
 impl<H: Hook> ToolLayer for Lifecycle<H> {
     const ACTIVE: bool = H::EVENTS.contains(EventKind::WrapTool);
     const TIMEOUT: Option<Duration> = H::TIMEOUT;
+    type Skip = NeverSkipped;
 
     fn name(&self) -> &'static str {
         self.1
@@ -93,6 +147,7 @@ impl<H: on::WrapModel> ModelLayer for Single<H, event::WrapModel> {
     const ACTIVE: bool = true;
     const CONDITIONAL: bool = H::CONDITIONAL;
     const TIMEOUT: Option<Duration> = H::TIMEOUT;
+    type Skip = MaySkip;
 
     fn applies(&self, request: &ModelRequest, turn: &Turn) -> bool {
         self.0.applies(request, turn)
@@ -116,6 +171,7 @@ impl<H: on::WrapTool> ToolLayer for Single<H, event::WrapTool> {
     const ACTIVE: bool = true;
     const CONDITIONAL: bool = H::CONDITIONAL;
     const TIMEOUT: Option<Duration> = H::TIMEOUT;
+    type Skip = MaySkip;
 
     fn applies(&self, call: &ToolCall, turn: &Turn) -> bool {
         self.0.applies(call, turn)
@@ -292,7 +348,7 @@ impl<L: ModelLayer, O: Observer, N: NextModel> NextModel for Layered<'_, L, O, N
         let (name, turn, observer) = (self.layer.name(), self.turn, self.observer);
         let state = if L::CONDITIONAL && !self.layer.applies(request, turn) {
             skipped::<event::WrapModel>(observer, EventKind::WrapModel, name);
-            LayerState::Skipped { next: self.next.call(request) }
+            LayerState::Skipped { next: L::Skip::skipped(self.next.call(request)) }
         } else {
             LayerState::started(start::<ModelCall, _>(turn, observer, name, || {
                 Bounded::new(L::TIMEOUT, self.layer.wrap(request, turn, &self.next))
@@ -307,7 +363,7 @@ impl<L: ToolLayer, O: Observer, N: NextTool> NextTool for Layered<'_, L, O, N> {
         let (name, turn, observer) = (self.layer.name(), self.turn, self.observer);
         let state = if L::CONDITIONAL && !self.layer.applies(call, turn) {
             skipped::<event::WrapTool>(observer, EventKind::WrapTool, name);
-            LayerState::Skipped { next: self.next.call(call) }
+            LayerState::Skipped { next: L::Skip::skipped(self.next.call(call)) }
         } else {
             LayerState::started(start::<ToolCallOf<'_>, _>(turn, observer, name, || {
                 Bounded::new(L::TIMEOUT, self.layer.wrap(call, turn, &self.next))
