@@ -326,6 +326,7 @@ impl Conversation {
         (&self.log, &mut self.ledger)
     }
 
+    #[inline]
     pub(crate) fn append(&mut self, entry: Entry) {
         self.log.push(entry);
     }
