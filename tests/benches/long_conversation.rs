@@ -19,13 +19,12 @@ use std::time::{Duration, Instant};
 
 use agentix::{
     Agent, AssistantMessage, Config, Conversation, Entry, Message, Model, ModelError, ModelRequest,
-    ModelResponse, Role, Scope, Tool, ToolCall, ToolResult, Turn, TurnRef,
+    ModelResponse, Role, Scope, ToolCall, ToolResult, TurnRef,
 };
 use criterion::{BenchmarkId, Criterion, criterion_group};
 use futures::executor::block_on;
-use schemars::JsonSchema;
-use serde::Deserialize;
 use serde_json::json;
+use tests::Weather;
 
 /// The bytes allocated and not yet freed, by every thread.
 static HELD: AtomicIsize = AtomicIsize::new(0);
@@ -93,28 +92,6 @@ impl Model for LongModel {
     }
 }
 
-#[derive(Deserialize, JsonSchema)]
-struct City {
-    city: String,
-}
-
-struct Weather;
-
-impl Tool for Weather {
-    const NAME: &'static str = "get_weather";
-    type Args = City;
-    type Output = String;
-    type Error = std::convert::Infallible;
-
-    fn description(&self) -> &str {
-        "Current weather for a city."
-    }
-
-    async fn call(&self, args: City, _turn: &Turn) -> Result<String, Self::Error> {
-        Ok(format!("sunny in {}, 21C, wind 3 m/s from the west", args.city))
-    }
-}
-
 /// The log of `turns` prior turns, each a question, an answer, and (with `tools`) a tool call
 /// and its result between them.
 fn prior_log(turns: u64, tools: bool) -> Vec<Entry> {
@@ -147,7 +124,7 @@ fn loaded(log: &[Entry], turns: u64, turn: RunTurn<'_>) -> Conversation {
 
 fn long_conversation(c: &mut Criterion) {
     let text_agent = Agent::builder(LongModel { tools: false }).build();
-    let tools_agent = Agent::builder(LongModel { tools: true }).tool(Weather).build();
+    let tools_agent = Agent::builder(LongModel { tools: true }).tool(Weather::default()).build();
     let text_turn = |conversation: &mut Conversation| {
         black_box(block_on(text_agent.run(conversation, "And next week?")).unwrap());
     };

@@ -488,3 +488,34 @@ impl std::future::Future for Yields {
         std::task::Poll::Pending
     }
 }
+
+/// An earlier turn: a question, `steps` tool steps (each of so many calls), an answer.
+pub fn earlier_turn(
+    turn: u64,
+    question: usize,
+    steps: &[usize],
+    answer: usize,
+) -> Vec<agentix::Entry> {
+    let turn_ref = agentix::TurnRef(turn);
+    let mut entries = vec![agentix::Entry::User {
+        turn: turn_ref,
+        message: agentix::Message::user("q".repeat(question)),
+    }];
+    for (step, &calls) in steps.iter().enumerate() {
+        let mut message = AssistantMessage::default();
+        let mut results = Vec::new();
+        for index in 0..calls {
+            let id = format!("t{turn}s{step}c{index}");
+            let call = ToolCall::new(id, "get_weather", serde_json::json!({ "city": "Oslo" }));
+            results.push(ToolResult::success(&call, "r".repeat(10 + index * 7)));
+            message = message.with_tool_call(call);
+        }
+        entries.push(agentix::Entry::Assistant { turn: turn_ref, message });
+        entries.push(agentix::Entry::ToolResults { turn: turn_ref, results });
+    }
+    entries.push(agentix::Entry::Assistant {
+        turn: turn_ref,
+        message: AssistantMessage::text("a".repeat(answer)),
+    });
+    entries
+}

@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use agentix::TokenCounter as _;
 use agentix::{
-    Agent, AssistantMessage, AuditLog, Config, Conversation, Entry, Error, Message, ModelRequest,
-    Part, Role, ScriptedModel, Summarizer, ToolCall, ToolResult, Turn, TurnRef, fence, hook,
+    Agent, AuditLog, Config, Conversation, Entry, Error, Message, ModelRequest, Part, Role,
+    ScriptedModel, Summarizer, ToolResult, Turn, TurnRef, fence, hook,
 };
 use futures::executor::block_on;
 use proptest::prelude::*;
@@ -417,33 +417,6 @@ async fn a_parallel_group_takes_as_long_as_its_slowest_hook() {
     }
 }
 
-/// One earlier turn, as log entries: a question, `steps` tool exchanges, an answer.
-fn earlier_turn(turn: u64, question_len: usize, steps: &[usize], answer_len: usize) -> Vec<Entry> {
-    let turn_ref = TurnRef(turn);
-    let mut entries =
-        vec![Entry::User { turn: turn_ref, message: Message::user("q".repeat(question_len)) }];
-    for (step, &calls) in steps.iter().enumerate() {
-        let mut message = AssistantMessage::default();
-        let mut results = Vec::new();
-        for index in 0..calls {
-            let call = ToolCall::new(
-                format!("t{turn}s{step}c{index}"),
-                "get_weather",
-                json!({ "city": "Oslo" }),
-            );
-            results.push(ToolResult::success(&call, "r".repeat(10 + index * 7)));
-            message = message.with_tool_call(call);
-        }
-        entries.push(Entry::Assistant { turn: turn_ref, message });
-        entries.push(Entry::ToolResults { turn: turn_ref, results });
-    }
-    entries.push(Entry::Assistant {
-        turn: turn_ref,
-        message: AssistantMessage::text("a".repeat(answer_len)),
-    });
-    entries
-}
-
 /// Every tool result in a request answers a call made earlier in it, and every call is answered.
 fn assert_no_orphans(request: &ModelRequest) {
     let mut open: Vec<String> = Vec::new();
@@ -481,7 +454,7 @@ proptest! {
     ) {
         let mut log = Vec::new();
         for (n, (question, steps, answer)) in turns.iter().enumerate() {
-            log.extend(earlier_turn(n as u64 + 1, *question, steps, *answer));
+            log.extend(tests::earlier_turn(n as u64 + 1, *question, steps, *answer));
         }
         let earlier = log.len();
         let config = Config { context_budget: budget, injection_reserve: reserve, ..Config::default() };

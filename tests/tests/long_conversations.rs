@@ -6,37 +6,13 @@ use std::sync::{Arc, Mutex};
 
 use agentix::TokenCounter as _;
 use agentix::{
-    Agent, AssistantMessage, CharsPerToken, Config, Conversation, Entry, Error, Message,
-    ModelRequest, ScriptedModel, Summarizer, ToolCall, ToolResult, TurnRef,
+    Agent, CharsPerToken, Config, Conversation, Entry, Error, Message, ModelRequest, ScriptedModel,
+    Summarizer,
 };
 use futures::executor::block_on;
 use proptest::prelude::*;
 use serde_json::json;
 use tests::Weather;
-
-/// An earlier turn: a question, `steps` tool steps (each of so many calls), an answer.
-fn earlier_turn(turn: u64, question: usize, steps: &[usize], answer: usize) -> Vec<Entry> {
-    let turn_ref = TurnRef(turn);
-    let mut entries =
-        vec![Entry::User { turn: turn_ref, message: Message::user("q".repeat(question)) }];
-    for (step, &calls) in steps.iter().enumerate() {
-        let mut message = AssistantMessage::default();
-        let mut results = Vec::new();
-        for index in 0..calls {
-            let id = format!("t{turn}s{step}c{index}");
-            let call = ToolCall::new(id, "get_weather", json!({ "city": "Oslo" }));
-            results.push(ToolResult::success(&call, "r".repeat(10 + index * 7)));
-            message = message.with_tool_call(call);
-        }
-        entries.push(Entry::Assistant { turn: turn_ref, message });
-        entries.push(Entry::ToolResults { turn: turn_ref, results });
-    }
-    entries.push(Entry::Assistant {
-        turn: turn_ref,
-        message: AssistantMessage::text("a".repeat(answer)),
-    });
-    entries
-}
 
 /// The plan made from scratch, as the README states it, over the log as it stood when a
 /// request was rendered (`log`, the current turn's user message at `user`): every entry counted;
@@ -112,7 +88,7 @@ proptest! {
     ) {
         let mut log = Vec::new();
         for (n, (question, steps, answer)) in earlier.iter().enumerate() {
-            log.extend(earlier_turn(n as u64 + 1, *question, steps, *answer));
+            log.extend(tests::earlier_turn(n as u64 + 1, *question, steps, *answer));
         }
         let config = Config { context_budget: budget, injection_reserve: 0, ..Config::default() };
         let stored = json!({ "config": config, "log": log, "turns": earlier.len() });
