@@ -1,6 +1,7 @@
 //! What goes into each model request: token counting, compaction, the audit record, and the
 //! fence for untrusted content.
 
+use std::any::Any;
 use std::fmt::Write as _;
 use std::future::Future;
 use std::num::NonZeroU64;
@@ -45,8 +46,29 @@ pub trait TokenCounter: Send + Sync {
     }
 }
 
-/// An agent's token counter, with a key of its own: a conversation's ledger records which
-/// counter counted it by the key, a number never given twice, and holds no reference to it.
+/// A shared counter: several agents, or an agent and the code that reads the counter.
+impl<C: TokenCounter + ?Sized> TokenCounter for Arc<C> {
+    fn count(&self, text: &str) -> usize {
+        (**self).count(text)
+    }
+
+    fn count_part(&self, part: &Part) -> usize {
+        (**self).count_part(part)
+    }
+
+    fn count_tool(&self, spec: &ToolSpec) -> usize {
+        (**self).count_tool(spec)
+    }
+
+    fn count_message(&self, message: &Message) -> usize {
+        (**self).count_message(message)
+    }
+}
+
+/// An agent's token counter, with a key: a conversation's ledger records which counter counted
+/// it by the key, and holds no reference to it. `CharsPerToken(n)` has the same key wherever it
+/// is (it counts alike), so agents built apart — one per request, say — share a conversation's
+/// counts; any other counter gets a key of its own when it is set, never given twice.
 #[derive(Clone)]
 pub(crate) struct Counter {
     counter: Arc<dyn TokenCounter>,
@@ -54,11 +76,16 @@ pub(crate) struct Counter {
 }
 
 impl Counter {
-    pub(crate) fn new(counter: Arc<dyn TokenCounter>) -> Self {
+    pub(crate) fn new<C: TokenCounter + 'static>(counter: C) -> Self {
+        // The keys below 2^63 are handed out; `CharsPerToken(n)`'s is 2^63 + n.
         static NEXT: AtomicU64 = AtomicU64::new(1);
-        let key = NonZeroU64::new(NEXT.fetch_add(1, Ordering::Relaxed))
-            .unwrap_or_else(|| unreachable!("a u64 of counters is never used up"));
-        Counter { counter, key }
+        let key = match (&counter as &dyn Any).downcast_ref::<CharsPerToken>() {
+            Some(CharsPerToken(n)) => (1 << 63) | (*n as u64 & !(1 << 63)),
+            None => NEXT.fetch_add(1, Ordering::Relaxed),
+        };
+        let key = NonZeroU64::new(key)
+            .unwrap_or_else(|| unreachable!("the first key handed out is 1, and 2^63 is set"));
+        Counter { counter: Arc::new(counter), key }
     }
 
     pub(crate) fn key(&self) -> NonZeroU64 {
@@ -111,7 +138,7 @@ pub trait Summarizer: Send + Sync {
 }
 
 /// A shared summarizer: several agents, or an agent and the code that inspects it.
-impl<S: Summarizer + ?Sized> Summarizer for std::sync::Arc<S> {
+impl<S: Summarizer + ?Sized> Summarizer for Arc<S> {
     fn summarize(
         &self,
         earlier: Option<&str>,
@@ -318,6 +345,29 @@ impl Units {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Counts like `CharsPerToken(4)`, as a counter of the user's own.
+    struct Own;
+
+    impl TokenCounter for Own {
+        fn count(&self, text: &str) -> usize {
+            CharsPerToken(4).count(text)
+        }
+    }
+
+    #[test]
+    fn a_counter_that_counts_alike_has_one_key_and_others_a_key_each() {
+        let default = Counter::new(CharsPerToken::default()).key();
+        assert_eq!(
+            default,
+            Counter::new(CharsPerToken(4)).key(),
+            "agents built apart share counts"
+        );
+        assert_ne!(default, Counter::new(CharsPerToken(3)).key());
+        let own = Counter::new(Own).key();
+        assert_ne!(own, Counter::new(Own).key(), "a counter of the user's own: a key each time");
+        assert_ne!(own, default);
+    }
 
     /// A hash that gives every text the same tag at salt 0, so content can contain its tag.
     fn colliding(_text: &str, salt: u32) -> u32 {

@@ -199,3 +199,42 @@ fn over_a_thousand_turns_each_message_is_summarized_once() {
     assert!(summaries.len() <= calls.len() && summaries.len() + 10 > calls.len());
     assert_eq!(summaries.last().unwrap().1, format!("{dropped} messages"));
 }
+
+/// Counts like the default counter, and how many messages it was asked to count.
+#[derive(Default)]
+struct Tally(std::sync::atomic::AtomicUsize);
+
+impl agentix::TokenCounter for Tally {
+    fn count(&self, text: &str) -> usize {
+        CharsPerToken::default().count(text)
+    }
+
+    fn count_message(&self, message: &Message) -> usize {
+        self.0.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        CharsPerToken::default().count_message(message)
+    }
+}
+
+/// Each entry of the log is counted once, not once a turn: over 300 turns, compacted from
+/// about the tenth on, the counter is asked for about as many messages as the log holds.
+#[test]
+fn each_entry_is_counted_once_however_many_turns_follow() {
+    const TURNS: usize = 300;
+    let model = (0..TURNS).fold(ScriptedModel::new(), |model, n| model.text(format!("answer {n}")));
+    let tally = Arc::new(Tally::default());
+    let agent = Agent::builder(&model).token_counter(Arc::clone(&tally)).build();
+    let config = Config { context_budget: 200, injection_reserve: 50, ..Config::default() };
+    let mut conversation = Conversation::with_config(config);
+    for n in 0..TURNS {
+        block_on(agent.run(&mut conversation, format!("question {n}"))).unwrap();
+    }
+    let messages = conversation.messages().count();
+    let counted = tally.0.load(std::sync::atomic::Ordering::Relaxed);
+    // Once each, and those counted before the first compaction once more, when the ledger
+    // starts keeping each entry's total.
+    assert!(
+        (messages..messages + 40).contains(&counted),
+        "{counted} messages counted for a log of {messages}"
+    );
+    assert!(model.requests().last().unwrap().messages.len() < 30, "the requests were compacted");
+}

@@ -58,7 +58,7 @@ impl<M, T, P, A, X> AgentBuilder<M, T, P, A, X> {
     /// Counts tokens with `counter` (for the context budget and the injection reserve) instead
     /// of the [`CharsPerToken`](crate::CharsPerToken) estimate.
     pub fn token_counter(mut self, counter: impl TokenCounter + 'static) -> Self {
-        self.settings.counter = Counter::new(Arc::new(counter));
+        self.settings.counter = Counter::new(counter);
         self
     }
 

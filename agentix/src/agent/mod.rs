@@ -84,7 +84,7 @@ impl Default for Settings {
             system: None,
             model_name: None,
             params: ModelParams::default(),
-            counter: Counter::new(Arc::new(CharsPerToken::default())),
+            counter: Counter::new(CharsPerToken::default()),
             summarizer: None,
             audit: None,
         }
