@@ -131,7 +131,7 @@ macro_rules! bounded {
 }
 
 #[doc(hidden)]
-#[path = "private.rs"]
+#[path = "private/mod.rs"]
 pub mod __private;
 mod agent;
 mod approval;
