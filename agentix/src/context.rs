@@ -265,7 +265,10 @@ pub(crate) struct Units {
 impl Units {
     pub(crate) fn of(log: &[Entry], user_entry: usize) -> Self {
         let mut opened = user_entry + 1;
-        while matches!(log.get(opened), Some(Entry::HookOutput { .. })) {
+        // A parallel hook skipped on failure is recorded while the group runs, before the
+        // durable output is committed: it sends nothing, and is passed over.
+        while matches!(log.get(opened), Some(Entry::HookOutput { .. } | Entry::HookSkipped { .. }))
+        {
             opened += 1;
         }
         Units { opening: user_entry..user_entry + 1, durable: user_entry + 1..opened }

@@ -435,3 +435,33 @@ fn a_hook_without_a_timeout_makes_no_timer() {
     let reply = futures::executor::block_on(agent.run(&mut Conversation::new(), "hi")).unwrap();
     assert_eq!(reply.joined_text(), "hi");
 }
+
+/// Remembers the user's city, durably.
+#[hook(pre, durable)]
+async fn remember_city(turn: &mut Turn) {
+    turn.inject("The user lives in Oslo.");
+}
+
+/// A parallel hook skipped on failure is recorded while the group runs, before the durable
+/// output is committed: the durable output still reaches the request once, with the
+/// injections.
+#[test]
+fn durable_output_after_a_skipped_hook_is_sent_once() {
+    let model = ScriptedModel::new().text("noted");
+    let agent = Agent::builder(&model).hook(optional_index).hook(remember_city).build();
+    let mut conversation = Conversation::new();
+    futures::executor::block_on(agent.run(&mut conversation, "hi")).unwrap();
+    let request = &model.requests()[0];
+    let sent = request
+        .messages
+        .iter()
+        .flat_map(|message| &message.content)
+        .filter(|part| part.as_text() == Some("The user lives in Oslo."))
+        .count();
+    assert_eq!(sent, 1, "{request:?}");
+    assert!(
+        conversation.log().iter().any(|entry| matches!(entry, Entry::HookSkipped { .. })),
+        "{:?}",
+        conversation.log()
+    );
+}

@@ -238,3 +238,25 @@ fn each_entry_is_counted_once_however_many_turns_follow() {
     );
     assert!(model.requests().last().unwrap().messages.len() < 30, "the requests were compacted");
 }
+
+/// A request that cannot fit even without any history fails the turn before anything is
+/// summarized: no summary joins the log for a request that was never sent.
+#[test]
+fn a_request_that_cannot_fit_adds_no_summary_to_the_log() {
+    let model = ScriptedModel::new().text("one").text("two").text("three");
+    let recording = Arc::new(Recording::default());
+    let agent = Agent::builder(&model).summarizer(Arc::clone(&recording)).build();
+    let config = Config { context_budget: 200, injection_reserve: 50, ..Config::default() };
+    let mut conversation = Conversation::with_config(config);
+    for n in 0..3 {
+        block_on(agent.run(&mut conversation, format!("question {n}"))).unwrap();
+    }
+    let error = block_on(agent.run(&mut conversation, "x".repeat(700))).unwrap_err();
+    assert!(matches!(error, Error::ContextOverflow { .. }), "{error}");
+    assert!(recording.0.lock().unwrap().is_empty(), "the summarizer was not called");
+    assert!(
+        !conversation.log().iter().any(|entry| matches!(entry, Entry::Summary { .. })),
+        "{:?}",
+        conversation.log()
+    );
+}

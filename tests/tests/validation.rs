@@ -241,13 +241,13 @@ fn a_stored_log_that_breaks_a_rule_does_not_load_and_the_error_names_the_entry()
             "a summary that ends inside a turn",
             json!([user(1, "a"), answer(1), user(2, "b"), summary(2, 1), answer(2)]),
             3,
-            "log entry 3: a summary through entry 1, which is not the start of an earlier turn",
+            "log entry 3: a summary through entry 1, which is not the start of a turn before it",
         ),
         (
             "a summary that covers less than the one before",
             json!([user(1, "a"), answer(1), user(2, "b"), summary(2, 2), summary(2, 2)]),
             4,
-            "log entry 4: a summary through entry 2, which is not the start of an earlier turn at or after",
+            "log entry 4: a summary through entry 2, which is not the start of a turn before it, past the end of the summary before it",
         ),
         (
             "a summary of what comes after it",

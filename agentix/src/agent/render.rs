@@ -57,52 +57,64 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
         let units = Units::of(turn.log(), turn.user_entry());
         turn.ledger(&self.settings.counter);
         // The log's latest summary stands in for the entries before its `through`.
-        let (mut floor, mut summary) = match turn.counted_ledger().summary() {
+        let (logged_floor, logged_summary) = match turn.counted_ledger().summary() {
             Some(at) => match &turn.log()[at] {
                 Entry::Summary { through, text, .. } => (*through, Some(text.clone())),
                 _ => unreachable!("the ledger keeps the index of a summary"),
             },
             None => (0, None),
         };
-        let with_summary = |summary: &Option<String>| {
-            fixed
-                + summary.as_deref().map_or(0, |text| counter.count_message(&summary_message(text)))
+        let summary_tokens = |summary: &Option<String>| {
+            summary.as_deref().map_or(0, |text| counter.count_message(&summary_message(text)))
         };
-        let (mut plan, mut total) =
-            units.plan(turn.log(), turn.counted_ledger(), floor, with_summary(&summary), target);
+        let (mut floor, mut summary) = (logged_floor, logged_summary);
         if let Some(summarizer) = &self.settings.summarizer {
-            // What the plan drops beyond the summary is folded into it. A summary takes room
+            // What joins the log is decided on the log alone — not on this step's retry
+            // feedback, which never joins it — and only for a request that can fit at all.
+            // What the plan drops beyond the summary is folded into it; a summary takes room
             // too: while it makes more turns go, those are folded in as well. The floor only
             // rises, so this ends, and each message is summarized once.
-            let summarized_from = floor;
-            while plan.dropped_history.end > floor {
+            let least =
+                units.plan(turn.log(), turn.counted_ledger(), units.opening.start, fixed, target).1;
+            let logged = |summary: &Option<String>| self.fixed_tokens + summary_tokens(summary);
+            let mut plan =
+                units.plan(turn.log(), turn.counted_ledger(), floor, logged(&summary), target).0;
+            while least <= target && plan.dropped_history.end > floor {
                 let dropped = floor..plan.dropped_history.end;
                 let text =
                     summarize(turn.log(), summarizer.as_ref(), summary.as_deref(), dropped).await?;
                 (floor, summary) = (plan.dropped_history.end, Some(text));
-                (plan, total) = units.plan(
-                    turn.log(),
-                    turn.counted_ledger(),
-                    floor,
-                    with_summary(&summary),
-                    target,
-                );
-            }
-            if floor > summarized_from
-                && let Some(text) = &summary
-            {
-                let entry =
-                    Entry::Summary { turn: turn.turn_ref(), through: floor, text: text.clone() };
-                turn.append(entry);
-                turn.ledger(&self.settings.counter);
+                plan = units
+                    .plan(turn.log(), turn.counted_ledger(), floor, logged(&summary), target)
+                    .0;
             }
         }
-        if total > target && summary.take().is_some() {
-            // Better the history without its summary than no request at all.
+        // The request: from the floor, with the summary (retry feedback may drop more turns,
+        // for this request only).
+        let (mut plan, mut total) = units.plan(
+            turn.log(),
+            turn.counted_ledger(),
+            floor,
+            fixed + summary_tokens(&summary),
+            target,
+        );
+        if total > target && summary.is_some() {
+            // Better the history without a summary than no request at all; nothing new joins
+            // the log for it.
+            (floor, summary) = (logged_floor, None);
             (plan, total) = units.plan(turn.log(), turn.counted_ledger(), floor, fixed, target);
         }
         if total > target {
             return Err(Error::ContextOverflow { budget: target, size: total });
+        }
+        // A new summary joins the log only with the request that carries it.
+        if floor > logged_floor
+            && let Some(text) = &summary
+        {
+            let entry =
+                Entry::Summary { turn: turn.turn_ref(), through: floor, text: text.clone() };
+            turn.append(entry);
+            turn.ledger(&self.settings.counter);
         }
 
         let log = turn.log();

@@ -67,8 +67,8 @@ pub enum LogProblem {
         /// The id.
         id: String,
     },
-    /// A summary whose end is not the start of an earlier turn at or after the end of the
-    /// summary before it.
+    /// A summary whose end is not the start of a turn (its own, or an earlier one) past the
+    /// end of the summary before it.
     SummaryOutOfPlace {
         /// Where it says the summarized entries end.
         through: usize,
@@ -110,8 +110,8 @@ impl fmt::Display for LogProblem {
             }
             LogProblem::SummaryOutOfPlace { through } => write!(
                 f,
-                "a summary through entry {through}, which is not the start of an earlier turn \
-                 at or after the end of the summary before it"
+                "a summary through entry {through}, which is not the start of a turn before \
+                 it, past the end of the summary before it"
             ),
         }
     }
