@@ -1,7 +1,6 @@
 //! What goes into each model request: token counting, compaction, the audit record, and the
 //! fence for untrusted content.
 
-use std::any::Any;
 use std::fmt::Write as _;
 use std::future::Future;
 use std::num::NonZeroU64;
@@ -44,6 +43,15 @@ pub trait TokenCounter: Send + Sync {
     fn count_message(&self, message: &Message) -> usize {
         MESSAGE_OVERHEAD + message.content.iter().map(|part| self.count_part(part)).sum::<usize>()
     }
+
+    /// A number naming how this counter counts: the same for every counter that counts alike,
+    /// and for no other (a random constant for a tokenizer and its version, say). A
+    /// conversation counted by one is then not counted again by another — agents built apart,
+    /// one per request, share its counts. `None`, the default: each counter set on an agent
+    /// counts for itself, and a conversation moving between agents is counted again by each.
+    fn counts_like(&self) -> Option<u64> {
+        None
+    }
 }
 
 /// A shared counter: several agents, or an agent and the code that reads the counter.
@@ -63,12 +71,16 @@ impl<C: TokenCounter + ?Sized> TokenCounter for Arc<C> {
     fn count_message(&self, message: &Message) -> usize {
         (**self).count_message(message)
     }
+
+    fn counts_like(&self) -> Option<u64> {
+        (**self).counts_like()
+    }
 }
 
 /// An agent's token counter, with a key: a conversation's ledger records which counter counted
-/// it by the key, and holds no reference to it. `CharsPerToken(n)` has the same key wherever it
-/// is (it counts alike), so agents built apart — one per request, say — share a conversation's
-/// counts; any other counter gets a key of its own when it is set, never given twice.
+/// it by the key, and holds no reference to it. A counter that names how it counts
+/// ([`TokenCounter::counts_like`]) has that key wherever it is; any other gets a key of its own
+/// when it is set, never given twice.
 #[derive(Clone)]
 pub(crate) struct Counter {
     counter: Arc<dyn TokenCounter>,
@@ -77,10 +89,11 @@ pub(crate) struct Counter {
 
 impl Counter {
     pub(crate) fn new<C: TokenCounter + 'static>(counter: C) -> Self {
-        // The keys below 2^63 are handed out; `CharsPerToken(n)`'s is 2^63 + n.
+        // Keys handed out are below 2^63; a named one has the top bit set.
+        const NAMED: u64 = 1 << 63;
         static NEXT: AtomicU64 = AtomicU64::new(1);
-        let key = match (&counter as &dyn Any).downcast_ref::<CharsPerToken>() {
-            Some(CharsPerToken(n)) => (1 << 63) | (*n as u64 & !(1 << 63)),
+        let key = match counter.counts_like() {
+            Some(like) => NAMED | like,
             None => NEXT.fetch_add(1, Ordering::Relaxed),
         };
         let key = NonZeroU64::new(key)
@@ -119,6 +132,11 @@ impl Default for CharsPerToken {
 impl TokenCounter for CharsPerToken {
     fn count(&self, text: &str) -> usize {
         text.chars().count().div_ceil(self.0.max(1))
+    }
+
+    fn counts_like(&self) -> Option<u64> {
+        // A constant of its own, and the characters per token.
+        Some(0x6167_656e_7469_7800 ^ self.0 as u64)
     }
 }
 
@@ -358,8 +376,22 @@ mod tests {
         }
     }
 
+    /// Counts like `CharsPerToken(4)`, and says so.
+    struct Named;
+
+    impl TokenCounter for Named {
+        fn count(&self, text: &str) -> usize {
+            CharsPerToken(4).count(text)
+        }
+
+        fn counts_like(&self) -> Option<u64> {
+            Some(7)
+        }
+    }
+
     #[test]
     fn a_counter_that_counts_alike_has_one_key_and_others_a_key_each() {
+        assert_eq!(Counter::new(Named).key(), Counter::new(Arc::new(Named)).key());
         let default = Counter::new(CharsPerToken::default()).key();
         assert_eq!(
             default,
