@@ -141,9 +141,11 @@ impl TokenCounter for CharsPerToken {
 }
 
 /// Turns the oldest turns that compaction drops into a summary, so the model keeps their gist.
-/// The summary joins the log ([`Entry::Summary`]) and stands in for those turns from then on;
-/// when more turns are dropped, the next summary folds the newly dropped ones into it, so each
-/// message is summarized once.
+/// The summary joins the log ([`Entry::Summary`]) with the first request that carries it, and
+/// stands in for those turns from then on; when more turns are dropped, the next summary folds
+/// the newly dropped ones into it, so each message is summarized once. An agent without a
+/// summarizer still sends a logged summary in place of the turns it covers, and drops the turns
+/// after it that do not fit without summarizing them.
 pub trait Summarizer: Send + Sync {
     /// A summary of everything dropped so far: `earlier`, the summary of what was dropped
     /// before (if anything was), followed by `dropped`, the turns' messages dropped since, in

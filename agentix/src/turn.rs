@@ -260,7 +260,8 @@ impl Turn {
         &self.conversation.log()[..self.user_entry]
     }
 
-    /// This turn's committed entries after the user message: the finished steps.
+    /// This turn's committed entries after the user message: its durable `pre` output, the
+    /// finished steps, and a summary compaction made during the turn, if any.
     pub fn steps(&self) -> &[Entry] {
         &self.conversation.log()[self.user_entry + 1..]
     }
