@@ -260,3 +260,59 @@ fn a_request_that_cannot_fit_adds_no_summary_to_the_log() {
         conversation.log()
     );
 }
+
+/// Sums up by counting: short, and the same whatever the ledger.
+struct Brief;
+
+impl Summarizer for Brief {
+    async fn summarize(&self, earlier: Option<&str>, dropped: &[Message]) -> String {
+        format!("{} and {} more", earlier.unwrap_or("nothing"), dropped.len())
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 32, ..ProptestConfig::default() })]
+
+    /// With a summarizer, summaries in the log and a floor above 0: a conversation that keeps
+    /// its ledger between turns sends what one loaded afresh before every turn sends, and
+    /// writes the same log.
+    #[test]
+    fn with_summaries_a_kept_ledger_plans_as_a_fresh_one(
+        earlier in prop::collection::vec(
+            (1usize..120, prop::collection::vec(1usize..3, 0..3), 1usize..160),
+            0..20,
+        ),
+        budget in 150usize..1_500,
+        turns in prop::collection::vec((0usize..3, 1usize..200), 1..8),
+    ) {
+        let mut log = Vec::new();
+        for (n, (question, steps, answer)) in earlier.iter().enumerate() {
+            log.extend(tests::earlier_turn(n as u64 + 1, *question, steps, *answer));
+        }
+        let config = Config { context_budget: budget, injection_reserve: 0, ..Config::default() };
+        let stored = json!({ "config": config, "log": log, "turns": earlier.len() });
+        let mut kept: Conversation = serde_json::from_value(stored.clone()).unwrap();
+        let mut fresh: Conversation = serde_json::from_value(stored).unwrap();
+        for (tool_steps, question) in turns {
+            let script = || {
+                (0..tool_steps)
+                    .fold(ScriptedModel::new(), |model, step| {
+                        model.tool_call("get_weather", json!({ "city": format!("city {step}") }))
+                    })
+                    .text("x".repeat(question / 2 + 1))
+            };
+            let (kept_model, fresh_model) = (script(), script());
+            let message = "y".repeat(question);
+            let kept_agent = Agent::builder(&kept_model).summarizer(Brief).tool(Weather::default()).build();
+            let fresh_agent = Agent::builder(&fresh_model).summarizer(Brief).tool(Weather::default()).build();
+            fresh = serde_json::from_str(&serde_json::to_string(&fresh).unwrap()).unwrap();
+            let kept_outcome = block_on(kept_agent.run(&mut kept, message.clone())).map(|_| ());
+            let fresh_outcome = block_on(fresh_agent.run(&mut fresh, message)).map(|_| ());
+            prop_assert_eq!(kept_outcome, fresh_outcome);
+            prop_assert_eq!(kept_model.requests(), fresh_model.requests());
+            prop_assert_eq!(kept.log(), fresh.log());
+        }
+        tests::assert_log_consistent(kept.log());
+        kept.validate().unwrap();
+    }
+}
