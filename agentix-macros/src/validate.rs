@@ -4,6 +4,7 @@
 
 use proc_macro2::{Spacing, Span, TokenStream, TokenTree};
 use quote::ToTokens;
+use syn::ext::IdentExt;
 use syn::spanned::Spanned;
 use syn::{FnArg, Ident, ItemFn, LitStr, Path, ReturnType, Type};
 
@@ -295,9 +296,9 @@ pub fn validate(args: Args, function: &ItemFn) -> Result<Hook, syn::Error> {
         event,
         parallel,
         durable: attribute.durable.is_some(),
-        name: attribute.name.unwrap_or_else(|| {
-            LitStr::new(ident.to_string().trim_start_matches("r#"), ident.span())
-        }),
+        name: attribute
+            .name
+            .unwrap_or_else(|| LitStr::new(&ident.unraw().to_string(), ident.span())),
         when: attribute.when,
         timeout_ms: attribute.timeout.as_ref().map(|(millis, _)| *millis),
         skip_on_error: matches!(attribute.on_error, Some((true, _))),
@@ -520,10 +521,7 @@ fn read_words(args: Args, errors: &mut Errors) -> Attribute {
             }
             ("crate", Some(Value::Str(krate))) => match crate_path(&krate) {
                 Some(path) => attribute.krate = Some(path),
-                None => errors.push(
-                    krate.span(),
-                    "`crate` takes the name the agentix crate goes by, as in `crate = \"agentix\"`",
-                ),
+                None => errors.push(krate.span(), NOT_A_CRATE_PATH),
             },
             ("parallel" | "durable", Some(value)) => {
                 errors.push(value_span(&value), format!("`{word}` takes no value"));
@@ -766,6 +764,10 @@ fn edit_distance(a: &str, b: &str) -> usize {
     }
     rows[a.len()][b.len()]
 }
+
+/// What `crate = "..."` says when its text is no path.
+pub const NOT_A_CRATE_PATH: &str =
+    "`crate` takes the name the agentix crate goes by, as in `crate = \"agentix\"`";
 
 /// The path `crate = "..."` names agentix by: a crate's name is rooted (`::agentix`, never a
 /// module of that name in scope); a path from `crate`, `self` or `super` is one of the user's

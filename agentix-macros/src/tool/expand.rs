@@ -7,6 +7,7 @@
 
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
+use syn::ext::IdentExt;
 use syn::spanned::Spanned;
 use syn::{Attribute, FnArg, Ident, ItemFn, LitStr};
 
@@ -132,8 +133,7 @@ fn arguments_struct(
     for field in fields {
         let Field { ident, ty, docs, attrs, supplied, optional } = field;
         let span = ty.span();
-        let bare = ident.to_string();
-        let bare = bare.trim_start_matches("r#");
+        let bare = ident.unraw();
         let deserialize = format_ident!("__deserialize_{}", bare);
         let serialize = format_ident!("__serialize_{}", bare);
         let schema = format_ident!("__schema_{}", bare);

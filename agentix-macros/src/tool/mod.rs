@@ -8,6 +8,7 @@ mod validate;
 use proc_macro2::TokenStream;
 use quote::quote;
 use syn::ItemFn;
+use syn::ext::IdentExt;
 
 use crate::parse::Args;
 
@@ -37,7 +38,7 @@ fn stand_in(function: &ItemFn, krate: &syn::Path, error: syn::Error) -> TokenStr
     let error = error.into_compile_error();
     let ident = &function.sig.ident;
     let vis = &function.vis;
-    let name = ident.to_string().trim_start_matches("r#").to_owned();
+    let name = ident.unraw().to_string();
     let private = quote! { #krate::__private };
     // The function as written, renamed and unused, its parameters' attributes (legal only
     // through `#[tool]`) removed: its body is checked, its imports used.

@@ -3,10 +3,11 @@
 //! the output serializes, are trait bounds in `agentix::__private`.
 
 use proc_macro2::Span;
+use syn::ext::IdentExt;
 use syn::{Attribute, Expr, FnArg, Ident, ItemFn, Lit, LitStr, Pat, Path, ReturnType, Type};
 
 use crate::parse::{Args, Value, Word};
-use crate::validate::{Errors, crate_path};
+use crate::validate::{Errors, NOT_A_CRATE_PATH, crate_path};
 
 /// A tool that passed every check the syntax allows.
 pub struct ToolFn {
@@ -128,10 +129,7 @@ pub fn validate(args: Args, function: &ItemFn) -> Result<ToolFn, syn::Error> {
             }
             ("crate", Some(Value::Str(text))) if krate.is_none() => match crate_path(&text) {
                 Some(path) => krate = Some(path),
-                None => errors.push(
-                    text.span(),
-                    "`crate` takes the name the agentix crate goes by, as in `crate = \"agentix\"`",
-                ),
+                None => errors.push(text.span(), NOT_A_CRATE_PATH),
             },
             (word @ ("name" | "description" | "crate"), Some(Value::Str(_))) => {
                 errors.push(key.span(), format!("duplicate `{word}` in `#[tool(...)]`"))
@@ -157,8 +155,7 @@ pub fn validate(args: Args, function: &ItemFn) -> Result<ToolFn, syn::Error> {
     );
 
     let ident = &function.sig.ident;
-    let name = name
-        .unwrap_or_else(|| LitStr::new(ident.to_string().trim_start_matches("r#"), ident.span()));
+    let name = name.unwrap_or_else(|| LitStr::new(&ident.unraw().to_string(), ident.span()));
     if !name.value().chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
         || name.value().is_empty()
         || name.value().len() > 64
@@ -199,8 +196,7 @@ pub fn validate(args: Args, function: &ItemFn) -> Result<ToolFn, syn::Error> {
             Form::Struct(ty)
         }
         None => {
-            let name = ident.to_string();
-            let pascal = pascal_case(name.trim_start_matches("r#"));
+            let pascal = pascal_case(&ident.unraw().to_string());
             Form::Generated(Ident::new(&format!("{pascal}Args"), ident.span()))
         }
     };
