@@ -262,13 +262,14 @@ fn fnv1a(text: &str, salt: u32) -> u32 {
     hash
 }
 
-/// What compaction keeps: which earlier turns, and which of the current turn's steps.
+/// What compaction keeps: the log from `history_from` to the user message, and the current
+/// turn's steps from `steps_from` (everything before each is dropped, oldest first).
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) struct Plan {
-    /// The earlier turns dropped, oldest first: the log range they span.
-    pub dropped_history: Range<usize>,
-    /// The current turn's steps dropped, oldest first: the log range they span.
-    pub dropped_steps: Range<usize>,
+    /// Where the earlier turns kept start: the start of a turn, or the user message.
+    pub history_from: usize,
+    /// Where the current turn's steps kept start.
+    pub steps_from: usize,
 }
 
 /// The log split into the units compaction drops whole: each earlier turn, and each step of the
@@ -334,12 +335,11 @@ impl Units {
         fixed: usize,
         target: usize,
     ) -> (Plan, usize) {
-        let no_steps = self.durable.end..self.durable.end;
         let mut total = fixed
             + ledger.tokens(floor..self.opening.end)
             + ledger.tokens(self.durable.end..log.len());
         if total <= target {
-            return (Plan { dropped_history: 0..floor, dropped_steps: no_steps }, total);
+            return (Plan { history_from: floor, steps_from: self.durable.end }, total);
         }
         // The earlier turns: the fewest, oldest first, whose tokens cover the excess. Dropping
         // the turns before the `n`-th start drops `tokens(floor..starts[n])`, which grows with
@@ -357,11 +357,11 @@ impl Units {
             total -= ledger.tokens(steps[dropped_steps].clone());
             dropped_steps += 1;
         }
-        let dropped_steps = match dropped_steps {
-            0 => no_steps,
-            n => steps[0].start..steps[n - 1].end,
+        let steps_from = match dropped_steps {
+            0 => self.durable.end,
+            n => steps[n - 1].end,
         };
-        (Plan { dropped_history: 0..history_end, dropped_steps }, total)
+        (Plan { history_from: history_end, steps_from }, total)
     }
 }
 

@@ -388,17 +388,16 @@ impl Turn {
         }
     }
 
-    /// The ledger of the log's tokens, by `counter`, itemized for planning, with every entry
-    /// counted: those appended since the last request are counted now, once.
-    pub(crate) fn ledger(&mut self, counter: &Counter) -> &Ledger {
+    /// Brings the ledger of the log's tokens up to date, by `counter`, itemized for planning:
+    /// the entries appended since the last request are counted now, once.
+    pub(crate) fn count_log(&mut self, counter: &Counter) {
         let (log, ledger) = self.conversation.log_and_ledger();
         ledger.count_with(counter);
         ledger.itemize(log, counter);
-        ledger
     }
 
-    /// The ledger, as [`ledger`](Turn::ledger) last brought it up to date.
-    pub(crate) fn counted_ledger(&self) -> &Ledger {
+    /// The ledger, as [`count_log`](Turn::count_log) last brought it up to date.
+    pub(crate) fn ledger(&self) -> &Ledger {
         &self.conversation.ledger
     }
 

@@ -55,9 +55,13 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
         // The log's tokens come from the ledger, each entry counted once; only what the
         // request keeps is rendered.
         let units = Units::of(turn.log(), turn.user_entry());
-        turn.ledger(&self.settings.counter);
+        turn.count_log(&self.settings.counter);
+        // The plan of the request with the log from `floor` on, beside `fixed` tokens.
+        let plan_from = |floor: usize, fixed: usize| {
+            units.plan(turn.log(), turn.ledger(), floor, fixed, target)
+        };
         // The log's latest summary stands in for the entries before its `through`.
-        let (logged_floor, logged_summary) = match turn.counted_ledger().summary() {
+        let (logged_floor, logged_summary) = match turn.ledger().summary() {
             Some(at) => match &turn.log()[at] {
                 Entry::Summary { through, text, .. } => (*through, Some(text.clone())),
                 _ => unreachable!("the ledger keeps the index of a summary"),
@@ -74,35 +78,25 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
             // What the plan drops beyond the summary is folded into it; a summary takes room
             // too: while it makes more turns go, those are folded in as well. The floor only
             // rises, so this ends, and each message is summarized once.
-            let least =
-                units.plan(turn.log(), turn.counted_ledger(), units.opening.start, fixed, target).1;
+            let least = plan_from(units.opening.start, fixed).1;
             let logged = |summary: &Option<String>| self.fixed_tokens + summary_tokens(summary);
-            let mut plan =
-                units.plan(turn.log(), turn.counted_ledger(), floor, logged(&summary), target).0;
-            while least <= target && plan.dropped_history.end > floor {
-                let dropped = floor..plan.dropped_history.end;
+            let mut plan = plan_from(floor, logged(&summary)).0;
+            while least <= target && plan.history_from > floor {
+                let dropped = floor..plan.history_from;
                 let text =
                     summarize(turn.log(), summarizer.as_ref(), summary.as_deref(), dropped).await?;
-                (floor, summary) = (plan.dropped_history.end, Some(text));
-                plan = units
-                    .plan(turn.log(), turn.counted_ledger(), floor, logged(&summary), target)
-                    .0;
+                (floor, summary) = (plan.history_from, Some(text));
+                plan = plan_from(floor, logged(&summary)).0;
             }
         }
         // The request: from the floor, with the summary (retry feedback may drop more turns,
         // for this request only).
-        let (mut plan, mut total) = units.plan(
-            turn.log(),
-            turn.counted_ledger(),
-            floor,
-            fixed + summary_tokens(&summary),
-            target,
-        );
+        let (mut plan, mut total) = plan_from(floor, fixed + summary_tokens(&summary));
         if total > target && summary.is_some() {
             // Better the history without a summary than no request at all; nothing new joins
             // the log for it.
             (floor, summary) = (logged_floor, None);
-            (plan, total) = units.plan(turn.log(), turn.counted_ledger(), floor, fixed, target);
+            (plan, total) = plan_from(floor, fixed);
         }
         if total > target {
             return Err(Error::ContextOverflow { budget: target, size: total });
@@ -114,7 +108,6 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
             let entry =
                 Entry::Summary { turn: turn.turn_ref(), through: floor, text: text.clone() };
             turn.append(entry);
-            turn.ledger(&self.settings.counter);
         }
 
         let log = turn.log();
@@ -124,14 +117,14 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
         // injected (the durable part is also in the log, for later turns); then the steps kept.
         let mut messages: Vec<Message> =
             summary.as_deref().map(summary_message).into_iter().collect();
-        messages.extend(rendered(plan.dropped_history.end..units.opening.start));
+        messages.extend(rendered(plan.history_from..units.opening.start));
         let history = messages.len();
         messages.extend(rendered(units.opening.clone()));
         if !turn.injections().is_empty() {
             let injected = turn.injections().iter().map(|injection| injection.part.clone());
             messages.push(Message { role: Role::User, content: injected.collect() });
         }
-        messages.extend(rendered(plan.dropped_steps.end..log.len()));
+        messages.extend(rendered(plan.steps_from..log.len()));
         messages.extend(feedback);
         Ok(self.request(messages, history))
     }

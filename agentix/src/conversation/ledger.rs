@@ -107,13 +107,8 @@ impl Ledger {
     /// the entries counted before are counted again, this once.
     pub(crate) fn itemize(&mut self, log: &[Entry], counter: &Counter) {
         if self.itemized.is_none() {
-            let mut itemized = Box::new(Itemized { totals: vec![0], ..Itemized::default() });
-            let mut total = 0;
-            for (index, entry) in log[..self.counted].iter().enumerate() {
-                total += entry.to_message().map_or(0, |message| counter.count_message(&message));
-                itemized.push(index, entry.turn(), total);
-            }
-            self.itemized = Some(itemized);
+            let itemized = Box::new(Itemized { totals: vec![0], ..Itemized::default() });
+            *self = Ledger { counter: self.counter, itemized: Some(itemized), ..Ledger::default() };
         }
         for entry in &log[self.counted..] {
             self.push(entry, entry.to_message().as_ref(), counter);

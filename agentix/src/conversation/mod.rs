@@ -320,8 +320,8 @@ impl Conversation {
         (turn, self.log.len() - 1)
     }
 
-    #[inline]
     /// The log, to read, and its ledger, to bring up to date.
+    #[inline]
     pub(crate) fn log_and_ledger(&mut self) -> (&[Entry], &mut Ledger) {
         (&self.log, &mut self.ledger)
     }
