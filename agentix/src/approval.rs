@@ -1,6 +1,6 @@
 //! Approval of escalated tool calls.
 
-use std::future::Future;
+use std::future::{Future, ready};
 
 use crate::message::ToolCall;
 use crate::turn::Turn;
@@ -15,6 +15,21 @@ pub trait Approver: Send + Sync {
         escalation: &Escalation,
         turn: &Turn,
     ) -> impl Future<Output = Approval> + Send;
+
+    /// Reviews a session task's next model call that a `turn_start` hook escalated: approve it,
+    /// or reject it (the task ends `rejected`). The default rejects: an approver written for
+    /// tool calls approves nothing else.
+    fn review_turn(
+        &self,
+        escalation: &Escalation,
+        turn: &Turn,
+    ) -> impl Future<Output = Approval> + Send {
+        let _ = turn;
+        ready(Approval::Reject(format!(
+            "escalated ({}), and the approver reviews tool calls only",
+            escalation.reason
+        )))
+    }
 }
 
 /// The approver's answer.

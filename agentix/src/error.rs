@@ -20,6 +20,30 @@ pub enum Error {
         /// Why.
         reason: String,
     },
+    /// A session hook rejected the task at `task_start` or `turn_start`, or the approver turned
+    /// down a `turn_start` escalation: the task ends `rejected`.
+    #[error("{event} hook `{hook}` rejected the task: {reason}")]
+    Rejected {
+        /// Where.
+        event: EventKind,
+        /// Which hook.
+        hook: &'static str,
+        /// Why.
+        reason: String,
+    },
+    /// An `all_tasks_complete` hook enqueued follow-up work once more than the session's
+    /// `max_follow_ups` allows: the session ends.
+    #[error("all_tasks_complete hook `{hook}` enqueued follow-up work beyond the limit of {limit} per session")]
+    FollowUpLimit {
+        /// The hook.
+        hook: &'static str,
+        /// The session's `max_follow_ups`.
+        limit: u32,
+    },
+    /// The session has ended (`session_end` fired); it runs no more tasks. A new session over
+    /// its conversation does.
+    #[error("the session has ended; it runs no more tasks")]
+    SessionEnded,
     /// A hook returned an error.
     #[error("{event} hook `{hook}` failed: {message}")]
     HookFailed {
@@ -67,10 +91,11 @@ pub enum Error {
         /// The conversation's `max_retries`.
         limit: u32,
     },
-    /// The model kept calling tools past the conversation's `max_steps`.
+    /// The model kept calling tools past the conversation's `max_steps` (a session's task: its
+    /// `max_turns`).
     #[error("the turn reached its limit of {limit} steps without a final answer")]
     StepLimit {
-        /// The conversation's `max_steps`.
+        /// The conversation's `max_steps`, or the task's `max_turns`.
         limit: u32,
     },
     /// A hook ended the turn with a message that calls tools; a final answer cannot.

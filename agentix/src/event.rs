@@ -1,4 +1,4 @@
-//! The ten lifecycle events and their contracts.
+//! The lifecycle events and their contracts: the turn's ten, and the session's eight.
 //!
 //! Each event is a type whose associated types *are* its contract: the value that flows through
 //! it, and the payload of each verdict a hook may return there. A verdict the contract forbids has
@@ -43,6 +43,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::message::{AssistantMessage, ToolCall, ToolResult};
 use crate::model::ModelRequest;
+use crate::session::{FollowUp, Plan, PlanReport, QueuedTask, SessionState, TaskReport};
 use crate::verdict::{Escalation, Feedback, Rejection};
 
 /// The payload of a verdict an event's contract forbids. It has no values, so the verdict cannot
@@ -68,12 +69,19 @@ pub trait Event: sealed::Sealed + Send + Sync + 'static {
     type Reject: Payload;
     /// What an ESCALATE carries, or [`Forbidden`].
     type Escalate: Payload;
+    /// What an ENQUEUE carries, or [`Forbidden`].
+    type Enqueue: Payload;
 }
 
 /// A verdict's payload: one of the contract's value types, or [`Forbidden`].
 pub trait Payload: sealed::Sealed + Send + Sync + 'static {
     /// The text a trace shows for it: feedback or a reason.
     fn note(&self) -> Option<&str>;
+
+    /// How many tasks it enqueues: an ENQUEUE's.
+    fn tasks(&self) -> usize {
+        0
+    }
 }
 
 impl sealed::Sealed for Forbidden {}
@@ -104,6 +112,17 @@ impl Payload for Rejection {
     }
 }
 
+impl sealed::Sealed for FollowUp {}
+impl Payload for FollowUp {
+    fn note(&self) -> Option<&str> {
+        None
+    }
+
+    fn tasks(&self) -> usize {
+        self.tasks.len()
+    }
+}
+
 impl sealed::Sealed for Escalation {}
 impl Payload for Escalation {
     fn note(&self) -> Option<&str> {
@@ -131,7 +150,7 @@ pub trait Retryable: Event<Retry = Feedback> {}
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot REJECT",
     label = "REJECT is not part of this event's contract",
-    note = "REJECT is legal only on before_tool"
+    note = "REJECT is legal only on before_tool, task_start, turn_start and plan_submit"
 )]
 pub trait Rejectable: Event<Reject = Rejection> {}
 
@@ -139,9 +158,17 @@ pub trait Rejectable: Event<Reject = Rejection> {}
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot ESCALATE",
     label = "ESCALATE is not part of this event's contract",
-    note = "ESCALATE is legal only on before_tool"
+    note = "ESCALATE is legal only on before_tool and turn_start"
 )]
 pub trait Escalatable: Event<Escalate = Escalation> {}
+
+/// Events whose contract allows ENQUEUE.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot ENQUEUE",
+    label = "ENQUEUE is not part of this event's contract",
+    note = "ENQUEUE is legal only on all_tasks_complete: a session adds follow-up work when its queue is empty"
+)]
+pub trait Enqueues: Event<Enqueue = FollowUp> {}
 
 /// What a STOP at this event may carry: an [`AssistantMessage`].
 ///
@@ -165,11 +192,19 @@ impl<E: Event> StopsWith<AssistantMessage> for E {
     }
 }
 
+/// The first type of the list.
+macro_rules! first {
+    ($first:ty $(, $rest:ty)*) => {
+        $first
+    };
+}
+
 macro_rules! events {
     ($(
         $(#[$doc:meta])*
         $ty:ident = $word:literal, $kind:ident {
-            value: $value:ty, stop: $stop:ty, retry: $retry:ty, reject: $reject:ty, escalate: $escalate:ty $(,)?
+            value: $value:ty, stop: $stop:ty, retry: $retry:ty, reject: $reject:ty, escalate: $escalate:ty
+            $(, enqueue: $enqueue:ty)? $(,)?
         } $(impl $contract:ident)*;
     )*) => {
         $(
@@ -186,6 +221,7 @@ macro_rules! events {
                 type Retry = $retry;
                 type Reject = $reject;
                 type Escalate = $escalate;
+                type Enqueue = first!($($enqueue,)? Forbidden);
             }
 
             $(#[diagnostic::do_not_recommend] impl $contract for $ty {})*
@@ -199,8 +235,8 @@ macro_rules! events {
         }
 
         impl EventKind {
-            /// Every event, in lifecycle order.
-            pub const ALL: [EventKind; 10] = [$(EventKind::$kind),*];
+            /// Every event: the turn's ten, then the session's eight.
+            pub const ALL: [EventKind; 18] = [$(EventKind::$kind),*];
 
             /// The event's attribute word, as written in `#[hook(...)]`.
             pub const fn name(self) -> &'static str {
@@ -257,6 +293,81 @@ events! {
     Post = "post", Post {
         value: crate::Outcome, stop: Forbidden, retry: Forbidden, reject: Forbidden, escalate: Forbidden,
     };
+
+    /// Once per session, when it first runs, before its first task. HALT ends the session
+    /// before any task runs.
+    SessionStart = "session_start", SessionStart {
+        value: SessionState, stop: Forbidden, retry: Forbidden, reject: Forbidden, escalate: Forbidden,
+    };
+    /// Before each task's turn. REJECT ends the task before it runs (status `rejected`); HALT
+    /// ends the session.
+    TaskStart = "task_start", TaskStart {
+        value: QueuedTask, stop: Forbidden, retry: Forbidden, reject: Rejection, escalate: Forbidden,
+    } impl Rejectable;
+    /// Before each of a task's model calls (a step: Turin's "turn"), ahead of `before_model`.
+    /// REJECT ends the task before the call (status `rejected`); ESCALATE asks the approver
+    /// whether it may go on; HALT ends the session.
+    TurnStart = "turn_start", TurnStart {
+        value: crate::Turn, stop: Forbidden, retry: Forbidden, reject: Rejection, escalate: Escalation,
+    } impl Rejectable impl Escalatable;
+    /// When a plan is submitted — by the model through the `submit_plan` tool, or by
+    /// [`Session::submit_plan`](crate::session::Session::submit_plan) — before its tasks are
+    /// queued. Hooks may edit it (its tasks, title, `clear_existing`); REJECT drops it.
+    PlanSubmit = "plan_submit", PlanSubmit {
+        value: Plan, stop: Forbidden, retry: Forbidden, reject: Rejection, escalate: Forbidden,
+    } impl Rejectable;
+    /// Exactly once per task, whatever ended it, with its terminal status.
+    TaskComplete = "task_complete", TaskComplete {
+        value: TaskReport, stop: Forbidden, retry: Forbidden, reject: Forbidden, escalate: Forbidden,
+    };
+    /// Once per plan, when every task of it is terminal.
+    PlanComplete = "plan_complete", PlanComplete {
+        value: PlanReport, stop: Forbidden, retry: Forbidden, reject: Forbidden, escalate: Forbidden,
+    };
+    /// When the queue is empty. ENQUEUE adds tasks and the session runs them, up to the
+    /// session's `max_follow_ups`.
+    AllTasksComplete = "all_tasks_complete", AllTasksComplete {
+        value: SessionState, stop: Forbidden, retry: Forbidden, reject: Forbidden, escalate: Forbidden,
+        enqueue: FollowUp,
+    } impl Enqueues;
+    /// Once per session, when it ends: its queue drained, or a session hook halted it.
+    SessionEnd = "session_end", SessionEnd {
+        value: SessionState, stop: Forbidden, retry: Forbidden, reject: Forbidden, escalate: Forbidden,
+    };
+}
+
+impl EventKind {
+    /// The turn's ten events, in the order they fire.
+    pub const TURN: [EventKind; 10] = [
+        EventKind::Pre,
+        EventKind::BeforeModel,
+        EventKind::WrapModel,
+        EventKind::AfterModel,
+        EventKind::BeforeTool,
+        EventKind::WrapTool,
+        EventKind::AfterTool,
+        EventKind::ToolError,
+        EventKind::BeforeFinal,
+        EventKind::Post,
+    ];
+
+    /// The session's eight events.
+    pub const SESSION: [EventKind; 8] = [
+        EventKind::SessionStart,
+        EventKind::TaskStart,
+        EventKind::TurnStart,
+        EventKind::PlanSubmit,
+        EventKind::TaskComplete,
+        EventKind::PlanComplete,
+        EventKind::AllTasksComplete,
+        EventKind::SessionEnd,
+    ];
+
+    /// Whether this is one of the session's events, hooked on a
+    /// [`Session`](crate::session::Session) rather than an agent.
+    pub const fn is_session(self) -> bool {
+        self as u32 >= EventKind::SessionStart as u32
+    }
 }
 
 impl fmt::Display for EventKind {
@@ -267,7 +378,7 @@ impl fmt::Display for EventKind {
 
 /// A set of events, known at compile time: the events a [`Hook`](crate::Hook) handles.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct EventSet(u16);
+pub struct EventSet(u32);
 
 impl EventSet {
     /// No event.
@@ -277,7 +388,7 @@ impl EventSet {
 
     /// The set of one event.
     pub const fn of(event: EventKind) -> Self {
-        EventSet(1 << event as u16)
+        EventSet(1 << event as u32)
     }
 
     /// This set and one more event.

@@ -146,6 +146,7 @@ mod observe;
 pub mod on;
 pub mod pipeline;
 mod scope;
+pub mod session;
 mod stream;
 mod tool;
 mod transform;

@@ -143,6 +143,8 @@ pub enum Observation<'a> {
         /// Its result.
         result: &'a ToolResult,
     },
+    /// Something happened in a session, beside its turns.
+    Session(&'a crate::session::SessionEvent),
     /// The turn ended; `post` hooks have run.
     TurnEnded {
         /// The turn.
@@ -174,6 +176,11 @@ pub enum Decision<'a> {
     Escalate {
         /// The reason.
         reason: &'a str,
+    },
+    /// ENQUEUE, with how many tasks.
+    Enqueue {
+        /// The tasks enqueued.
+        count: usize,
     },
     /// HALT, with the reason.
     Halt {
@@ -246,6 +253,7 @@ impl fmt::Display for Observation<'_> {
             Observation::TurnEnded { turn, outcome: Err(error) } => {
                 write!(f, "[{turn}] ended: {error}")
             }
+            Observation::Session(event) => write!(f, "{event}"),
         }
     }
 }
@@ -259,6 +267,7 @@ impl fmt::Display for Decision<'_> {
             Decision::Retry { feedback: None } => f.write_str("retry"),
             Decision::Reject { reason } => write!(f, "reject ({reason})"),
             Decision::Escalate { reason } => write!(f, "escalate ({reason})"),
+            Decision::Enqueue { count } => write!(f, "enqueue ({count} task(s))"),
             Decision::Halt { reason } => write!(f, "halt ({reason})"),
             Decision::Parts { count } => write!(f, "{count} part(s)"),
             Decision::Returned { ok: true } => f.write_str("returned"),

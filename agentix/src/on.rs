@@ -20,6 +20,11 @@ use crate::tool::Tool;
 use crate::turn::Turn;
 use crate::verdict::Verdict;
 
+pub use crate::session::hooks::{
+    AllTasksComplete, PlanComplete, PlanSubmit, SessionEnd, SessionStart, TaskComplete, TaskStart,
+    TurnStart,
+};
+
 macro_rules! single_event_traits {
     ($(
         $(#[$doc:meta])*

@@ -53,6 +53,11 @@ pub enum StreamEvent {
     ToolResult(ToolResult),
     /// The turn ended; `post` hooks have run. Always the last event.
     Finished(Outcome),
+    /// Something happened in a session, beside its turns: a session's streamed run yields
+    /// these between its tasks' turns, and ends with [`SessionEvent::RunEnded`].
+    ///
+    /// [`SessionEvent::RunEnded`]: crate::session::SessionEvent::RunEnded
+    Session(crate::session::SessionEvent),
 }
 
 /// Collects a turn's observations for the stream to hand out.
@@ -86,6 +91,7 @@ impl Observer for Queue {
             }
             Observation::ToolFinished { result } => StreamEvent::ToolResult((*result).clone()),
             Observation::TurnEnded { outcome, .. } => StreamEvent::Finished((*outcome).clone()),
+            Observation::Session(event) => StreamEvent::Session((*event).clone()),
             Observation::Approval { .. } => return,
         };
         lock(&self.0).push_back(event);

@@ -14,6 +14,7 @@ use crate::message::{Message, Part, ToolCall};
 use crate::model::Usage;
 use crate::pipeline::HookFailure;
 use crate::scope::Scope;
+use crate::session::{PlanId, TaskContext, TaskId, TaskTag};
 use crate::tool::ToolId;
 use crate::verdict::Halt;
 
@@ -65,6 +66,9 @@ impl InHand {
 #[derive(Debug, Serialize, Deserialize)]
 pub struct Turn {
     conversation: Conversation,
+    /// The session's task the turn runs, if it runs one.
+    #[serde(default)]
+    task: Option<TaskContext>,
     turn_ref: TurnRef,
     user_entry: usize,
     pub(crate) step: u32,
@@ -179,9 +183,15 @@ impl Aborted {
 }
 
 impl Turn {
-    pub(crate) fn open(mut conversation: Conversation, message: Message) -> Self {
-        let (turn_ref, user_entry) = conversation.open_turn(message);
+    pub(crate) fn open(
+        mut conversation: Conversation,
+        message: Message,
+        task: Option<TaskContext>,
+    ) -> Self {
+        let (turn_ref, user_entry) =
+            conversation.open_turn(message, task.as_ref().map(|task| task.tag));
         Turn {
+            task,
             conversation,
             turn_ref,
             user_entry,
@@ -235,6 +245,48 @@ impl Turn {
     pub(crate) fn record_usage(&mut self, spent: Usage, answer: Option<Usage>) {
         self.usage += spent;
         self.last_usage = answer;
+    }
+
+    /// The most model calls the turn may make: its task's `max_turns`, or the conversation's
+    /// `max_steps`.
+    pub fn max_steps(&self) -> u32 {
+        match self.task.as_ref().and_then(|task| task.max_turns) {
+            Some(max_turns) => max_turns,
+            None => self.config().max_steps,
+        }
+    }
+
+    /// The session's task this turn runs; `None` for a turn run on its own.
+    pub fn task(&self) -> Option<TaskTag> {
+        self.task.as_ref().map(|task| task.tag)
+    }
+
+    /// The id of the session's task this turn runs (Turin's `ctx.task_id`).
+    pub fn task_id(&self) -> Option<TaskId> {
+        self.task().map(|tag| tag.task)
+    }
+
+    /// The plan of the session's task this turn runs, if it has one (Turin's `ctx.plan_id`).
+    pub fn plan_id(&self) -> Option<PlanId> {
+        self.task().and_then(|tag| tag.plan)
+    }
+
+    /// The index of the current model call within the task, from 0 (Turin's
+    /// `ctx.task_turn_index`): the turn's [`step`](Turn::step).
+    pub fn task_turn_index(&self) -> u32 {
+        self.step
+    }
+
+    /// Whether the current model call is the task's first (Turin's
+    /// `ctx.is_first_turn_in_task`).
+    pub fn is_first_turn_in_task(&self) -> bool {
+        self.step == 0
+    }
+
+    /// The index of the current model call within the session, from 0 (Turin's
+    /// `ctx.turn_index`); outside a session, within the turn.
+    pub fn turn_index(&self) -> u64 {
+        self.task.as_ref().map_or(0, |task| task.turns_before) + u64::from(self.step)
     }
 
     /// How many RETRY verdicts this turn has acted on.

@@ -4,7 +4,10 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use crate::event::{Escalatable, Event, Rejectable, Retryable, Stoppable, StopsWith};
+use crate::event::{
+    Enqueues, Escalatable, Event, Rejectable, Retryable, Stoppable, StopsWith,
+};
+use crate::session::{FollowUp, Task};
 
 /// A hook's decision at event `E`. The payload types come from `E`'s contract, so a verdict the
 /// contract forbids cannot be built: `Verdict::<AfterTool>::retry(..)` does not compile.
@@ -20,9 +23,12 @@ pub enum Verdict<E: Event> {
     Retry(E::Retry),
     /// Answer the tool call with a reason instead of running it.
     Reject(E::Reject),
-    /// Ask the agent's approver whether the tool call may run.
+    /// Ask the agent's approver whether the tool call (or the task's next step) may go on.
     Escalate(E::Escalate),
-    /// End the turn; the reason reaches the caller and the log.
+    /// Add tasks to the session's queue: follow-up work once the queue is empty.
+    Enqueue(E::Enqueue),
+    /// End the turn (at a session's events, the session); the reason reaches the caller and
+    /// the log.
     Halt(Halt),
 }
 
@@ -66,6 +72,16 @@ impl<E: Event> Verdict<E> {
         Verdict::Escalate(Escalation { reason: reason.into() })
     }
 
+    /// ENQUEUE follow-up tasks; the session runs them in order.
+    pub fn enqueue<I>(tasks: I) -> Self
+    where
+        E: Enqueues,
+        I: IntoIterator,
+        I::Item: Into<Task>,
+    {
+        Verdict::Enqueue(FollowUp { tasks: tasks.into_iter().map(Into::into).collect() })
+    }
+
     /// HALT the turn.
     pub fn halt(reason: impl Into<String>) -> Self {
         Verdict::Halt(Halt::new(reason))
@@ -83,6 +99,7 @@ where
     E::Retry: fmt::Debug,
     E::Reject: fmt::Debug,
     E::Escalate: fmt::Debug,
+    E::Enqueue: fmt::Debug,
 {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -91,6 +108,7 @@ where
             Verdict::Retry(feedback) => f.debug_tuple("Retry").field(feedback).finish(),
             Verdict::Reject(rejection) => f.debug_tuple("Reject").field(rejection).finish(),
             Verdict::Escalate(escalation) => f.debug_tuple("Escalate").field(escalation).finish(),
+            Verdict::Enqueue(follow_up) => f.debug_tuple("Enqueue").field(follow_up).finish(),
             Verdict::Halt(halt) => f.debug_tuple("Halt").field(halt).finish(),
         }
     }

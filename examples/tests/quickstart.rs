@@ -17,13 +17,13 @@ async fn the_quickstart_fires_all_ten_events() {
         .filter(|line| line.starts_with("[turn 1, step "))
         .filter_map(|line| line.split("] ").nth(1))
         .collect();
-    for event in agentix::event::EventKind::ALL {
+    for event in agentix::event::EventKind::TURN {
         assert!(fired.contains(&event.name()), "{} never fired: {fired:?}", event.name());
     }
     assert_eq!(fired.first(), Some(&"pre"));
     assert_eq!(fired.last(), Some(&"post"));
     // And at each event, its hook ran: decision lines read `    pre hook `user_profile`: …`.
-    for event in agentix::event::EventKind::ALL {
+    for event in agentix::event::EventKind::TURN {
         let decided = format!("    {} hook `", event.name());
         assert!(
             lines.iter().any(|line| line.starts_with(&decided)),

@@ -116,7 +116,7 @@ fn assert_turns(log: &[Entry], messages: &[String]) {
     assert_eq!(log.len(), 4 * messages.len(), "{log:#?}");
     for ((turn, entries), message) in (1..).zip(log.chunks(4)).zip(messages) {
         let [
-            Entry::User { turn: opened, message: user },
+            Entry::User { turn: opened, message: user, .. },
             Entry::Assistant { message: call, .. },
             Entry::ToolResults { results, .. },
             Entry::Assistant { message: answer, .. },

@@ -34,7 +34,7 @@ async fn every_event_is_traced() {
     assert!(outcome.expect("the turn completes").joined_text().contains("umbrella"));
 
     let text = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
-    for event in agentix::event::EventKind::ALL {
+    for event in agentix::event::EventKind::TURN {
         assert!(text.contains(&format!("event=\"{event}\"")), "{event} is traced:\n{text}");
     }
     assert!(text.contains("model_call{step=0}: event=\"wrap_model\" ok=true"));

@@ -98,7 +98,7 @@ fn prior_log(turns: u64, tools: bool) -> Vec<Entry> {
     let mut log = Vec::new();
     for n in 1..=turns {
         let turn = TurnRef(n);
-        log.push(Entry::User { turn, message: Message::user(question(n)) });
+        log.push(Entry::User { turn, message: Message::user(question(n)), task: None });
         if tools {
             let call = ToolCall::new(format!("c{n}"), "get_weather", json!({ "city": "Oslo" }));
             let result = ToolResult::success(&call, "sunny in Oslo, 21C, wind 3 m/s from the west");

@@ -500,6 +500,7 @@ pub fn earlier_turn(
     let mut entries = vec![agentix::Entry::User {
         turn: turn_ref,
         message: agentix::Message::user("q".repeat(question)),
+        task: None,
     }];
     for (step, &calls) in steps.iter().enumerate() {
         let mut message = AssistantMessage::default();

@@ -97,7 +97,7 @@ pub async fn run<M: Model>(path: Path, model: M, scenario: Scenario) -> Seen {
         .build();
     let mut conversation = Conversation::new();
     let ran = run_on(path, &agent, &mut conversation, "weather?").await;
-    let calls = EventKind::ALL
+    let calls = EventKind::TURN
         .iter()
         .flat_map(|event| record.at(*event).into_iter().map(move |hook| (*event, hook)))
         .collect();

@@ -451,7 +451,11 @@ fn long_conversation(turns: u64, config: &Config) -> Conversation {
     let mut log = Vec::with_capacity(2 * turns as usize + 64);
     for n in 1..=turns {
         let turn = TurnRef(n);
-        log.push(Entry::User { turn, message: Message::user("What is the weather in Oslo?") });
+        log.push(Entry::User {
+            turn,
+            message: Message::user("What is the weather in Oslo?"),
+            task: None,
+        });
         let message = AssistantMessage::text("Sunny in Oslo today, rain from tomorrow on.");
         log.push(Entry::Assistant { turn, message });
     }

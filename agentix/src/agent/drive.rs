@@ -1,7 +1,8 @@
 //! The turn's loop: `pre`, then steps until a final answer, then `before_final`.
 
 use crate::Outcome;
-use crate::approval::Approver;
+use crate::approval::{Approval, Approver};
+use crate::{caught, panic_message};
 use crate::conversation::Entry;
 use crate::error::{Component, Error};
 use crate::event::EventKind;
@@ -18,13 +19,15 @@ use super::chains::handles;
 use super::render::check_injections;
 use super::step::StepSlot;
 use super::{Agent, fire, halted};
+use crate::session::TurnGate;
 
 impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent<M, T, P, A, X> {
-    pub(super) async fn drive<O: Observer>(
+    pub(super) async fn drive<O: Observer, G: TurnGate>(
         &self,
         turn: &mut Turn,
         slot: &StepSlot,
         observer: &Watched<'_, O>,
+        gate: &G,
     ) -> Outcome {
         fire(observer, turn, EventKind::Pre);
         match run_chain!(self, turn, observer, Pre, pre / pre_in_place()) {
@@ -41,11 +44,18 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
             }
         }
         let mut retry: Option<Retry> = None;
+        // The step whose `turn_start` fired: a retry calls the model again within its step.
+        let mut started: Option<u32> = None;
         loop {
             // An observer that panicked ends the turn before the next model call.
             observer.failed()?;
-            if turn.step >= turn.config().max_steps {
-                return Err(Error::StepLimit { limit: turn.config().max_steps });
+            let limit = turn.max_steps();
+            if turn.step >= limit {
+                return Err(Error::StepLimit { limit });
+            }
+            if G::GATES && started != Some(turn.step) {
+                started = Some(turn.step);
+                self.turn_start(turn, observer, gate).await?;
             }
             // What panics in rendering but the summarizer (whose panic it names) is the token
             // counter: the turn's guard names it.
@@ -148,6 +158,49 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
             }
             turn.append(Entry::Assistant { turn: turn.turn_ref(), message: answer.clone() });
             return Ok(answer);
+        }
+    }
+}
+
+impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent<M, T, P, A, X> {
+    /// A session's `turn_start` hooks, before a task's step: REJECT, a turned-down ESCALATE,
+    /// HALT and a hook's failure end the turn before its model call.
+    async fn turn_start<O: Observer, G: TurnGate>(
+        &self,
+        turn: &mut Turn,
+        observer: &Watched<'_, O>,
+        gate: &G,
+    ) -> Result<(), Error> {
+        const EVENT: EventKind = EventKind::TurnStart;
+        match gate.turn_start(turn, observer).await {
+            Flow::Continue => Ok(()),
+            Flow::Reject { hook, rejection } => {
+                Err(Error::Rejected { event: EVENT, hook, reason: rejection.reason })
+            }
+            Flow::Escalate { hook, escalation } => {
+                let review = caught(|| self.approver.review_turn(&escalation, turn)).await;
+                let approval = review.unwrap_or_else(|payload| {
+                    Approval::Reject(format!(
+                        "the approver panicked: {}",
+                        panic_message(payload.as_ref())
+                    ))
+                });
+                match approval {
+                    Approval::Approve => Ok(()),
+                    Approval::Reject(reason) => {
+                        Err(Error::Rejected { event: EVENT, hook, reason })
+                    }
+                    Approval::Edit(_) => Err(Error::Rejected {
+                        event: EVENT,
+                        hook,
+                        reason: "the approver answered with an edited tool call; a task's next \
+                                 model call can only be approved or rejected"
+                            .to_owned(),
+                    }),
+                }
+            }
+            Flow::Halt { hook, halt } => Err(halted(EVENT, hook, halt)),
+            Flow::Failed { hook, failure } => Err(failure.error(EVENT, hook)),
         }
     }
 }

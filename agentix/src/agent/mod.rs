@@ -29,6 +29,7 @@ use crate::message::{Message, Part, Role};
 use crate::model::{Model, ModelParams};
 use crate::observe::{Observation, Observer, Watched};
 use crate::pipeline::{Chain, Flow, Hooks, Pipeline, hook_panic};
+use crate::session::{TaskContext, TurnGate};
 use crate::stream::{Queue, StreamEvent};
 use crate::tool::{NoTools, ToolSet, ToolSpec};
 use crate::transform::StreamTransformer;
@@ -132,26 +133,31 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
         message: impl Into<Message>,
         observer: &'a O,
     ) -> impl Future<Output = Outcome> + Send + 'a {
-        self.observed(conversation, message.into(), observer)
+        self.observed(conversation, message.into(), observer, &(), None)
     }
 
     // `run_observed` names its future `Send` so that callers take that from its signature: a
     // concrete agent's `async fn` future, checked through, trips rust-lang/rust#100013 ("`Send`
     // is not general enough") on the borrows its onions hold across awaits.
-    async fn observed<O: Observer>(
+    //
+    // A session's task passes its `turn_start` hooks (`gate`) and what the turn knows of the
+    // task; a plain turn passes `()`, which costs nothing.
+    pub(crate) async fn observed<O: Observer, G: TurnGate>(
         &self,
         conversation: &mut Conversation,
         message: Message,
         observer: &O,
+        gate: &G,
+        task: Option<TaskContext>,
     ) -> Outcome {
         check_user_message(&message)?;
         let watched = Watched::new(observer);
         let observer = &watched;
-        let mut turn = OpenTurn::open(conversation, message);
+        let mut turn = OpenTurn::open(conversation, message, task);
         // The turn's one panic guard, for the hooks of the events `drive` runs unguarded, and
         // its time limit.
         let limit = turn.config().turn_timeout;
-        let driven = bounded!(limit, caught(|| self.drive(&mut turn.turn, &turn.step, observer)));
+        let driven = bounded!(limit, caught(|| self.drive(&mut turn.turn, &turn.step, observer, gate)));
         let caught = driven.unwrap_or_else(|after| {
             // What was running when time ran out stopped there.
             turn.leave_hook();
@@ -299,7 +305,7 @@ fn panicked(event: EventKind, hook: &'static str, message: String) -> Error {
 #[cold]
 fn record(turn: &mut Turn, error: &Error) {
     let entry = match error {
-        Error::Halted { event, hook, reason } => Entry::Halted {
+        Error::Halted { event, hook, reason } | Error::Rejected { event, hook, reason } => Entry::Halted {
             turn: turn.turn_ref(),
             event: *event,
             hook: (*hook).to_owned(),

@@ -5,6 +5,7 @@ use std::ops::{Deref, DerefMut};
 
 use crate::conversation::{Conversation, Entry};
 use crate::message::Message;
+use crate::session::TaskContext;
 use crate::turn::Turn;
 
 use super::step::StepSlot;
@@ -21,8 +22,12 @@ pub(super) struct OpenTurn<'c> {
 }
 
 impl<'c> OpenTurn<'c> {
-    pub(super) fn open(home: &'c mut Conversation, message: Message) -> Self {
-        let turn = Turn::open(mem::take(home), message);
+    pub(super) fn open(
+        home: &'c mut Conversation,
+        message: Message,
+        task: Option<TaskContext>,
+    ) -> Self {
+        let turn = Turn::open(mem::take(home), message, task);
         OpenTurn { home, turn, step: StepSlot::default(), finished: false }
     }
 

@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use crate::event::EventKind;
 use crate::message::{AssistantMessage, Message, Part, Role, ToolResult};
 use crate::scope::Scope;
+use crate::session::TaskTag;
 
 pub(crate) use ledger::Ledger;
 pub use validate::{InvalidLog, LogProblem};
@@ -98,6 +99,10 @@ pub enum Entry {
         turn: TurnRef,
         /// What the user said.
         message: Message,
+        /// The session's task the turn ran, if it ran one; every entry of the turn belongs to
+        /// it ([`Conversation::task_of`]).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        task: Option<TaskTag>,
     },
     /// An accepted assistant message: a step's tool calls, or the turn's final answer.
     Assistant {
@@ -308,15 +313,32 @@ impl Conversation {
         self.turns
     }
 
+    /// The session task the entry at `index` was written for: the task of its turn. `None` for
+    /// an entry of a turn that ran no task, or an index past the log.
+    pub fn task_of(&self, index: usize) -> Option<TaskTag> {
+        let turn = self.log.get(index)?.turn();
+        // Entries are in turn order: the turn's user entry is the last one at or before
+        // `index` that opens a turn, found by bisection.
+        let opened = self.log[..=index].partition_point(|entry| entry.turn() < turn);
+        match self.log.get(opened) {
+            Some(Entry::User { task, turn: opened, .. }) if *opened == turn => *task,
+            _ => None,
+        }
+    }
+
     /// The log as conversation messages, in order.
     pub fn messages(&self) -> impl Iterator<Item = Message> + '_ {
         self.log.iter().filter_map(Entry::to_message)
     }
 
-    pub(crate) fn open_turn(&mut self, message: Message) -> (TurnRef, usize) {
+    pub(crate) fn open_turn(
+        &mut self,
+        message: Message,
+        task: Option<TaskTag>,
+    ) -> (TurnRef, usize) {
         self.turns += 1;
         let turn = TurnRef(self.turns);
-        self.log.push(Entry::User { turn, message });
+        self.log.push(Entry::User { turn, message, task });
         (turn, self.log.len() - 1)
     }
 

@@ -123,6 +123,13 @@ pub enum Flow<E: Event> {
         /// Why.
         escalation: E::Escalate,
     },
+    /// A hook enqueued follow-up tasks.
+    Enqueue {
+        /// The hook.
+        hook: &'static str,
+        /// The tasks.
+        follow_up: E::Enqueue,
+    },
     /// A hook halted the turn.
     Halt {
         /// The hook.
@@ -186,13 +193,14 @@ impl HookFailure {
 
 impl<E: Event> Flow<E> {
     #[inline]
-    fn decided(hook: &'static str, verdict: Verdict<E>) -> Self {
+    pub(crate) fn decided(hook: &'static str, verdict: Verdict<E>) -> Self {
         match verdict {
             Verdict::Continue => Flow::Continue,
             Verdict::Stop(value) => Flow::Stop { hook, value },
             Verdict::Retry(feedback) => Flow::Retry { hook, feedback },
             Verdict::Reject(rejection) => Flow::Reject { hook, rejection },
             Verdict::Escalate(escalation) => Flow::Escalate { hook, escalation },
+            Verdict::Enqueue(follow_up) => Flow::Enqueue { hook, follow_up },
             Verdict::Halt(halt) => Flow::Halt { hook, halt },
         }
     }
@@ -202,7 +210,7 @@ impl<E: Event> Flow<E> {
         matches!(self, Flow::Continue)
     }
 
-    fn decision(&self) -> Decision<'_> {
+    pub(crate) fn decision(&self) -> Decision<'_> {
         match self {
             Flow::Continue => Decision::Continue,
             Flow::Stop { .. } => Decision::Stop,
@@ -213,6 +221,7 @@ impl<E: Event> Flow<E> {
             Flow::Escalate { escalation, .. } => {
                 Decision::Escalate { reason: escalation.note().unwrap_or_default() }
             }
+            Flow::Enqueue { follow_up, .. } => Decision::Enqueue { count: follow_up.tasks() },
             Flow::Halt { halt, .. } => Decision::Halt { reason: &halt.reason },
             Flow::Failed { failure, .. } => failure.decision(),
         }

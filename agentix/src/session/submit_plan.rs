@@ -1,0 +1,87 @@
+//! The built-in `submit_plan` tool: how the model proposes a plan to its session.
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+
+use crate::lock;
+use crate::tool::Tool;
+use crate::turn::Turn;
+
+use super::task::Plan;
+
+/// Plans the model submitted during a task, waiting for the session to review them
+/// (`plan_submit`) when the task's turn ends. The session keeps it in its conversation's scope
+/// as a resource, where the tool finds it.
+#[derive(Debug, Default)]
+pub(crate) struct PlanInbox(Mutex<VecDeque<Plan>>);
+
+impl PlanInbox {
+    pub(crate) fn submit(&self, plan: Plan) {
+        lock(&self.0).push_back(plan);
+    }
+
+    /// The first plan waiting, left in place: a review dropped midway is run again.
+    pub(crate) fn first(&self) -> Option<Plan> {
+        lock(&self.0).front().cloned()
+    }
+
+    /// Removes the first plan, once its review ended.
+    pub(crate) fn reviewed(&self) {
+        lock(&self.0).pop_front();
+    }
+}
+
+/// The `submit_plan` tool: the model proposes a plan of tasks (each a prompt it will be given,
+/// in order), a title, and whether the plan replaces the tasks still queued. The session reviews
+/// it with its `plan_submit` hooks when the current task's turn ends, and queues its tasks.
+/// Add it with [`AgentBuilder::submit_plan`](crate::AgentBuilder::submit_plan); outside a
+/// [`Session`](super::Session) a call fails, saying so.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SubmitPlan;
+
+/// Why a `submit_plan` call failed.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum SubmitPlanError {
+    /// The plan has no task.
+    #[error("a plan needs at least one task")]
+    Empty,
+    /// A task's prompt is empty.
+    #[error("task {index} of the plan has an empty prompt")]
+    EmptyPrompt {
+        /// The task's position in the plan, from 1.
+        index: usize,
+    },
+    /// The agent was not run by a session.
+    #[error("submit_plan works only in a session: this turn runs no session's task")]
+    NoSession,
+}
+
+impl Tool for SubmitPlan {
+    const NAME: &'static str = "submit_plan";
+    type Args = Plan;
+    type Output = String;
+    type Error = SubmitPlanError;
+
+    fn description(&self) -> &str {
+        "Propose a plan: a list of tasks, each a self-contained prompt you will be given in \
+         order after the current task ends. Give it a title; set clear_existing to replace \
+         the tasks still queued."
+    }
+
+    async fn call(&self, plan: Plan, turn: &Turn) -> Result<String, SubmitPlanError> {
+        if plan.tasks.is_empty() {
+            return Err(SubmitPlanError::Empty);
+        }
+        if let Some(index) = plan.tasks.iter().position(|task| task.prompt.trim().is_empty()) {
+            return Err(SubmitPlanError::EmptyPrompt { index: index + 1 });
+        }
+        let inbox = turn.scope().resource::<Arc<PlanInbox>>().ok_or(SubmitPlanError::NoSession)?;
+        let count = plan.tasks.len();
+        inbox.submit(plan);
+        Ok(format!(
+            "Plan received ({count} task{}): it is reviewed when this task ends, and its tasks \
+             run after it.",
+            if count == 1 { "" } else { "s" }
+        ))
+    }
+}

@@ -1,0 +1,320 @@
+//! Tasks and plans: what a session's queue holds, and what it reports when they end.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+use crate::conversation::TurnRef;
+use crate::message::AssistantMessage;
+
+/// Identifies a task within its session, assigned when it is queued.
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
+#[serde(transparent)]
+pub struct TaskId(pub u64);
+
+impl fmt::Display for TaskId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "task {}", self.0)
+    }
+}
+
+/// Identifies a plan within its session, assigned when it is accepted.
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
+#[serde(transparent)]
+pub struct PlanId(pub u64);
+
+impl fmt::Display for PlanId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "plan {}", self.0)
+    }
+}
+
+/// One unit of work: a prompt the agent answers in one turn, taking as many model calls as it
+/// needs up to `max_turns`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Task {
+    /// A label for traces and reports.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// What the agent is asked: the user message that opens the task's turn.
+    pub prompt: String,
+    /// Model calls the task may make (Turin's turns); `None`: the conversation's `max_steps`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_turns: Option<u32>,
+}
+
+impl Task {
+    /// A task asking `prompt`.
+    pub fn new(prompt: impl Into<String>) -> Self {
+        Task { title: None, prompt: prompt.into(), max_turns: None }
+    }
+
+    /// This task, labelled.
+    pub fn titled(mut self, title: impl Into<String>) -> Self {
+        self.title = Some(title.into());
+        self
+    }
+
+    /// This task, allowed `max_turns` model calls.
+    pub fn max_turns(mut self, max_turns: u32) -> Self {
+        self.max_turns = Some(max_turns);
+        self
+    }
+}
+
+impl From<&str> for Task {
+    fn from(prompt: &str) -> Self {
+        Task::new(prompt)
+    }
+}
+
+impl From<String> for Task {
+    fn from(prompt: String) -> Self {
+        Task::new(prompt)
+    }
+}
+
+/// A task in a session's queue: the work, and where it belongs. The value of `task_start`,
+/// whose hooks may edit the work but not its identity.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct QueuedTask {
+    id: TaskId,
+    plan: Option<PlanId>,
+    /// The work.
+    pub task: Task,
+}
+
+impl QueuedTask {
+    pub(crate) fn new(id: TaskId, plan: Option<PlanId>, task: Task) -> Self {
+        QueuedTask { id, plan, task }
+    }
+
+    /// The task's id.
+    pub fn id(&self) -> TaskId {
+        self.id
+    }
+
+    /// The plan it belongs to; `None` for a task queued on its own.
+    pub fn plan(&self) -> Option<PlanId> {
+        self.plan
+    }
+
+    /// Its tag in the log.
+    pub fn tag(&self) -> TaskTag {
+        TaskTag { task: self.id, plan: self.plan }
+    }
+}
+
+/// What a log entry carries of the task it was written for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct TaskTag {
+    /// The task.
+    pub task: TaskId,
+    /// Its plan, if it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan: Option<PlanId>,
+}
+
+/// A group of tasks proposed together: by the model through the `submit_plan` tool, or by the
+/// application. The value of `plan_submit`, whose hooks may rewrite it.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Plan {
+    /// A label for traces and reports.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// The tasks, in the order they run.
+    pub tasks: Vec<Task>,
+    /// Whether the plan replaces every task still queued (those are reported `cancelled`)
+    /// rather than joining the end of the queue.
+    #[serde(default)]
+    pub clear_existing: bool,
+}
+
+impl Plan {
+    /// A plan of `tasks`.
+    pub fn new<I>(tasks: I) -> Self
+    where
+        I: IntoIterator,
+        I::Item: Into<Task>,
+    {
+        Plan { title: None, tasks: tasks.into_iter().map(Into::into).collect(), clear_existing: false }
+    }
+
+    /// This plan, labelled.
+    pub fn titled(mut self, title: impl Into<String>) -> Self {
+        self.title = Some(title.into());
+        self
+    }
+
+    /// This plan, replacing the tasks still queued.
+    pub fn clearing_existing(mut self) -> Self {
+        self.clear_existing = true;
+        self
+    }
+}
+
+/// How a task ended. Every task ends exactly once, in one of these.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TaskStatus {
+    /// Its turn reached a final answer.
+    Success,
+    /// A hook refused it: a `task_start` or `turn_start` REJECT, an escalation the approver
+    /// turned down, or a turn hook's HALT.
+    Rejected,
+    /// It used its `max_turns` model calls without a final answer.
+    MaxTurns,
+    /// Its turn failed: the model, a tool set, a hook's error, panic or timeout.
+    Error,
+    /// It did not end on its own: the session was halted, its `run` was dropped while the task
+    /// was running, or a plan with `clear_existing` replaced it in the queue.
+    Cancelled,
+}
+
+impl fmt::Display for TaskStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            TaskStatus::Success => "success",
+            TaskStatus::Rejected => "rejected",
+            TaskStatus::MaxTurns => "max_turns",
+            TaskStatus::Error => "error",
+            TaskStatus::Cancelled => "cancelled",
+        })
+    }
+}
+
+/// A task that ended: the value of `task_complete`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TaskReport {
+    /// The task, as it ran (after `task_start` hooks' edits).
+    pub task: QueuedTask,
+    /// How it ended.
+    pub status: TaskStatus,
+    /// Its final answer, when it succeeded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answer: Option<AssistantMessage>,
+    /// Why it did not succeed, when it did not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// The turn it ran in; `None` if it never ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub turn: Option<TurnRef>,
+    /// Model calls it made (its turns, in Turin's words).
+    pub turns: u32,
+}
+
+/// A plan's progress, counted as its tasks end.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PlanProgress {
+    /// The plan.
+    pub id: PlanId,
+    /// Its label.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// Tasks it holds.
+    pub total: u32,
+    /// Tasks of it that ended, whatever their status.
+    pub completed: u32,
+    /// Of those, how many ended in success.
+    pub succeeded: u32,
+}
+
+impl PlanProgress {
+    /// Tasks of it not yet ended.
+    pub fn pending(&self) -> u32 {
+        self.total - self.completed
+    }
+
+    /// Whether every task of it ended.
+    pub fn is_complete(&self) -> bool {
+        self.completed == self.total
+    }
+}
+
+/// A plan whose tasks all ended: the value of `plan_complete`.
+pub type PlanReport = PlanProgress;
+
+/// Tasks an `all_tasks_complete` hook enqueues: the payload of its ENQUEUE.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FollowUp {
+    /// The tasks, in the order they run.
+    pub tasks: Vec<Task>,
+}
+
+impl FollowUp {
+    /// How many tasks.
+    pub fn count(&self) -> usize {
+        self.tasks.len()
+    }
+}
+
+/// What a session's hooks read of it: its queue, its plans, the tasks that ended.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct SessionState {
+    pub(crate) queue: VecDeque<QueuedTask>,
+    pub(crate) plans: BTreeMap<PlanId, PlanProgress>,
+    pub(crate) completed: Vec<TaskReport>,
+    /// The task running, from its `task_start` until its `task_complete` begins.
+    pub(crate) running: Option<super::Running>,
+    /// Model calls the session's tasks made, in all.
+    pub(crate) turns: u64,
+    pub(crate) next_task: u64,
+    pub(crate) next_plan: u64,
+    pub(crate) follow_ups: u32,
+    pub(crate) started: bool,
+    pub(crate) ended: bool,
+}
+
+impl SessionState {
+    /// The tasks waiting, in the order they will run.
+    pub fn queue(&self) -> impl ExactSizeIterator<Item = &QueuedTask> {
+        self.queue.iter()
+    }
+
+    /// The task running, if one is.
+    pub fn running(&self) -> Option<&QueuedTask> {
+        self.running.as_ref().map(|running| &running.task)
+    }
+
+    /// Every plan accepted so far, with its progress.
+    pub fn plans(&self) -> impl ExactSizeIterator<Item = &PlanProgress> {
+        self.plans.values()
+    }
+
+    /// One plan's progress.
+    pub fn plan(&self, id: PlanId) -> Option<&PlanProgress> {
+        self.plans.get(&id)
+    }
+
+    /// The tasks that ended, in the order they ended.
+    pub fn completed(&self) -> &[TaskReport] {
+        &self.completed
+    }
+
+    /// Model calls the session's tasks made, in all: the next one's `turn_index`.
+    pub fn turns(&self) -> u64 {
+        self.turns
+    }
+
+    /// How many times `all_tasks_complete` hooks enqueued follow-up work.
+    pub fn follow_ups(&self) -> u32 {
+        self.follow_ups
+    }
+
+    /// Whether `session_end` has fired: the session runs no more.
+    pub fn has_ended(&self) -> bool {
+        self.ended
+    }
+
+    pub(crate) fn queue_task(&mut self, plan: Option<PlanId>, task: Task) -> TaskId {
+        self.next_task += 1;
+        let id = TaskId(self.next_task);
+        self.queue.push_back(QueuedTask::new(id, plan, task));
+        id
+    }
+}
