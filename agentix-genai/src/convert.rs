@@ -131,6 +131,9 @@ pub(crate) fn chat_options(base: &ChatOptions, params: &ModelParams) -> ChatOpti
     if let Some(max_tokens) = params.max_tokens {
         options = options.with_max_tokens(max_tokens);
     }
+    if let Some(budget) = params.thinking_budget {
+        options = options.with_reasoning_effort(genai::chat::ReasoningEffort::Budget(budget));
+    }
     options
 }
 

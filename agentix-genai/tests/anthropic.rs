@@ -111,7 +111,11 @@ async fn usage_counts_the_tokens_read_from_and_written_to_the_cache() {
     let model = model(MODEL, &format!("{}/v1/", server.uri()));
     let request = ModelRequest {
         messages: vec![agentix::Message::user("hello")],
-        params: agentix::ModelParams { temperature: Some(0.5), max_tokens: Some(300) },
+        params: agentix::ModelParams {
+            temperature: Some(0.5),
+            max_tokens: Some(300),
+            thinking_budget: None,
+        },
         ..ModelRequest::default()
     };
     let response = model.complete(&request).await.unwrap();

@@ -71,7 +71,11 @@ async fn usage_with_cached_tokens_and_the_requests_parameters() {
         Server::start(vec![Reply::json(gemini_json(&AssistantMessage::text("hi"), usage()))]).await;
     let request = ModelRequest {
         messages: vec![agentix::Message::user("hello")],
-        params: agentix::ModelParams { temperature: Some(0.25), max_tokens: Some(64) },
+        params: agentix::ModelParams {
+            temperature: Some(0.25),
+            max_tokens: Some(64),
+            thinking_budget: None,
+        },
         ..ModelRequest::default()
     };
     let response = server.model(MODEL).complete(&request).await.unwrap();
@@ -83,6 +87,21 @@ async fn usage_with_cached_tokens_and_the_requests_parameters() {
     let sent = server.received()[0].json();
     assert_eq!(sent["generationConfig"]["temperature"], 0.25);
     assert_eq!(sent["generationConfig"]["maxOutputTokens"], 64);
+    assert!(sent["generationConfig"].get("thinkingConfig").is_none(), "no budget, none sent");
+}
+
+#[tokio::test]
+async fn a_thinking_budget_set_on_the_request_reaches_gemini() {
+    let server =
+        Server::start(vec![Reply::json(gemini_json(&AssistantMessage::text("hi"), usage()))]).await;
+    let request = ModelRequest {
+        messages: vec![agentix::Message::user("hello")],
+        params: agentix::ModelParams { thinking_budget: Some(2048), ..Default::default() },
+        ..ModelRequest::default()
+    };
+    server.model(MODEL).complete(&request).await.unwrap();
+    let sent = server.received()[0].json();
+    assert_eq!(sent["generationConfig"]["thinkingConfig"]["thinkingBudget"], 2048);
 }
 
 #[tokio::test]

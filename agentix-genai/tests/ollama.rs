@@ -61,7 +61,11 @@ async fn usage_and_the_requests_parameters() {
         Server::start(vec![Reply::json(ollama_json(&AssistantMessage::text("hi"), 26, 10))]).await;
     let request = ModelRequest {
         messages: vec![agentix::Message::user("hello")],
-        params: agentix::ModelParams { temperature: Some(0.25), max_tokens: Some(64) },
+        params: agentix::ModelParams {
+            temperature: Some(0.25),
+            max_tokens: Some(64),
+            thinking_budget: None,
+        },
         ..ModelRequest::default()
     };
     let response = server.model(MODEL).complete(&request).await.unwrap();

@@ -99,7 +99,11 @@ async fn usage_with_cached_tokens_and_the_requests_model_and_parameters() {
     let request = ModelRequest {
         messages: vec![Message::user("hello")],
         model: Some("openai:gpt-4.1".into()),
-        params: agentix::ModelParams { temperature: Some(0.25), max_tokens: Some(64) },
+        params: agentix::ModelParams {
+            temperature: Some(0.25),
+            max_tokens: Some(64),
+            thinking_budget: None,
+        },
         ..ModelRequest::default()
     };
     let response = model.complete(&request).await.unwrap();

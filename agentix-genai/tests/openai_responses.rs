@@ -72,7 +72,11 @@ async fn usage_with_cached_tokens() {
             .await;
     let request = ModelRequest {
         messages: vec![agentix::Message::user("hello")],
-        params: agentix::ModelParams { temperature: None, max_tokens: Some(64) },
+        params: agentix::ModelParams {
+            temperature: None,
+            max_tokens: Some(64),
+            thinking_budget: None,
+        },
         ..ModelRequest::default()
     };
     let response = server.model(MODEL).complete(&request).await.unwrap();

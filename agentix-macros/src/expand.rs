@@ -11,8 +11,9 @@ use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::{Attribute, Ident, ItemFn};
 
+use crate::events::Event;
 use crate::parse::Args;
-use crate::validate::{Event, Hook, Role, calls_inject, validate};
+use crate::validate::{Hook, Role, calls_inject, validate};
 
 pub fn hook(attr: TokenStream, item: TokenStream) -> TokenStream {
     let function: ItemFn = match syn::parse2(item.clone()) {
@@ -131,6 +132,7 @@ fn expand(hook: &Hook, mut function: ItemFn) -> TokenStream {
     let name = &hook.name;
     let implementation = match &hook.tool {
         Some(tool) => per_tool_implementation(hook, tool, &ident, &private),
+        None if hook.event.is_session() => session_implementation(hook, &ident, &private),
         None => implementation(hook, &ident, &private),
     };
     let functions = if hook.runs_in_place {
@@ -188,7 +190,7 @@ fn expand(hook: &Hook, mut function: ItemFn) -> TokenStream {
     };
 
     // The name is a literal: cheaper asked at each call than read from a copy.
-    let named = (!hook.parallel && hook.tool.is_none())
+    let named = (!hook.parallel && hook.tool.is_none() && !hook.event.is_session())
         .then(|| quote! { const NAMED: #private::bool = true; });
     let unit = unit_type(&ident, &vis, &docs, false);
     quote! {
@@ -249,6 +251,7 @@ fn implementation(hook: &Hook, ident: &Ident, private: &TokenStream) -> TokenStr
                     quote_spanned! {span=> <#ty as #private::TurnParam<'_>>::lend(&mut *#turn) }
                 }
                 Role::Next => quote! { #next },
+                Role::Session => unreachable!("a turn's event has no session parameter"),
             }
         })
         .collect();
@@ -380,6 +383,60 @@ fn implementation(hook: &Hook, ident: &Ident, private: &TokenStream) -> TokenStr
         }
 
         #in_place
+    }
+}
+
+/// The trait method of a session hook: it lends the event's value and the session's state to
+/// `call`, and turns its return into the event's verdict.
+fn session_implementation(hook: &Hook, ident: &Ident, private: &TokenStream) -> TokenStream {
+    let value = Ident::new("value", Span::mixed_site());
+    let session = Ident::new("session", Span::mixed_site());
+    let returned = Ident::new("returned", Span::mixed_site());
+    let event = hook.event;
+    let event_type = format_ident!("{}", event.type_name());
+    let args = hook.params.iter().map(|param| {
+        let ty = &param.ty;
+        let span = ty.span();
+        match param.role {
+            Role::Value => {
+                let lend = format_ident!("{}Value", event.type_name());
+                let lent = if event.edits_value() {
+                    quote! { &mut *#value }
+                } else {
+                    quote! { #value }
+                };
+                quote_spanned! {span=> <#ty as #private::#lend<'_>>::lend(#lent) }
+            }
+            _ => quote_spanned! {span=> <#ty as #private::SessionParam<'_>>::lend(#session) },
+        }
+    });
+    let value_param = match event {
+        Event::TaskStart => Some(quote! { #value: &mut #private::QueuedTask, }),
+        Event::TurnStart => Some(quote! { #value: &mut #private::Turn, }),
+        Event::PlanSubmit => Some(quote! { #value: &mut #private::Plan, }),
+        Event::TaskComplete => Some(quote! { #value: &#private::TaskReport, }),
+        Event::PlanComplete => Some(quote! { #value: &#private::PlanReport, }),
+        _ => None,
+    };
+    let output = &hook.output;
+    let returned_as = quote_spanned! {output.span()=>
+        <#output as #private::IntoVerdict<#private::#event_type>>::returned
+    };
+    let future_span = hook.future_span;
+    let returns = quote_spanned! {future_span=>
+        impl #private::CoreFuture<Output = #private::Verdict<#private::#event_type>> + #private::CoreSend
+    };
+    let future = quote_spanned! {future_span=>
+        async move {
+            let #returned = #ident::call(#(#args),*).await;
+            #private::verdict(#returned_as(#returned))
+        }
+    };
+    let method = format_ident!("{}", event.word());
+    quote! {
+        fn #method(&self, #value_param #session: &#private::SessionState) -> #returns {
+            #future
+        }
     }
 }
 

@@ -2,6 +2,7 @@
 //! plain `async fn` into a typed lifecycle hook, or into a tool. Use them through
 //! `agentix::hook` and `agentix::tool`; their documentation lives there.
 
+mod events;
 mod expand;
 mod parse;
 mod tool;

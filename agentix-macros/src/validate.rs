@@ -8,95 +8,8 @@ use syn::ext::IdentExt;
 use syn::spanned::Spanned;
 use syn::{FnArg, Ident, ItemFn, LitStr, Path, ReturnType, Type};
 
+use crate::events::Event;
 use crate::parse::{Args, Value, Word};
-
-/// The ten events, by attribute word.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub enum Event {
-    Pre,
-    BeforeModel,
-    WrapModel,
-    AfterModel,
-    BeforeTool,
-    WrapTool,
-    AfterTool,
-    ToolError,
-    BeforeFinal,
-    Post,
-}
-
-impl Event {
-    const ALL: [Event; 10] = [
-        Event::Pre,
-        Event::BeforeModel,
-        Event::WrapModel,
-        Event::AfterModel,
-        Event::BeforeTool,
-        Event::WrapTool,
-        Event::AfterTool,
-        Event::ToolError,
-        Event::BeforeFinal,
-        Event::Post,
-    ];
-
-    /// The attribute word.
-    pub fn word(self) -> &'static str {
-        match self {
-            Event::Pre => "pre",
-            Event::BeforeModel => "before_model",
-            Event::WrapModel => "wrap_model",
-            Event::AfterModel => "after_model",
-            Event::BeforeTool => "before_tool",
-            Event::WrapTool => "wrap_tool",
-            Event::AfterTool => "after_tool",
-            Event::ToolError => "tool_error",
-            Event::BeforeFinal => "before_final",
-            Event::Post => "post",
-        }
-    }
-
-    /// The event's type, and its trait in `agentix::on`.
-    pub fn type_name(self) -> &'static str {
-        match self {
-            Event::Pre => "Pre",
-            Event::BeforeModel => "BeforeModel",
-            Event::WrapModel => "WrapModel",
-            Event::AfterModel => "AfterModel",
-            Event::BeforeTool => "BeforeTool",
-            Event::WrapTool => "WrapTool",
-            Event::AfterTool => "AfterTool",
-            Event::ToolError => "ToolError",
-            Event::BeforeFinal => "BeforeFinal",
-            Event::Post => "Post",
-        }
-    }
-
-    /// What the event's value parameter is, for messages.
-    fn value(self) -> &'static str {
-        match self {
-            Event::Pre => "",
-            Event::BeforeModel => "the request (`&ModelRequest` or `&mut ModelRequest`)",
-            Event::WrapModel => "the request (`&ModelRequest`)",
-            Event::AfterModel | Event::BeforeFinal => {
-                "the assistant message (`&AssistantMessage` or `&mut AssistantMessage`)"
-            }
-            Event::BeforeTool => "the tool call (`&ToolCall` or `&mut ToolCall`)",
-            Event::WrapTool => "the tool call (`&ToolCall`)",
-            Event::AfterTool | Event::ToolError => {
-                "the tool result (`&ToolResult` or `&mut ToolResult`)"
-            }
-            Event::Post => "the outcome (`&Outcome`)",
-        }
-    }
-
-    pub fn is_wrap(self) -> bool {
-        matches!(self, Event::WrapModel | Event::WrapTool)
-    }
-
-    fn from_word(word: &str) -> Option<Event> {
-        Event::ALL.into_iter().find(|event| event.word() == word)
-    }
-}
 
 /// What a parameter receives, by position.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -104,6 +17,8 @@ pub enum Role {
     Value,
     Turn,
     Next,
+    /// A session hook's last parameter: the session's state.
+    Session,
 }
 
 /// A parameter's role and the type the user wrote.
@@ -138,11 +53,12 @@ pub struct Hook {
 }
 
 const WORDS: &str = "pre, before_model, wrap_model, after_model, before_tool, wrap_tool, after_tool, \
-                     tool_error, before_final, post, parallel, durable, name, when, tool, timeout, \
-                     timeout_ms, on_error, crate";
+                     tool_error, before_final, post, session_start, task_start, turn_start, \
+                     plan_submit, task_complete, plan_complete, all_tasks_complete, session_end, \
+                     parallel, durable, name, when, tool, timeout, timeout_ms, on_error, crate";
 
 /// Names the seeds and peers use, and the agentix event they mean.
-const ALIASES: [(&str, &str); 16] = [
+const ALIASES: [(&str, &str); 27] = [
     ("before_llm_call", "before_model"),
     ("after_llm_call", "after_model"),
     ("before_tool_execution", "before_tool"),
@@ -158,6 +74,17 @@ const ALIASES: [(&str, &str); 16] = [
     ("on_tool_call", "before_tool"),
     ("on_tool_result", "after_tool"),
     ("sequential", "pre"),
+    ("on_session_start", "session_start"),
+    ("on_agent_start", "session_start"),
+    ("on_task_start", "task_start"),
+    ("on_turn_start", "turn_start"),
+    ("on_plan_submit", "plan_submit"),
+    ("on_task_submit", "plan_submit"),
+    ("on_task_complete", "task_complete"),
+    ("on_plan_complete", "plan_complete"),
+    ("on_all_tasks_complete", "all_tasks_complete"),
+    ("on_session_end", "session_end"),
+    ("on_agent_end", "session_end"),
     ("transient", "durable` (leave it out for transient output"),
 ];
 
@@ -236,6 +163,8 @@ pub fn validate(args: Args, function: &ItemFn) -> Result<Hook, syn::Error> {
                 },
                 if event == Event::BeforeTool {
                     "its failure refuses the call"
+                } else if event.is_session() {
+                    "its failure ends the session"
                 } else {
                     "its failure ends the turn"
                 }
@@ -250,6 +179,18 @@ pub fn validate(args: Args, function: &ItemFn) -> Result<Hook, syn::Error> {
             format!(
                 "`tool = ...` is legal only on `before_tool`, `after_tool` and `tool_error`: \
                  a hook on `{}` is not about one tool's calls",
+                event.word()
+            ),
+        );
+    }
+    if let Some(when) = &attribute.when
+        && event.is_session()
+    {
+        errors.push_spanned(
+            when,
+            format!(
+                "`when` is legal only on a turn's events: a `{}` hook decides in its body \
+                 whether to act",
                 event.word()
             ),
         );
@@ -304,6 +245,7 @@ pub fn validate(args: Args, function: &ItemFn) -> Result<Hook, syn::Error> {
         skip_on_error: matches!(attribute.on_error, Some((true, _))),
         krate: attribute.krate.unwrap_or_else(|| syn::parse_quote!(::agentix)),
         runs_in_place: attribute.tool.is_none()
+            && !event.is_session()
             && !parallel
             && !event.is_wrap()
             && attribute.timeout.is_none()
@@ -662,6 +604,8 @@ fn check_params(
         })
         .collect();
     let roles: &[Role] = match (event, inputs.len()) {
+        (Event::SessionStart | Event::AllTasksComplete | Event::SessionEnd, _) => &[Role::Session],
+        (event, _) if event.is_session() => &[Role::Value, Role::Session],
         (Event::Pre, _) => &[Role::Turn],
         (Event::WrapModel | Event::WrapTool, 0 | 1) => &[Role::Value],
         (Event::WrapModel | Event::WrapTool, 2) => &[Role::Value, Role::Next],
@@ -679,6 +623,15 @@ fn check_params(
             }
             Event::WrapModel | Event::WrapTool => format!(
                 "a hook on `{}` takes at most 3 parameters: {}, the turn (`&Turn`), then `next`",
+                event.word(),
+                event.value()
+            ),
+            Event::SessionStart | Event::AllTasksComplete | Event::SessionEnd => format!(
+                "a hook on `{}` takes at most 1 parameter: the session (`&SessionState`)",
+                event.word()
+            ),
+            _ if event.is_session() => format!(
+                "a hook on `{}` takes at most 2 parameters: {}, then the session (`&SessionState`)",
                 event.word(),
                 event.value()
             ),
@@ -707,6 +660,7 @@ fn check_params(
                     "the turn by reference: `&Turn`".to_owned()
                 }
                 Role::Turn => "the turn by reference: `&mut Turn` or `&Turn`".to_owned(),
+                Role::Session => "the session by reference: `&SessionState`".to_owned(),
                 _ => format!(
                     "{} by reference: the turn keeps it, the hook borrows it",
                     event.value()

@@ -33,7 +33,9 @@ pub enum Error {
     },
     /// An `all_tasks_complete` hook enqueued follow-up work once more than the session's
     /// `max_follow_ups` allows: the session ends.
-    #[error("all_tasks_complete hook `{hook}` enqueued follow-up work beyond the limit of {limit} per session")]
+    #[error(
+        "all_tasks_complete hook `{hook}` enqueued follow-up work beyond the limit of {limit} per session"
+    )]
     FollowUpLimit {
         /// The hook.
         hook: &'static str,

@@ -143,6 +143,11 @@ pub struct ModelParams {
     pub temperature: Option<f32>,
     /// Cap on the response's tokens.
     pub max_tokens: Option<u32>,
+    /// Tokens the model may spend thinking before it answers, where the provider takes a
+    /// budget (Anthropic's extended thinking, Gemini's thinking budget); a `before_model` hook
+    /// sets it per call (Turin's `ctx.thinking_budget`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thinking_budget: Option<u32>,
 }
 
 /// A model's answer.

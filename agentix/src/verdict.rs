@@ -4,9 +4,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use crate::event::{
-    Enqueues, Escalatable, Event, Rejectable, Retryable, Stoppable, StopsWith,
-};
+use crate::event::{Enqueues, Escalatable, Event, Rejectable, Retryable, Stoppable, StopsWith};
 use crate::session::{FollowUp, Task};
 
 /// A hook's decision at event `E`. The payload types come from `E`'s contract, so a verdict the

@@ -325,7 +325,11 @@ fn log_of(plans: &[TurnPlan]) -> Vec<Entry> {
     let mut log = Vec::new();
     for (number, plan) in (1..).zip(plans) {
         let turn = TurnRef(number);
-        log.push(Entry::User { turn, message: Message::user(format!("turn {number}")), task: None });
+        log.push(Entry::User {
+            turn,
+            message: Message::user(format!("turn {number}")),
+            task: None,
+        });
         if plan.pre_output {
             log.push(Entry::HookOutput {
                 turn,

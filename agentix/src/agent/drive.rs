@@ -2,7 +2,6 @@
 
 use crate::Outcome;
 use crate::approval::{Approval, Approver};
-use crate::{caught, panic_message};
 use crate::conversation::Entry;
 use crate::error::{Component, Error};
 use crate::event::EventKind;
@@ -14,6 +13,7 @@ use crate::tool::ToolSet;
 use crate::transform::StreamTransformer;
 use crate::turn::Turn;
 use crate::verdict::Feedback;
+use crate::{caught, panic_message};
 
 use super::chains::handles;
 use super::render::check_injections;
@@ -187,9 +187,7 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
                 });
                 match approval {
                     Approval::Approve => Ok(()),
-                    Approval::Reject(reason) => {
-                        Err(Error::Rejected { event: EVENT, hook, reason })
-                    }
+                    Approval::Reject(reason) => Err(Error::Rejected { event: EVENT, hook, reason }),
                     Approval::Edit(_) => Err(Error::Rejected {
                         event: EVENT,
                         hook,

@@ -157,7 +157,8 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
         // The turn's one panic guard, for the hooks of the events `drive` runs unguarded, and
         // its time limit.
         let limit = turn.config().turn_timeout;
-        let driven = bounded!(limit, caught(|| self.drive(&mut turn.turn, &turn.step, observer, gate)));
+        let driven =
+            bounded!(limit, caught(|| self.drive(&mut turn.turn, &turn.step, observer, gate)));
         let caught = driven.unwrap_or_else(|after| {
             // What was running when time ran out stopped there.
             turn.leave_hook();
@@ -305,12 +306,14 @@ fn panicked(event: EventKind, hook: &'static str, message: String) -> Error {
 #[cold]
 fn record(turn: &mut Turn, error: &Error) {
     let entry = match error {
-        Error::Halted { event, hook, reason } | Error::Rejected { event, hook, reason } => Entry::Halted {
-            turn: turn.turn_ref(),
-            event: *event,
-            hook: (*hook).to_owned(),
-            reason: reason.clone(),
-        },
+        Error::Halted { event, hook, reason } | Error::Rejected { event, hook, reason } => {
+            Entry::Halted {
+                turn: turn.turn_ref(),
+                event: *event,
+                hook: (*hook).to_owned(),
+                reason: reason.clone(),
+            }
+        }
         other => Entry::Failed { turn: turn.turn_ref(), error: other.to_string() },
     };
     turn.append(entry);

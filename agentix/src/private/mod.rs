@@ -10,13 +10,15 @@ use std::task::{Context, Poll};
 
 pub use crate::Outcome;
 pub use crate::event::{
-    AfterModel, AfterTool, BeforeFinal, BeforeModel, BeforeTool, Event, Post, Pre, ToolError,
-    WrapModel, WrapTool,
+    AfterModel, AfterTool, AllTasksComplete, BeforeFinal, BeforeModel, BeforeTool, Event,
+    PlanComplete, PlanSubmit, Post, Pre, SessionEnd, SessionStart, TaskComplete, TaskStart,
+    ToolError, TurnStart, WrapModel, WrapTool,
 };
 pub use crate::hook::{NextModel, NextTool};
 pub use crate::message::{AssistantMessage, Part, ToolCall, ToolResult};
 pub use crate::model::{ModelError, ModelRequest, ModelResponse};
 pub use crate::on;
+pub use crate::session::{Plan, PlanReport, QueuedTask, SessionState, TaskReport};
 pub use crate::turn::Turn;
 pub use crate::verdict::{Halt, Verdict};
 pub use core::future::Future as CoreFuture;
@@ -40,9 +42,11 @@ pub trait StandIn {}
 mod conditions;
 mod parameters;
 mod returns;
+mod session;
 mod tools;
 
 pub use conditions::*;
 pub use parameters::*;
 pub use returns::*;
+pub use session::*;
 pub use tools::*;

@@ -14,7 +14,7 @@ pub enum Returned<E: Event> {
 #[diagnostic::on_unimplemented(
     message = "a hook at `{E}` cannot return `{Self}`",
     label = "not a verdict of `{E}`",
-    note = "a hook returns `Verdict<{E}>`, `()` (continue), a new value for the event, or a `Result` of one of these (an `Err` halts the turn as a failure)"
+    note = "a hook returns `Verdict<{E}>`, `()` (continue), a new value for the event, or a `Result` of one of these (an `Err` halts the turn, or at a session event the session, as a failure)"
 )]
 pub trait IntoVerdict<E: Event> {
     /// What the return means.

@@ -255,6 +255,24 @@ where
     }
 }
 
+impl<H: crate::__private::StandIn> RegisterSession<crate::pipeline::StandIn> for H {
+    type Hook = NoSessionHook;
+
+    fn session_hook(self) -> NoSessionHook {
+        NoSessionHook
+    }
+}
+
+/// What a `#[hook]` function with an error registers as on a session: nothing (the crate does
+/// not compile anyway), so no second error says it is not a hook.
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug)]
+pub struct NoSessionHook;
+
+impl SessionHook for NoSessionHook {
+    const EVENTS: EventSet = EventSet::NONE;
+}
+
 /// The hooks of a session, in the order they were added: `()`, or the earlier hooks and one
 /// more. Each event runs only the hooks that declare it, chosen at compile time: an event
 /// without hooks costs nothing.

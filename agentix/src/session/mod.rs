@@ -38,8 +38,8 @@ use futures::Stream;
 use serde::{Deserialize, Serialize};
 
 pub use hooks::{
-    OnAllTasksComplete, OnPlanComplete, OnPlanSubmit, OnSessionEnd, OnSessionStart,
-    OnTaskComplete, OnTaskStart, OnTurnStart, RegisterSession, SessionChain, SessionHook, Then,
+    OnAllTasksComplete, OnPlanComplete, OnPlanSubmit, OnSessionEnd, OnSessionStart, OnTaskComplete,
+    OnTaskStart, OnTurnStart, RegisterSession, SessionChain, SessionHook, Then,
 };
 pub use runner::{TaskContext, TaskRunner, TurnGate};
 pub use submit_plan::{SubmitPlan, SubmitPlanError};
@@ -384,12 +384,14 @@ impl<R: TaskRunner, S: SessionChain> Session<R, S> {
             }
             Flow::Halt { hook, halt } => {
                 let error = crate::agent::halted(EventKind::TaskStart, hook, halt);
-                let _ = self.complete(task, Ended::cancelled(error.to_string(), None), observer).await;
+                let _ =
+                    self.complete(task, Ended::cancelled(error.to_string(), None), observer).await;
                 return Err(error);
             }
             Flow::Failed { hook, failure } => {
                 let error = failure.error(EventKind::TaskStart, hook);
-                let _ = self.complete(task, Ended::cancelled(error.to_string(), None), observer).await;
+                let _ =
+                    self.complete(task, Ended::cancelled(error.to_string(), None), observer).await;
                 return Err(error);
             }
         }

@@ -142,7 +142,11 @@ impl Plan {
         I: IntoIterator,
         I::Item: Into<Task>,
     {
-        Plan { title: None, tasks: tasks.into_iter().map(Into::into).collect(), clear_existing: false }
+        Plan {
+            title: None,
+            tasks: tasks.into_iter().map(Into::into).collect(),
+            clear_existing: false,
+        }
     }
 
     /// This plan, labelled.

@@ -1,0 +1,155 @@
+//! The events a hook attaches to: the turn's ten and the session's eight, with what each
+//! one's hook function receives.
+
+/// An event, by attribute word.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Event {
+    Pre,
+    BeforeModel,
+    WrapModel,
+    AfterModel,
+    BeforeTool,
+    WrapTool,
+    AfterTool,
+    ToolError,
+    BeforeFinal,
+    Post,
+    SessionStart,
+    TaskStart,
+    TurnStart,
+    PlanSubmit,
+    TaskComplete,
+    PlanComplete,
+    AllTasksComplete,
+    SessionEnd,
+}
+
+impl Event {
+    const ALL: [Event; 18] = [
+        Event::Pre,
+        Event::BeforeModel,
+        Event::WrapModel,
+        Event::AfterModel,
+        Event::BeforeTool,
+        Event::WrapTool,
+        Event::AfterTool,
+        Event::ToolError,
+        Event::BeforeFinal,
+        Event::Post,
+        Event::SessionStart,
+        Event::TaskStart,
+        Event::TurnStart,
+        Event::PlanSubmit,
+        Event::TaskComplete,
+        Event::PlanComplete,
+        Event::AllTasksComplete,
+        Event::SessionEnd,
+    ];
+
+    /// The attribute word.
+    pub fn word(self) -> &'static str {
+        match self {
+            Event::Pre => "pre",
+            Event::BeforeModel => "before_model",
+            Event::WrapModel => "wrap_model",
+            Event::AfterModel => "after_model",
+            Event::BeforeTool => "before_tool",
+            Event::WrapTool => "wrap_tool",
+            Event::AfterTool => "after_tool",
+            Event::ToolError => "tool_error",
+            Event::BeforeFinal => "before_final",
+            Event::Post => "post",
+            Event::SessionStart => "session_start",
+            Event::TaskStart => "task_start",
+            Event::TurnStart => "turn_start",
+            Event::PlanSubmit => "plan_submit",
+            Event::TaskComplete => "task_complete",
+            Event::PlanComplete => "plan_complete",
+            Event::AllTasksComplete => "all_tasks_complete",
+            Event::SessionEnd => "session_end",
+        }
+    }
+
+    /// The event's type, and its trait in `agentix::on`.
+    pub fn type_name(self) -> &'static str {
+        match self {
+            Event::Pre => "Pre",
+            Event::BeforeModel => "BeforeModel",
+            Event::WrapModel => "WrapModel",
+            Event::AfterModel => "AfterModel",
+            Event::BeforeTool => "BeforeTool",
+            Event::WrapTool => "WrapTool",
+            Event::AfterTool => "AfterTool",
+            Event::ToolError => "ToolError",
+            Event::BeforeFinal => "BeforeFinal",
+            Event::Post => "Post",
+            Event::SessionStart => "SessionStart",
+            Event::TaskStart => "TaskStart",
+            Event::TurnStart => "TurnStart",
+            Event::PlanSubmit => "PlanSubmit",
+            Event::TaskComplete => "TaskComplete",
+            Event::PlanComplete => "PlanComplete",
+            Event::AllTasksComplete => "AllTasksComplete",
+            Event::SessionEnd => "SessionEnd",
+        }
+    }
+
+    /// What the event's value parameter is, for messages; empty for events whose value is the
+    /// turn or the session itself.
+    pub fn value(self) -> &'static str {
+        match self {
+            Event::Pre | Event::SessionStart | Event::AllTasksComplete | Event::SessionEnd => "",
+            Event::BeforeModel => "the request (`&ModelRequest` or `&mut ModelRequest`)",
+            Event::WrapModel => "the request (`&ModelRequest`)",
+            Event::AfterModel | Event::BeforeFinal => {
+                "the assistant message (`&AssistantMessage` or `&mut AssistantMessage`)"
+            }
+            Event::BeforeTool => "the tool call (`&ToolCall` or `&mut ToolCall`)",
+            Event::WrapTool => "the tool call (`&ToolCall`)",
+            Event::AfterTool | Event::ToolError => {
+                "the tool result (`&ToolResult` or `&mut ToolResult`)"
+            }
+            Event::Post => "the outcome (`&Outcome`)",
+            Event::TaskStart => "the task (`&QueuedTask` or `&mut QueuedTask`)",
+            Event::TurnStart => "the task's turn (`&Turn` or `&mut Turn`)",
+            Event::PlanSubmit => "the plan (`&Plan` or `&mut Plan`)",
+            Event::TaskComplete => "the task's report (`&TaskReport`)",
+            Event::PlanComplete => "the plan's report (`&PlanReport`)",
+        }
+    }
+
+    pub fn is_wrap(self) -> bool {
+        matches!(self, Event::WrapModel | Event::WrapTool)
+    }
+
+    /// Whether the event is a session's: its hooks go on a `Session`, and take the session.
+    pub fn is_session(self) -> bool {
+        matches!(
+            self,
+            Event::SessionStart
+                | Event::TaskStart
+                | Event::TurnStart
+                | Event::PlanSubmit
+                | Event::TaskComplete
+                | Event::PlanComplete
+                | Event::AllTasksComplete
+                | Event::SessionEnd
+        )
+    }
+
+    /// Whether the hook's value parameter is lent mutably: the hook may edit it.
+    pub fn edits_value(self) -> bool {
+        !matches!(
+            self,
+            Event::WrapModel
+                | Event::WrapTool
+                | Event::Post
+                | Event::TaskComplete
+                | Event::PlanComplete
+        )
+    }
+
+    pub fn from_word(word: &str) -> Option<Event> {
+        Event::ALL.into_iter().find(|event| event.word() == word)
+    }
+}
