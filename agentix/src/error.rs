@@ -10,8 +10,11 @@ use crate::model::ModelError;
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
-    /// A hook halted the turn.
-    #[error("{event} hook `{hook}` halted the turn: {reason}")]
+    /// A hook halted the turn (at a session's event, the session).
+    #[error(
+        "{event} hook `{hook}` halted the {}: {reason}",
+        if event.is_session() { "session" } else { "turn" }
+    )]
     Halted {
         /// Where.
         event: EventKind,

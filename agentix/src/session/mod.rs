@@ -19,10 +19,15 @@
 //! closed) ends the session: the task running and every task still queued end `cancelled`, each
 //! reported to `task_complete`, and `session_end` fires; `run` returns the hook's error.
 //!
-//! Cancellation: dropping [`run`](Session::run)'s future (or its stream) midway leaves the log
-//! valid (the turn records that it was cancelled) and the queue as it was; the task that was
-//! running is reported `cancelled` to `task_complete` by the next `run`, before anything else
-//! runs. Hooks are async, so nothing is reported from `drop`.
+//! Cancellation: dropping [`run`](Session::run)'s future (or its stream) at any await point
+//! leaves the log valid (a turn dropped midway records that it was cancelled) and every task
+//! ended, queued, or running. The next `run` picks up there, before anything else: the task
+//! that was running is reported `cancelled` to `task_complete`. Hooks are async, so nothing is
+//! reported from `drop`. An event is done once all its hooks have returned: one whose hooks a
+//! drop interrupted (`session_start`, `plan_submit`, `task_complete`, `plan_complete`,
+//! `all_tasks_complete`, `session_end`) fires again at the next run, from its first hook — so a
+//! hook sees each event exactly once when no run is dropped inside that event's hooks, and at
+//! least once when one is.
 
 pub(crate) mod hooks;
 mod runner;
@@ -319,49 +324,73 @@ impl<R: TaskRunner, S: SessionChain> Session<R, S> {
             return Err(Error::SessionEnded);
         }
         let first = self.state.completed.len();
-        let mut stopped = None;
+        if !self.state.ending {
+            self.run_queue(observer).await;
+            self.state.ending = true;
+        }
+        emit(observer, || SessionEvent::Ended);
+        let end = settle(self.hooks.session_end(&self.state, observer).await);
+        self.state.ended = true;
+        match (&self.state.stopped, end) {
+            (Some(error), _) => Err(error.clone()),
+            (None, Err(error)) => Err(error),
+            (None, Ok(())) => Ok(self.state.completed[first..].to_vec()),
+        }
+    }
+
+    /// Everything before `session_end`: `session_start`, what a dropped run left, the queue
+    /// until it is empty and `all_tasks_complete` adds nothing, or until a session hook stops
+    /// the session, whose tasks left then end `cancelled`.
+    async fn run_queue<O: Observer>(&mut self, observer: &O) {
         if !self.state.started {
-            self.state.started = true;
             emit(observer, || SessionEvent::Started);
-            let flow = self.hooks.session_start(&self.state, observer).await;
-            stopped = settle(flow).err();
+            let started = settle(self.hooks.session_start(&self.state, observer).await);
+            self.state.started = true;
+            self.stop_on(started);
         }
-        if stopped.is_none() {
-            stopped = self.review_plans(observer).await.err();
+        // What a dropped run left midway ends first: a task's end its hooks had not all seen,
+        // then the task that was running, cancelled.
+        let delivered = self.deliver(observer).await;
+        self.stop_on(delivered);
+        if self.state.stopped.is_none() {
+            let reviewed = self.review_plans(observer).await;
+            self.stop_on(reviewed);
         }
-        // The task a dropped run left running ends now, cancelled.
         if let Some(running) = self.state.running.take() {
             let reason = "the session's run was dropped while the task ran".to_owned();
-            let ended = Ended::cancelled(reason, running.turn);
-            let completed = self.complete(running.task, ended, observer).await;
-            stopped = stopped.or(completed.err());
+            let completed =
+                self.complete(running.task, Ended::cancelled(reason, running.turn), observer).await;
+            self.stop_on(completed);
         }
-        while stopped.is_none() {
+        while self.state.stopped.is_none() {
             let Some(task) = self.state.queue.pop_front() else {
                 match self.follow_up(observer).await {
                     Ok(true) => continue,
                     Ok(false) => break,
                     Err(error) => {
-                        stopped = Some(error);
+                        self.stop_on(Err(error));
                         break;
                     }
                 }
             };
-            stopped = self.run_task(task, observer).await.err();
+            let ran = self.run_task(task, observer).await;
+            self.stop_on(ran);
         }
-        if let Some(error) = &stopped {
+        if let Some(error) = &self.state.stopped {
+            let reason = format!("the session ended before the task ran: {error}");
             while let Some(task) = self.state.queue.pop_front() {
-                let reason = format!("the session ended before the task ran: {error}");
                 // The session has its cause; a hook's halt as it winds down is not another.
-                let _ = self.complete(task, Ended::cancelled(reason, None), observer).await;
+                let _ = self.complete(task, Ended::cancelled(reason.clone(), None), observer).await;
             }
         }
-        self.state.ended = true;
-        emit(observer, || SessionEvent::Ended);
-        let end = settle(self.hooks.session_end(&self.state, observer).await);
-        match (stopped, end) {
-            (Some(error), _) | (None, Err(error)) => Err(error),
-            (None, Ok(())) => Ok(self.state.completed[first..].to_vec()),
+    }
+
+    /// Records the first error that stops the session.
+    fn stop_on(&mut self, result: Result<(), Error>) {
+        if let Err(error) = result
+            && self.state.stopped.is_none()
+        {
+            self.state.stopped = Some(error);
         }
     }
 
@@ -475,7 +504,8 @@ impl<R: TaskRunner, S: SessionChain> Session<R, S> {
         });
         if ids.is_empty() {
             // A plan its hooks emptied has nothing left to wait for.
-            result = result.and(self.plan_completed(plan_id, observer).await);
+            self.state.delivering = Some(Delivery { report: None, plan: Some(plan_id) });
+            result = result.and(self.deliver(observer).await);
         }
         result
     }
@@ -493,25 +523,39 @@ impl<R: TaskRunner, S: SessionChain> Session<R, S> {
         let success = ended.status == TaskStatus::Success;
         let Ended { status, answer, reason, turn, turns } = ended;
         self.state.completed.push(TaskReport { task, status, answer, reason, turn, turns });
-        let mut plan_done = false;
+        let mut plan_done = None;
         if let Some(progress) = plan.and_then(|id| self.state.plans.get_mut(&id)) {
             progress.completed += 1;
             progress.succeeded += u32::from(success);
-            plan_done = progress.is_complete();
+            plan_done = progress.is_complete().then_some(progress.id);
         }
-        let report = self.state.completed.last().expect("the report was just pushed");
-        emit(observer, || SessionEvent::TaskCompleted { report: report.clone() });
-        let result = settle(self.hooks.task_complete(report, &self.state, observer).await);
-        match plan {
-            Some(plan) if plan_done => result.and(self.plan_completed(plan, observer).await),
-            _ => result,
-        }
+        let report = Some(self.state.completed.len() - 1);
+        self.state.delivering = Some(Delivery { report, plan: plan_done });
+        self.deliver(observer).await
     }
 
-    async fn plan_completed<O: Observer>(&self, plan: PlanId, observer: &O) -> Result<(), Error> {
-        let progress = &self.state.plans[&plan];
-        emit(observer, || SessionEvent::PlanCompleted { plan: progress.clone() });
-        settle(self.hooks.plan_complete(progress, &self.state, observer).await)
+    /// Fires `task_complete` and `plan_complete` for the end being delivered. Each is marked
+    /// delivered once its hooks have all run: a run dropped in the middle of them leaves it to
+    /// the next run, which fires it again from its first hook.
+    async fn deliver<O: Observer>(&mut self, observer: &O) -> Result<(), Error> {
+        let Some(Delivery { report, plan }) = self.state.delivering else {
+            return Ok(());
+        };
+        let mut result = Ok(());
+        if let Some(index) = report {
+            let report = &self.state.completed[index];
+            emit(observer, || SessionEvent::TaskCompleted { report: report.clone() });
+            result = settle(self.hooks.task_complete(report, &self.state, observer).await);
+            self.state.delivering = Some(Delivery { report: None, plan });
+        }
+        if let Some(plan) = plan {
+            let progress = &self.state.plans[&plan];
+            emit(observer, || SessionEvent::PlanCompleted { plan: progress.clone() });
+            let completed = settle(self.hooks.plan_complete(progress, &self.state, observer).await);
+            result = result.and(completed);
+        }
+        self.state.delivering = None;
+        result
     }
 
     /// `all_tasks_complete`: whether it enqueued follow-up work.
@@ -550,6 +594,14 @@ impl<R, S> std::fmt::Debug for Session<R, S> {
 pub(crate) struct Running {
     pub(crate) task: QueuedTask,
     pub(crate) turn: Option<TurnRef>,
+}
+
+/// A task's end being reported: its report (by index in the ended tasks) until `task_complete`
+/// has run, and its plan if it completed one, until `plan_complete` has.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize)]
+pub(crate) struct Delivery {
+    report: Option<usize>,
+    plan: Option<PlanId>,
 }
 
 /// How a task ended, before its report is made.

@@ -270,7 +270,17 @@ pub struct SessionState {
     pub(crate) next_task: u64,
     pub(crate) next_plan: u64,
     pub(crate) follow_ups: u32,
+    /// Whether `session_start`'s hooks ran to their end.
     pub(crate) started: bool,
+    /// A task's end whose `task_complete` (or its plan's `plan_complete`) hooks have not all
+    /// run: a dropped run's, delivered again by the next.
+    pub(crate) delivering: Option<super::Delivery>,
+    /// Why the session stopped, once a session hook stopped it: what is left winds down.
+    #[serde(skip)]
+    pub(crate) stopped: Option<crate::Error>,
+    /// Whether `session_end` is firing: a dropped run's next run fires only it.
+    pub(crate) ending: bool,
+    /// Whether `session_end`'s hooks ran to their end.
     pub(crate) ended: bool,
 }
 
@@ -308,6 +318,11 @@ impl SessionState {
     /// How many times `all_tasks_complete` hooks enqueued follow-up work.
     pub fn follow_ups(&self) -> u32 {
         self.follow_ups
+    }
+
+    /// Why the session stopped early: the session hook's halt or failure that ended it.
+    pub fn stopped(&self) -> Option<&crate::Error> {
+        self.stopped.as_ref()
     }
 
     /// Whether `session_end` has fired: the session runs no more.

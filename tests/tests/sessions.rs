@@ -1,0 +1,818 @@
+//! Sessions, plans and tasks: each session event fires exactly once per its unit, in order, on
+//! every path a task can end by — run directly and streamed, and with the run dropped at every
+//! await point.
+
+use std::pin::pin;
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+
+use agentix::event::{
+    AllTasksComplete, BeforeModel, PlanComplete, PlanSubmit, Post, Pre, SessionEnd, SessionStart,
+    TaskComplete, TaskStart, TurnStart,
+};
+use agentix::session::{
+    Plan, PlanReport, QueuedTask, Session, SessionEvent, SessionHook, SessionState, Task,
+    TaskReport, TaskStatus,
+};
+use agentix::{
+    Agent, Approval, Approver, Conversation, Entry, Error, Escalation, Hook, ModelError,
+    ModelRequest, Outcome, ScriptedModel, StreamEvent, ToolCall, Turn, Verdict, hook,
+};
+use futures::{Stream, StreamExt};
+use serde_json::json;
+use tests::{Weather, Yields, assert_log_consistent, validate_entries};
+
+/// What fired, in order, as `event detail` lines.
+#[derive(Clone, Default)]
+struct Trace(Arc<Mutex<Vec<String>>>);
+
+impl Trace {
+    fn push(&self, line: impl Into<String>) {
+        self.0.lock().unwrap().push(line.into());
+    }
+
+    fn lines(&self) -> Vec<String> {
+        self.0.lock().unwrap().clone()
+    }
+
+    /// The lines starting with `prefix`.
+    fn of(&self, prefix: &str) -> Vec<String> {
+        self.lines().into_iter().filter(|line| line.starts_with(prefix)).collect()
+    }
+}
+
+/// Records every session event, yielding `yields` times at each: an await point per event.
+struct Watch {
+    trace: Trace,
+    yields: usize,
+}
+
+impl SessionHook for Watch {
+    async fn session_start(&self, _session: &SessionState) -> Verdict<SessionStart> {
+        Yields(self.yields).await;
+        self.trace.push("session_start");
+        Verdict::Continue
+    }
+
+    async fn task_start(
+        &self,
+        task: &mut QueuedTask,
+        _session: &SessionState,
+    ) -> Verdict<TaskStart> {
+        Yields(self.yields).await;
+        self.trace.push(format!("task_start {}", task.id().0));
+        Verdict::Continue
+    }
+
+    async fn turn_start(&self, turn: &mut Turn, _session: &SessionState) -> Verdict<TurnStart> {
+        Yields(self.yields).await;
+        let task = turn.task_id().map_or(0, |task| task.0);
+        self.trace.push(format!("turn_start {task}.{}", turn.task_turn_index()));
+        Verdict::Continue
+    }
+
+    async fn plan_submit(&self, plan: &mut Plan, _session: &SessionState) -> Verdict<PlanSubmit> {
+        Yields(self.yields).await;
+        self.trace.push(format!("plan_submit {}", plan.tasks.len()));
+        Verdict::Continue
+    }
+
+    async fn task_complete(
+        &self,
+        report: &TaskReport,
+        _session: &SessionState,
+    ) -> Verdict<TaskComplete> {
+        Yields(self.yields).await;
+        self.trace.push(format!("task_complete {} {}", report.task.id().0, report.status));
+        Verdict::Continue
+    }
+
+    async fn plan_complete(
+        &self,
+        plan: &PlanReport,
+        _session: &SessionState,
+    ) -> Verdict<PlanComplete> {
+        Yields(self.yields).await;
+        self.trace.push(format!(
+            "plan_complete {} {}/{} ok {}",
+            plan.id.0, plan.completed, plan.total, plan.succeeded
+        ));
+        Verdict::Continue
+    }
+
+    async fn all_tasks_complete(&self, _session: &SessionState) -> Verdict<AllTasksComplete> {
+        Yields(self.yields).await;
+        self.trace.push("all_tasks_complete");
+        Verdict::Continue
+    }
+
+    async fn session_end(&self, _session: &SessionState) -> Verdict<SessionEnd> {
+        Yields(self.yields).await;
+        self.trace.push("session_end");
+        Verdict::Continue
+    }
+}
+
+/// Records the turn's `pre`, `before_model` and `post` between the session's events.
+struct TurnWatch {
+    trace: Trace,
+    yields: usize,
+}
+
+impl Hook for TurnWatch {
+    async fn pre(&self, turn: &mut Turn) -> Verdict<Pre> {
+        Yields(self.yields).await;
+        self.trace.push(format!("pre {}", turn.task_id().map_or(0, |task| task.0)));
+        Verdict::Continue
+    }
+
+    async fn before_model(
+        &self,
+        _request: &mut ModelRequest,
+        turn: &mut Turn,
+    ) -> Verdict<BeforeModel> {
+        Yields(self.yields).await;
+        self.trace.push(format!(
+            "before_model {} turn_index {}",
+            turn.task_id().map_or(0, |task| task.0),
+            turn.turn_index()
+        ));
+        Verdict::Continue
+    }
+
+    async fn post(&self, outcome: &Outcome, _turn: &mut Turn) -> Verdict<Post> {
+        Yields(self.yields).await;
+        self.trace.push(format!("post {}", if outcome.is_ok() { "ok" } else { "err" }));
+        Verdict::Continue
+    }
+}
+
+fn lines(expected: &[&str]) -> Vec<String> {
+    expected.iter().map(|line| (*line).to_owned()).collect()
+}
+
+#[tokio::test]
+async fn two_tasks_fire_every_event_once_in_order_and_carry_their_task_into_the_log() {
+    let trace = Trace::default();
+    let model = ScriptedModel::new()
+        .tool_call("get_weather", json!({ "city": "Oslo" }))
+        .text("Sunny in Oslo.")
+        .text("Done.");
+    let agent = Agent::builder(model)
+        .tool(Weather::default())
+        .hook(TurnWatch { trace: trace.clone(), yields: 0 })
+        .build();
+    let mut session =
+        Session::builder(&agent).hook(Watch { trace: trace.clone(), yields: 0 }).build();
+    let first = session.enqueue("Weather in Oslo?");
+    let second = session.enqueue(Task::new("Summarize.").titled("summary"));
+    let reports = session.run().await.unwrap();
+
+    assert_eq!(
+        trace.lines(),
+        lines(&[
+            "session_start",
+            "task_start 1",
+            "pre 1",
+            "turn_start 1.0",
+            "before_model 1 turn_index 0",
+            "turn_start 1.1",
+            "before_model 1 turn_index 1",
+            "post ok",
+            "task_complete 1 success",
+            "task_start 2",
+            "pre 2",
+            "turn_start 2.0",
+            "before_model 2 turn_index 2",
+            "post ok",
+            "task_complete 2 success",
+            "all_tasks_complete",
+            "session_end",
+        ])
+    );
+    assert_eq!(reports.len(), 2);
+    assert_eq!((reports[0].task.id(), reports[0].turns), (first, 2));
+    assert_eq!(reports[0].answer.as_ref().unwrap().joined_text(), "Sunny in Oslo.");
+    assert_eq!((reports[1].task.id(), reports[1].turns), (second, 1));
+    assert_eq!(reports[1].task.task.title.as_deref(), Some("summary"));
+    assert_eq!(session.state().turns(), 3);
+    assert!(session.state().has_ended());
+
+    // Every entry belongs to the task of its turn.
+    let conversation = session.conversation();
+    let tasks: Vec<u64> = (0..conversation.log().len())
+        .map(|index| conversation.task_of(index).unwrap().task.0)
+        .collect();
+    assert_eq!(tasks, [1, 1, 1, 1, 2, 2]);
+    assert!(conversation.task_of(6).is_none());
+    // ...and keeps it through serde.
+    let revived: Conversation =
+        serde_json::from_str(&serde_json::to_string(conversation).unwrap()).unwrap();
+    assert_eq!(revived.task_of(5).unwrap().task, second);
+
+    // An ended session runs no more.
+    assert_eq!(session.run().await.unwrap_err(), Error::SessionEnded);
+    assert_eq!(trace.of("session_").len(), 2, "no second start or end");
+}
+
+/// Rejects a task's step `at` (0-based) with a reason, or escalates it.
+struct StepGuard {
+    at: u32,
+    escalate: bool,
+}
+
+impl SessionHook for StepGuard {
+    async fn turn_start(&self, turn: &mut Turn, _session: &SessionState) -> Verdict<TurnStart> {
+        match turn.task_turn_index() == self.at {
+            false => Verdict::Continue,
+            true if self.escalate => Verdict::escalate("one more call?"),
+            true => Verdict::reject("enough steps"),
+        }
+    }
+}
+
+fn weather_loop(calls: usize) -> ScriptedModel {
+    let mut model = ScriptedModel::new();
+    for _ in 0..calls {
+        model = model.tool_call("get_weather", json!({ "city": "Oslo" }));
+    }
+    model
+}
+
+#[tokio::test]
+async fn a_turn_start_reject_stops_the_task_before_the_model_call_and_the_session_goes_on() {
+    let trace = Trace::default();
+    let model = weather_loop(1).text("Second task's answer.");
+    let agent = Agent::builder(&model).tool(Weather::default()).build();
+    let mut session = Session::builder(&agent)
+        .hook(Watch { trace: trace.clone(), yields: 0 })
+        .hook(StepGuard { at: 1, escalate: false })
+        .build();
+    session.enqueue("loop");
+    session.enqueue("answer");
+    let reports = session.run().await.unwrap();
+
+    assert_eq!(reports[0].status, TaskStatus::Rejected);
+    assert_eq!(
+        reports[0].reason.as_deref(),
+        Some("turn_start hook `StepGuard` rejected the task: enough steps")
+    );
+    assert_eq!(reports[0].turns, 2, "the rejected step counts as started");
+    assert_eq!(reports[1].status, TaskStatus::Success);
+    assert_eq!(model.calls(), 2, "the rejected step called no model");
+    assert_eq!(
+        trace.of("task_complete"),
+        lines(&["task_complete 1 rejected", "task_complete 2 success"])
+    );
+    // The log says where the task stopped, and stays valid.
+    let log = session.conversation().log();
+    assert!(log.iter().any(|entry| matches!(
+        entry,
+        Entry::Halted { event: agentix::event::EventKind::TurnStart, hook, .. } if hook == "StepGuard"
+    )));
+    assert_log_consistent(log);
+    validate_entries(log, session.conversation().turns()).unwrap();
+}
+
+/// Approves or rejects escalated steps, counting them.
+#[derive(Clone, Default)]
+struct StepApprover {
+    approve: bool,
+    asked: Arc<Mutex<Vec<String>>>,
+}
+
+impl Approver for StepApprover {
+    async fn review(&self, _call: &ToolCall, _escalation: &Escalation, _turn: &Turn) -> Approval {
+        Approval::Approve
+    }
+
+    async fn review_turn(&self, escalation: &Escalation, turn: &Turn) -> Approval {
+        self.asked.lock().unwrap().push(format!(
+            "{} {}",
+            turn.task_id().unwrap().0,
+            escalation.reason
+        ));
+        if self.approve { Approval::Approve } else { Approval::Reject("not now".into()) }
+    }
+}
+
+#[tokio::test]
+async fn a_turn_start_escalation_asks_the_approver_which_lets_the_task_go_on_or_rejects_it() {
+    for approve in [true, false] {
+        let approver = StepApprover { approve, ..StepApprover::default() };
+        let model = weather_loop(1).text("Sunny.");
+        let agent =
+            Agent::builder(&model).tool(Weather::default()).approver(approver.clone()).build();
+        let mut session =
+            Session::builder(&agent).hook(StepGuard { at: 1, escalate: true }).build();
+        session.enqueue("weather");
+        let reports = session.run().await.unwrap();
+        assert_eq!(*approver.asked.lock().unwrap(), ["1 one more call?"]);
+        if approve {
+            assert_eq!(reports[0].status, TaskStatus::Success);
+            assert_eq!(model.calls(), 2);
+        } else {
+            assert_eq!(reports[0].status, TaskStatus::Rejected);
+            assert_eq!(
+                reports[0].reason.as_deref(),
+                Some("turn_start hook `StepGuard` rejected the task: not now")
+            );
+            assert_eq!(model.calls(), 1);
+        }
+    }
+}
+
+#[tokio::test]
+async fn an_approver_for_tool_calls_only_turns_a_step_escalation_down() {
+    let model = weather_loop(1).text("Sunny.");
+    let agent = Agent::builder(&model)
+        .tool(Weather::default())
+        .approver(|_: ToolCall, _: Escalation| async { Approval::Approve })
+        .build();
+    let mut session = Session::builder(&agent).hook(StepGuard { at: 0, escalate: true }).build();
+    session.enqueue("weather");
+    let reports = session.run().await.unwrap();
+    assert_eq!(reports[0].status, TaskStatus::Rejected);
+    assert!(reports[0].reason.as_ref().unwrap().contains("reviews tool calls only"));
+    assert_eq!(model.calls(), 0);
+}
+
+#[tokio::test]
+async fn a_task_ends_at_its_max_turns_and_each_status_has_its_path() {
+    let trace = Trace::default();
+    // Task 1 loops past its max_turns; task 2 meets a model error; task 3's `pre` hook halts;
+    // task 4 succeeds.
+    let model = weather_loop(3).error(ModelError::Transport("reset".into())).text("Fine.");
+    let agent = Agent::builder(&model).tool(Weather::default()).hook(HaltOn("halt me")).build();
+    let mut session =
+        Session::builder(&agent).hook(Watch { trace: trace.clone(), yields: 0 }).build();
+    session.enqueue(Task::new("loop").max_turns(3));
+    session.enqueue("fail");
+    session.enqueue("halt me");
+    session.enqueue("fine");
+    let reports = session.run().await.unwrap();
+    let statuses: Vec<TaskStatus> = reports.iter().map(|report| report.status).collect();
+    assert_eq!(
+        statuses,
+        [TaskStatus::MaxTurns, TaskStatus::Error, TaskStatus::Rejected, TaskStatus::Success]
+    );
+    assert_eq!(
+        reports[0].reason.as_deref(),
+        Some("the turn reached its limit of 3 steps without a final answer")
+    );
+    assert_eq!(reports[0].turns, 3);
+    assert_eq!(reports[1].reason.as_deref(), Some("model call failed: transport error: reset"));
+    assert_eq!(reports[2].reason.as_deref(), Some("pre hook `HaltOn` halted the turn: no"));
+    assert_eq!(reports[2].turns, 0, "a turn halted at `pre` makes no model call");
+    assert_eq!(trace.of("turn_start 1.").len(), 3, "one turn_start per step, none past the limit");
+    assert_eq!(trace.of("task_complete").len(), 4);
+    assert_eq!(trace.of("session_end").len(), 1);
+    assert_log_consistent(session.conversation().log());
+    validate_entries(session.conversation().log(), 4).unwrap();
+}
+
+/// Halts any turn whose message is `.0`.
+struct HaltOn(&'static str);
+
+impl Hook for HaltOn {
+    async fn pre(&self, turn: &mut Turn) -> Verdict<Pre> {
+        if turn.user_message().text() == self.0 { Verdict::halt("no") } else { Verdict::Continue }
+    }
+}
+
+/// Halts the session at one of its events.
+enum SessionHalt {
+    TaskStart(u64),
+    TurnStart(u64),
+    TaskComplete(u64),
+    Panic(u64),
+}
+
+impl SessionHook for SessionHalt {
+    async fn task_start(
+        &self,
+        task: &mut QueuedTask,
+        _session: &SessionState,
+    ) -> Verdict<TaskStart> {
+        match self {
+            SessionHalt::TaskStart(id) if task.id().0 == *id => Verdict::halt("stop here"),
+            _ => Verdict::Continue,
+        }
+    }
+
+    async fn turn_start(&self, turn: &mut Turn, _session: &SessionState) -> Verdict<TurnStart> {
+        let task = turn.task_id().unwrap().0;
+        match self {
+            SessionHalt::TurnStart(id) if task == *id => Verdict::halt("stop here"),
+            SessionHalt::Panic(id) if task == *id => panic!("the guard broke"),
+            _ => Verdict::Continue,
+        }
+    }
+
+    async fn task_complete(
+        &self,
+        report: &TaskReport,
+        _session: &SessionState,
+    ) -> Verdict<TaskComplete> {
+        match self {
+            SessionHalt::TaskComplete(id) if report.task.id().0 == *id => {
+                Verdict::halt("stop here")
+            }
+            _ => Verdict::Continue,
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_session_hooks_halt_or_panic_ends_the_session_and_every_task_left_ends_cancelled() {
+    let cases = [
+        (SessionHalt::TaskStart(2), "task_start hook `SessionHalt` halted the session: stop here"),
+        (SessionHalt::TurnStart(2), "turn_start hook `SessionHalt` halted the session: stop here"),
+        (
+            SessionHalt::TaskComplete(2),
+            "task_complete hook `SessionHalt` halted the session: stop here",
+        ),
+        (SessionHalt::Panic(2), "turn_start hook `SessionHalt` panicked: the guard broke"),
+    ];
+    for (halt, error) in cases {
+        let trace = Trace::default();
+        let model = ScriptedModel::new().text("one").text("two").text("three");
+        let agent = Agent::builder(&model).build();
+        let completes_task_2 = matches!(halt, SessionHalt::TaskComplete(_));
+        let mut session = Session::builder(&agent)
+            .hook(Watch { trace: trace.clone(), yields: 0 })
+            .hook(halt)
+            .build();
+        session.submit_plan(Plan::new(["one", "two", "three"]));
+        let stopped = session.run().await.unwrap_err();
+        assert_eq!(stopped.to_string(), error);
+        let second = if completes_task_2 { "success" } else { "cancelled" };
+        assert_eq!(
+            trace.of("task_complete"),
+            lines(&[
+                "task_complete 1 success",
+                &format!("task_complete 2 {second}"),
+                "task_complete 3 cancelled"
+            ]),
+            "{error}"
+        );
+        assert_eq!(trace.of("task_start"), lines(&["task_start 1", "task_start 2"]));
+        let succeeded = if completes_task_2 { 2 } else { 1 };
+        assert_eq!(trace.of("plan_complete"), [format!("plan_complete 1 3/3 ok {succeeded}")]);
+        assert_eq!(trace.of("all_tasks_complete").len(), 0, "a halted session is not complete");
+        assert_eq!(trace.of("session_end").len(), 1);
+        let cancelled = &session.state().completed()[2];
+        assert!(
+            cancelled.reason.as_ref().unwrap().starts_with("the session ended before the task ran")
+        );
+        assert_log_consistent(session.conversation().log());
+        validate_entries(session.conversation().log(), session.conversation().turns()).unwrap();
+    }
+}
+
+/// Counts statuses into a plan; rewrites submitted plans by adding a review task.
+#[hook(plan_submit)]
+async fn add_review(plan: &mut Plan) {
+    plan.tasks.push(Task::new("Review the work.").titled("review"));
+}
+
+#[hook(plan_submit)]
+async fn refuse_empty_titles(plan: &Plan, _session: &SessionState) -> Verdict<PlanSubmit> {
+    if plan.title.is_none() { Verdict::reject("a plan needs a title") } else { Verdict::Continue }
+}
+
+#[tokio::test]
+async fn plan_counters_hold_when_a_plans_tasks_end_in_mixed_states() {
+    let trace = Trace::default();
+    let model = ScriptedModel::new()
+        .text("done")
+        .error(ModelError::Transport("down".into()))
+        .text("reviewed");
+    let agent = Agent::builder(&model).hook(HaltOn("refuse")).build();
+    let mut session = Session::builder(&agent)
+        .hook(Watch { trace: trace.clone(), yields: 0 })
+        .hook(refuse_empty_titles)
+        .hook(add_review)
+        .build();
+    session.submit_plan(Plan::new(["untitled"]));
+    session.submit_plan(Plan::new(["work", "refuse", "fail"]).titled("the plan"));
+    session.run().await.unwrap();
+
+    assert_eq!(
+        trace.lines(),
+        lines(&[
+            "session_start",
+            "plan_submit 1",
+            "plan_submit 3",
+            "task_start 1",
+            "turn_start 1.0",
+            "task_complete 1 success",
+            "task_start 2",
+            "task_complete 2 rejected",
+            "task_start 3",
+            "turn_start 3.0",
+            "task_complete 3 error",
+            "task_start 4",
+            "turn_start 4.0",
+            "task_complete 4 success",
+            "plan_complete 1 4/4 ok 2",
+            "all_tasks_complete",
+            "session_end",
+        ])
+    );
+    let plan = session.state().plans().next().unwrap();
+    assert_eq!((plan.total, plan.completed, plan.succeeded, plan.pending()), (4, 4, 2, 0));
+    assert_eq!(plan.title.as_deref(), Some("the plan"));
+    assert_eq!(session.state().completed()[3].task.task.title.as_deref(), Some("review"));
+}
+
+/// Enqueues one follow-up the first time the queue empties; or, with `always`, every time.
+struct FollowUps {
+    always: bool,
+}
+
+impl SessionHook for FollowUps {
+    async fn all_tasks_complete(&self, session: &SessionState) -> Verdict<AllTasksComplete> {
+        if self.always || session.follow_ups() == 0 {
+            Verdict::enqueue([Task::new("follow up")])
+        } else {
+            Verdict::Continue
+        }
+    }
+}
+
+#[tokio::test]
+async fn all_tasks_complete_enqueues_work_that_runs_and_its_limit_ends_the_session() {
+    let trace = Trace::default();
+    let model = ScriptedModel::new().text("first").text("followed up");
+    let agent = Agent::builder(&model).build();
+    let mut session = Session::builder(&agent)
+        .hook(Watch { trace: trace.clone(), yields: 0 })
+        .hook(FollowUps { always: false })
+        .build();
+    session.enqueue("first");
+    let reports = session.run().await.unwrap();
+    assert_eq!(reports.len(), 2);
+    assert_eq!(reports[1].answer.as_ref().unwrap().joined_text(), "followed up");
+    assert_eq!(
+        trace.of("all_tasks_complete").len(),
+        2,
+        "once when the first task ended, once when the follow-up did"
+    );
+    assert_eq!(trace.lines().last().map(String::as_str), Some("session_end"));
+
+    let model = ScriptedModel::new().text("a").text("b").text("c").text("d");
+    let agent = Agent::builder(&model).build();
+    let mut session =
+        Session::builder(&agent).hook(FollowUps { always: true }).max_follow_ups(2).build();
+    session.enqueue("start");
+    let error = session.run().await.unwrap_err();
+    assert_eq!(error, Error::FollowUpLimit { hook: "FollowUps", limit: 2 });
+    assert_eq!(session.state().completed().len(), 3, "the first task and two follow-ups ran");
+    assert!(session.state().has_ended());
+}
+
+#[tokio::test]
+async fn the_model_submits_a_plan_through_the_tool_and_its_tasks_run_after_the_task() {
+    let trace = Trace::default();
+    let plan = json!({
+        "title": "trip",
+        "tasks": [{ "prompt": "Book a flight." }, { "prompt": "Book a hotel.", "title": "hotel" }],
+    });
+    let model = ScriptedModel::new()
+        .tool_call("submit_plan", plan)
+        .text("Planned.")
+        .text("Flight booked.")
+        .text("Hotel booked.")
+        .text("Reviewed.");
+    let agent = Agent::builder(&model).submit_plan().build();
+    let mut session = Session::builder(&agent)
+        .hook(Watch { trace: trace.clone(), yields: 0 })
+        .hook(add_review)
+        .build();
+    session.enqueue("Plan a trip.");
+    let reports = session.run().await.unwrap();
+    let answers: Vec<String> = reports
+        .iter()
+        .map(|report| report.answer.as_ref().unwrap().joined_text().into_owned())
+        .collect();
+    assert_eq!(answers, ["Planned.", "Flight booked.", "Hotel booked.", "Reviewed."]);
+    assert_eq!(reports[0].task.plan(), None);
+    assert!(reports[1..].iter().all(|report| report.task.plan().is_some()));
+    // The plan is reviewed after the turn that submitted it, before that task completes.
+    assert_eq!(
+        &trace.lines()[..6],
+        lines(&[
+            "session_start",
+            "task_start 1",
+            "turn_start 1.0",
+            "turn_start 1.1",
+            "plan_submit 2",
+            "task_complete 1 success",
+        ])
+    );
+    assert_eq!(trace.of("plan_complete"), lines(&["plan_complete 1 3/3 ok 3"]));
+    // The model read that its plan was received.
+    let requests = model.requests();
+    let result = &tests::tool_results(&requests[1])[0];
+    assert!(result.error.is_none());
+    assert!(result.output.starts_with("Plan received (2 tasks)"), "{}", result.output);
+}
+
+#[tokio::test]
+async fn submit_plan_outside_a_session_or_with_no_task_fails_as_a_tool_call() {
+    let model = ScriptedModel::new()
+        .tool_call("submit_plan", json!({ "tasks": [] }))
+        .tool_call("submit_plan", json!({ "tasks": [{ "prompt": "x" }] }))
+        .text("ok");
+    let agent = Agent::builder(&model).submit_plan().build();
+    let mut conversation = Conversation::new();
+    agent.run(&mut conversation, "plan").await.unwrap();
+    let requests = model.requests();
+    let results: Vec<agentix::ToolResult> = requests[1..]
+        .iter()
+        .map(|request| tests::tool_results(request).last().unwrap().clone())
+        .collect();
+    assert!(results.iter().all(|result| result.error.is_some()));
+    assert!(results[0].output.contains("a plan needs at least one task"), "{}", results[0].output);
+    assert!(
+        results[1].output.contains("submit_plan works only in a session"),
+        "{}",
+        results[1].output
+    );
+}
+
+#[tokio::test]
+async fn a_plan_that_clears_existing_cancels_the_queued_tasks_once() {
+    let trace = Trace::default();
+    let model = ScriptedModel::new().text("new");
+    let agent = Agent::builder(&model).build();
+    let mut session =
+        Session::builder(&agent).hook(Watch { trace: trace.clone(), yields: 0 }).build();
+    session.enqueue("old one");
+    session.enqueue("old two");
+    session.submit_plan(Plan::new(["new"]).clearing_existing());
+    session.run().await.unwrap();
+    assert_eq!(
+        trace.lines(),
+        lines(&[
+            "session_start",
+            "plan_submit 1",
+            "task_complete 1 cancelled",
+            "task_complete 2 cancelled",
+            "task_start 3",
+            "turn_start 3.0",
+            "task_complete 3 success",
+            "plan_complete 1 1/1 ok 1",
+            "all_tasks_complete",
+            "session_end",
+        ])
+    );
+    assert_eq!(
+        session.state().completed()[0].reason.as_deref(),
+        Some("plan 1 replaced the tasks queued before it")
+    );
+}
+
+/// The session's event lines a streamed run reported, as the hooks' trace writes them.
+fn streamed_lines(events: &[StreamEvent]) -> Vec<String> {
+    events
+        .iter()
+        .filter_map(|event| match event {
+            StreamEvent::Session(SessionEvent::TaskStarted { task }) => {
+                Some(format!("task_start {}", task.id().0))
+            }
+            StreamEvent::Session(SessionEvent::TaskCompleted { report }) => {
+                Some(format!("task_complete {} {}", report.task.id().0, report.status))
+            }
+            StreamEvent::Session(SessionEvent::Started) => Some("session_start".to_owned()),
+            StreamEvent::Session(SessionEvent::Ended) => Some("session_end".to_owned()),
+            _ => None,
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn a_streamed_session_runs_the_same_events_and_reports_them_between_the_turns_events() {
+    let trace = Trace::default();
+    let model = weather_loop(1).text("Sunny.").text("Two.");
+    let agent = Agent::builder(&model).tool(Weather::default()).build();
+    let mut session =
+        Session::builder(&agent).hook(Watch { trace: trace.clone(), yields: 1 }).build();
+    session.enqueue("one");
+    session.enqueue("two");
+    let events: Vec<StreamEvent> = session.run_stream().collect().await;
+    let session_lines: Vec<String> = trace
+        .lines()
+        .into_iter()
+        .filter(|line| !line.starts_with("turn_start") && !line.starts_with("all_tasks"))
+        .collect();
+    assert_eq!(streamed_lines(&events), session_lines);
+    // Each turn's own events are in the stream, inside its task.
+    let finished = events.iter().filter(|event| matches!(event, StreamEvent::Finished(_))).count();
+    assert_eq!(finished, 2);
+    let turn_starts = events
+        .iter()
+        .filter(|event| {
+            matches!(event, StreamEvent::Event { event: agentix::event::EventKind::TurnStart, .. })
+        })
+        .count();
+    assert_eq!(turn_starts, 3);
+    match events.last() {
+        Some(StreamEvent::Session(SessionEvent::RunEnded { result: Ok(reports) })) => {
+            assert_eq!(reports.len(), 2)
+        }
+        other => panic!("the stream ends with the run's result, not {other:?}"),
+    }
+}
+
+/// A session of three tasks with hooks on every event and every turn event, each awaiting
+/// twice: dropping its run after `polls` polls, then running it again to the end.
+fn run_dropped_after(polls: usize, streamed: bool) -> (Trace, Vec<TaskReport>, Conversation, bool) {
+    let trace = Trace::default();
+    let model = weather_loop(1).text("one").text("two").text("three").text("four");
+    let agent = Agent::builder(&model)
+        .tool(Weather::default())
+        .hook(TurnWatch { trace: trace.clone(), yields: 2 })
+        .build();
+    let mut session =
+        Session::builder(&agent).hook(Watch { trace: trace.clone(), yields: 2 }).build();
+    session.enqueue("one");
+    session.submit_plan(Plan::new(["two", "three"]));
+    let waker = futures::task::noop_waker();
+    let mut cx = Context::from_waker(&waker);
+    let mut finished = false;
+    if streamed {
+        let mut stream = pin!(session.run_stream());
+        for _ in 0..polls {
+            match stream.as_mut().poll_next(&mut cx) {
+                Poll::Ready(None) => {
+                    finished = true;
+                    break;
+                }
+                _ => {}
+            }
+        }
+    } else {
+        let mut run = pin!(session.run());
+        for _ in 0..polls {
+            if run.as_mut().poll(&mut cx).is_ready() {
+                finished = true;
+                break;
+            }
+        }
+    }
+    // Dropped: the log must read as a valid conversation, and the queue hold what is left.
+    assert_log_consistent(session.conversation().log());
+    validate_entries(session.conversation().log(), session.conversation().turns()).unwrap();
+    let ended = session.state().completed().len();
+    let waiting = session.state().queue().len() + usize::from(session.state().running().is_some());
+    let planned = session.state().plans().map(|plan| plan.total as usize).sum::<usize>();
+    // Every task queued so far is ended, waiting, or running — never lost.
+    assert_eq!(ended + waiting, 1 + planned, "after {polls} polls");
+    // A stream dropped after the session ended, before it yielded its last items, needs no
+    // second run.
+    if !session.state().has_ended() {
+        let second = futures::executor::block_on(session.run());
+        assert!(second.is_ok(), "{second:?}");
+    }
+    let reports = session.state().completed().to_vec();
+    (trace, reports, session.into_conversation(), finished)
+}
+
+#[test]
+fn dropping_the_run_at_every_await_point_leaves_the_log_and_queue_whole_and_reports_the_task_cancelled_once()
+ {
+    for streamed in [false, true] {
+        let mut polls = 0;
+        loop {
+            let (trace, reports, conversation, finished) = run_dropped_after(polls, streamed);
+            // Each task ended exactly once, whatever point the first run was dropped at.
+            let ids: Vec<u64> = reports.iter().map(|report| report.task.id().0).collect();
+            assert_eq!(ids, [1, 2, 3], "after {polls} polls");
+            assert_eq!(trace.of("task_complete").len(), 3, "after {polls} polls");
+            assert_eq!(trace.of("session_start").len(), 1);
+            assert_eq!(trace.of("session_end").len(), 1);
+            assert_eq!(trace.of("plan_complete").len(), 1);
+            let cancelled =
+                reports.iter().filter(|report| report.status == TaskStatus::Cancelled).count();
+            assert!(cancelled <= 1, "after {polls} polls: {reports:?}");
+            // A task cancelled mid-turn left its turn's cancellation in the log.
+            if let Some(report) =
+                reports.iter().find(|report| report.status == TaskStatus::Cancelled)
+                && let Some(turn) = report.turn
+            {
+                assert!(conversation.log().iter().any(|entry| matches!(
+                    entry,
+                    Entry::Failed { turn: failed, error } if *failed == turn && error.contains("cancelled")
+                )));
+            }
+            if finished {
+                assert_eq!(cancelled, 0);
+                break;
+            }
+            polls += 1;
+        }
+        assert!(polls > 40, "the session has many await points: {polls}");
+    }
+}
