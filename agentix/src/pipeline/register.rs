@@ -20,7 +20,7 @@ pub struct Factory<Role>(PhantomData<Role>);
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a hook",
     label = "not a hook",
-    note = "put `#[hook(...)]` on an async fn, or implement `agentix::Hook` or one trait of `agentix::on` for the type"
+    note = "put `#[hook(...)]` on an async fn, or implement `agentix::Hook` or one trait of `agentix::on` for the type; a hook on a session's event goes on the session: `Session::builder(agent).hook(...)`"
 )]
 pub trait Register<Role, P> {
     /// The grown pipeline.
