@@ -15,8 +15,9 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
 use agentix::event::{
-    AfterModel, AfterTool, BeforeFinal, BeforeModel, BeforeTool, Post, Pre, ToolError,
+    self, AfterModel, AfterTool, BeforeFinal, BeforeModel, BeforeTool, Post, Pre, ToolError,
 };
+use agentix::session::{Plan, PlanReport, QueuedTask, Session, SessionState, TaskReport};
 use agentix::{
     Agent, AssistantMessage, Config, Conversation, Entry, Hook, Message, ModelError, ModelRequest,
     ModelResponse, NextModel, NextTool, Outcome, Scope, ScriptedModel, ToolCall, ToolResult, Turn,
@@ -485,4 +486,88 @@ fn a_turns_allocations_do_not_grow_with_the_log() {
     assert_eq!(measured[0].1, measured[1].1, "the same window: {measured:?}");
     assert!(measured[0].1 < 20, "compaction kept a window, not the log: {measured:?}");
     assert_eq!(measured[0].0, measured[1].0, "allocations at 10 and 10,000 prior turns");
+}
+
+/// A hook on every session event that continues, with a real future at each.
+struct SessionNoop;
+
+impl agentix::session::SessionHook for SessionNoop {
+    async fn session_start(&self, _: &SessionState) -> Verdict<event::SessionStart> {
+        Verdict::Continue
+    }
+    async fn task_start(&self, _: &mut QueuedTask, _: &SessionState) -> Verdict<event::TaskStart> {
+        Verdict::Continue
+    }
+    async fn turn_start(&self, _: &mut Turn, _: &SessionState) -> Verdict<event::TurnStart> {
+        Verdict::Continue
+    }
+    async fn plan_submit(&self, _: &mut Plan, _: &SessionState) -> Verdict<event::PlanSubmit> {
+        Verdict::Continue
+    }
+    async fn task_complete(
+        &self,
+        _: &TaskReport,
+        _: &SessionState,
+    ) -> Verdict<event::TaskComplete> {
+        Verdict::Continue
+    }
+    async fn plan_complete(
+        &self,
+        _: &PlanReport,
+        _: &SessionState,
+    ) -> Verdict<event::PlanComplete> {
+        Verdict::Continue
+    }
+    async fn all_tasks_complete(&self, _: &SessionState) -> Verdict<event::AllTasksComplete> {
+        Verdict::Continue
+    }
+    async fn session_end(&self, _: &SessionState) -> Verdict<event::SessionEnd> {
+        Verdict::Continue
+    }
+}
+
+#[agentix::hook(task_complete)]
+async fn noop_task_complete(_report: &TaskReport) {}
+
+#[agentix::hook(turn_start)]
+async fn noop_turn_start(_turn: &Turn, _session: &SessionState) {}
+
+/// Runs a session of a plan of two tasks (the first with a tool step); returns its
+/// allocations (from building the session to its end) and its log.
+fn measure_session<S, F>(build: F) -> (u64, Vec<Entry>)
+where
+    S: agentix::session::SessionChain,
+    F: for<'a> FnOnce(
+        agentix::session::SessionBuilder<
+            &'a Agent<&'a ScriptedModel, agentix::Toolbox<agentix::NoTools, Weather>>,
+        >,
+    ) -> agentix::session::Session<
+        &'a Agent<&'a ScriptedModel, agentix::Toolbox<agentix::NoTools, Weather>>,
+        S,
+    >,
+{
+    let model = ScriptedModel::new()
+        .tool_call("get_weather", json!({ "city": "Oslo" }))
+        .text("sunny")
+        .text("done");
+    let agent = Agent::builder(&model).tool(Weather::default()).build();
+    let before = allocations();
+    let mut session = build(Session::builder(&agent));
+    session.submit_plan(Plan::new(["weather?", "summary?"]));
+    let reports = futures::executor::block_on(session.run()).unwrap();
+    let counted = allocations() - before;
+    assert_eq!(reports.len(), 2);
+    (counted, session.conversation().log().to_vec())
+}
+
+#[test]
+fn hooks_on_every_session_event_allocate_nothing() {
+    // The first run in the process allocates what is made once (lazily initialized statics).
+    measure_session(|builder| builder.build());
+    let (bare, bare_log) = measure_session(|builder| builder.build());
+    let (hooked, hooked_log) = measure_session(|builder| {
+        builder.hook(SessionNoop).hook(noop_task_complete).hook(noop_turn_start).build()
+    });
+    assert_eq!(hooked, bare, "session hooks that continue allocate nothing");
+    assert_eq!(hooked_log, bare_log);
 }
