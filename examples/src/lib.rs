@@ -5,6 +5,7 @@ pub mod bicameral_critic;
 pub mod cache_stop;
 pub mod human_approval;
 pub mod plan_retry;
+pub mod planner;
 pub mod quickstart;
 pub mod real_model;
 pub mod redaction;

@@ -745,12 +745,9 @@ fn run_dropped_after(polls: usize, streamed: bool) -> (Trace, Vec<TaskReport>, C
     if streamed {
         let mut stream = pin!(session.run_stream());
         for _ in 0..polls {
-            match stream.as_mut().poll_next(&mut cx) {
-                Poll::Ready(None) => {
-                    finished = true;
-                    break;
-                }
-                _ => {}
+            if let Poll::Ready(None) = stream.as_mut().poll_next(&mut cx) {
+                finished = true;
+                break;
             }
         }
     } else {
