@@ -31,7 +31,7 @@ use super::task::{Plan, PlanReport, QueuedTask, SessionState, TaskReport};
 /// struct Budget { max_tasks: usize }
 ///
 /// impl SessionHook for Budget {
-///     async fn task_start(&self, task: &mut QueuedTask, session: &SessionState) -> Verdict<event::TaskStart> {
+///     async fn task_start(&self, task: &mut QueuedTask, session: &SessionState) -> Verdict<TaskStart> {
 ///         if session.completed().len() >= self.max_tasks {
 ///             Verdict::reject(format!("over budget: {} is not run", task.id()))
 ///         } else {
@@ -39,7 +39,7 @@ use super::task::{Plan, PlanReport, QueuedTask, SessionState, TaskReport};
 ///         }
 ///     }
 ///
-///     async fn task_complete(&self, report: &TaskReport, _session: &SessionState) -> Verdict<event::TaskComplete> {
+///     async fn task_complete(&self, report: &TaskReport, _session: &SessionState) -> Verdict<TaskComplete> {
 ///         println!("{}: {}", report.task.id(), report.status);
 ///         Verdict::Continue
 ///     }
