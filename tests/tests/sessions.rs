@@ -22,6 +22,36 @@ use futures::{Stream, StreamExt};
 use serde_json::json;
 use tests::{Weather, Yields, assert_log_consistent, validate_entries};
 
+/// Which way a session runs: its `run` future, or its stream. Both run the same loop.
+#[derive(Clone, Copy, Debug)]
+enum Path {
+    Direct,
+    Streamed,
+}
+
+const PATHS: [Path; 2] = [Path::Direct, Path::Streamed];
+
+/// Runs the session on `path`; a stream's result is its last item.
+async fn run_session<R, S>(
+    session: &mut Session<R, S>,
+    path: Path,
+) -> Result<Vec<TaskReport>, Error>
+where
+    R: agentix::session::TaskRunner,
+    S: agentix::session::SessionChain,
+{
+    match path {
+        Path::Direct => session.run().await,
+        Path::Streamed => {
+            let events: Vec<StreamEvent> = session.run_stream().collect().await;
+            match events.last() {
+                Some(StreamEvent::Session(SessionEvent::RunEnded { result })) => result.clone(),
+                other => panic!("a session's stream ends with the run's result, not {other:?}"),
+            }
+        }
+    }
+}
+
 /// What fired, in order, as `event detail` lines.
 #[derive(Clone, Default)]
 struct Trace(Arc<Mutex<Vec<String>>>);
@@ -153,6 +183,12 @@ fn lines(expected: &[&str]) -> Vec<String> {
 
 #[tokio::test]
 async fn two_tasks_fire_every_event_once_in_order_and_carry_their_task_into_the_log() {
+    for path in PATHS {
+        two_tasks_fire_every_event_once_in_order_and_carry_their_task_into_the_log_on(path).await;
+    }
+}
+
+async fn two_tasks_fire_every_event_once_in_order_and_carry_their_task_into_the_log_on(path: Path) {
     let trace = Trace::default();
     let model = ScriptedModel::new()
         .tool_call("get_weather", json!({ "city": "Oslo" }))
@@ -166,7 +202,7 @@ async fn two_tasks_fire_every_event_once_in_order_and_carry_their_task_into_the_
         Session::builder(&agent).hook(Watch { trace: trace.clone(), yields: 0 }).build();
     let first = session.enqueue("Weather in Oslo?");
     let second = session.enqueue(Task::new("Summarize.").titled("summary"));
-    let reports = session.run().await.unwrap();
+    let reports = run_session(&mut session, path).await.unwrap();
 
     assert_eq!(
         trace.lines(),
@@ -211,7 +247,7 @@ async fn two_tasks_fire_every_event_once_in_order_and_carry_their_task_into_the_
     assert_eq!(revived.task_of(5).unwrap().task, second);
 
     // An ended session runs no more.
-    assert_eq!(session.run().await.unwrap_err(), Error::SessionEnded);
+    assert_eq!(run_session(&mut session, path).await.unwrap_err(), Error::SessionEnded);
     assert_eq!(trace.of("session_").len(), 2, "no second start or end");
 }
 
@@ -241,6 +277,15 @@ fn weather_loop(calls: usize) -> ScriptedModel {
 
 #[tokio::test]
 async fn a_turn_start_reject_stops_the_task_before_the_model_call_and_the_session_goes_on() {
+    for path in PATHS {
+        a_turn_start_reject_stops_the_task_before_the_model_call_and_the_session_goes_on_on(path)
+            .await;
+    }
+}
+
+async fn a_turn_start_reject_stops_the_task_before_the_model_call_and_the_session_goes_on_on(
+    path: Path,
+) {
     let trace = Trace::default();
     let model = weather_loop(1).text("Second task's answer.");
     let agent = Agent::builder(&model).tool(Weather::default()).build();
@@ -250,7 +295,7 @@ async fn a_turn_start_reject_stops_the_task_before_the_model_call_and_the_sessio
         .build();
     session.enqueue("loop");
     session.enqueue("answer");
-    let reports = session.run().await.unwrap();
+    let reports = run_session(&mut session, path).await.unwrap();
 
     assert_eq!(reports[0].status, TaskStatus::Rejected);
     assert_eq!(
@@ -298,6 +343,15 @@ impl Approver for StepApprover {
 
 #[tokio::test]
 async fn a_turn_start_escalation_asks_the_approver_which_lets_the_task_go_on_or_rejects_it() {
+    for path in PATHS {
+        a_turn_start_escalation_asks_the_approver_which_lets_the_task_go_on_or_rejects_it_on(path)
+            .await;
+    }
+}
+
+async fn a_turn_start_escalation_asks_the_approver_which_lets_the_task_go_on_or_rejects_it_on(
+    path: Path,
+) {
     for approve in [true, false] {
         let approver = StepApprover { approve, ..StepApprover::default() };
         let model = weather_loop(1).text("Sunny.");
@@ -306,7 +360,7 @@ async fn a_turn_start_escalation_asks_the_approver_which_lets_the_task_go_on_or_
         let mut session =
             Session::builder(&agent).hook(StepGuard { at: 1, escalate: true }).build();
         session.enqueue("weather");
-        let reports = session.run().await.unwrap();
+        let reports = run_session(&mut session, path).await.unwrap();
         assert_eq!(*approver.asked.lock().unwrap(), ["1 one more call?"]);
         if approve {
             assert_eq!(reports[0].status, TaskStatus::Success);
@@ -339,6 +393,12 @@ async fn an_approver_for_tool_calls_only_turns_a_step_escalation_down() {
 
 #[tokio::test]
 async fn a_task_ends_at_its_max_turns_and_each_status_has_its_path() {
+    for path in PATHS {
+        a_task_ends_at_its_max_turns_and_each_status_has_its_path_on(path).await;
+    }
+}
+
+async fn a_task_ends_at_its_max_turns_and_each_status_has_its_path_on(path: Path) {
     let trace = Trace::default();
     // Task 1 loops past its max_turns; task 2 meets a model error; task 3's `pre` hook halts;
     // task 4 succeeds.
@@ -350,7 +410,7 @@ async fn a_task_ends_at_its_max_turns_and_each_status_has_its_path() {
     session.enqueue("fail");
     session.enqueue("halt me");
     session.enqueue("fine");
-    let reports = session.run().await.unwrap();
+    let reports = run_session(&mut session, path).await.unwrap();
     let statuses: Vec<TaskStatus> = reports.iter().map(|report| report.status).collect();
     assert_eq!(
         statuses,
@@ -425,6 +485,15 @@ impl SessionHook for SessionHalt {
 
 #[tokio::test]
 async fn a_session_hooks_halt_or_panic_ends_the_session_and_every_task_left_ends_cancelled() {
+    for path in PATHS {
+        a_session_hooks_halt_or_panic_ends_the_session_and_every_task_left_ends_cancelled_on(path)
+            .await;
+    }
+}
+
+async fn a_session_hooks_halt_or_panic_ends_the_session_and_every_task_left_ends_cancelled_on(
+    path: Path,
+) {
     let cases = [
         (SessionHalt::TaskStart(2), "task_start hook `SessionHalt` halted the session: stop here"),
         (SessionHalt::TurnStart(2), "turn_start hook `SessionHalt` halted the session: stop here"),
@@ -444,7 +513,7 @@ async fn a_session_hooks_halt_or_panic_ends_the_session_and_every_task_left_ends
             .hook(halt)
             .build();
         session.submit_plan(Plan::new(["one", "two", "three"]));
-        let stopped = session.run().await.unwrap_err();
+        let stopped = run_session(&mut session, path).await.unwrap_err();
         assert_eq!(stopped.to_string(), error);
         let second = if completes_task_2 { "success" } else { "cancelled" };
         assert_eq!(
@@ -483,6 +552,12 @@ async fn refuse_empty_titles(plan: &Plan, _session: &SessionState) -> Verdict<Pl
 
 #[tokio::test]
 async fn plan_counters_hold_when_a_plans_tasks_end_in_mixed_states() {
+    for path in PATHS {
+        plan_counters_hold_when_a_plans_tasks_end_in_mixed_states_on(path).await;
+    }
+}
+
+async fn plan_counters_hold_when_a_plans_tasks_end_in_mixed_states_on(path: Path) {
     let trace = Trace::default();
     let model = ScriptedModel::new()
         .text("done")
@@ -496,7 +571,7 @@ async fn plan_counters_hold_when_a_plans_tasks_end_in_mixed_states() {
         .build();
     session.submit_plan(Plan::new(["untitled"]));
     session.submit_plan(Plan::new(["work", "refuse", "fail"]).titled("the plan"));
-    session.run().await.unwrap();
+    run_session(&mut session, path).await.unwrap();
 
     assert_eq!(
         trace.lines(),
@@ -543,6 +618,12 @@ impl SessionHook for FollowUps {
 
 #[tokio::test]
 async fn all_tasks_complete_enqueues_work_that_runs_and_its_limit_ends_the_session() {
+    for path in PATHS {
+        all_tasks_complete_enqueues_work_that_runs_and_its_limit_ends_the_session_on(path).await;
+    }
+}
+
+async fn all_tasks_complete_enqueues_work_that_runs_and_its_limit_ends_the_session_on(path: Path) {
     let trace = Trace::default();
     let model = ScriptedModel::new().text("first").text("followed up");
     let agent = Agent::builder(&model).build();
@@ -551,7 +632,7 @@ async fn all_tasks_complete_enqueues_work_that_runs_and_its_limit_ends_the_sessi
         .hook(FollowUps { always: false })
         .build();
     session.enqueue("first");
-    let reports = session.run().await.unwrap();
+    let reports = run_session(&mut session, path).await.unwrap();
     assert_eq!(reports.len(), 2);
     assert_eq!(reports[1].answer.as_ref().unwrap().joined_text(), "followed up");
     assert_eq!(
@@ -566,7 +647,7 @@ async fn all_tasks_complete_enqueues_work_that_runs_and_its_limit_ends_the_sessi
     let mut session =
         Session::builder(&agent).hook(FollowUps { always: true }).max_follow_ups(2).build();
     session.enqueue("start");
-    let error = session.run().await.unwrap_err();
+    let error = run_session(&mut session, path).await.unwrap_err();
     assert_eq!(error, Error::FollowUpLimit { hook: "FollowUps", limit: 2 });
     assert_eq!(session.state().completed().len(), 3, "the first task and two follow-ups ran");
     assert!(session.state().has_ended());
@@ -574,6 +655,12 @@ async fn all_tasks_complete_enqueues_work_that_runs_and_its_limit_ends_the_sessi
 
 #[tokio::test]
 async fn the_model_submits_a_plan_through_the_tool_and_its_tasks_run_after_the_task() {
+    for path in PATHS {
+        the_model_submits_a_plan_through_the_tool_and_its_tasks_run_after_the_task_on(path).await;
+    }
+}
+
+async fn the_model_submits_a_plan_through_the_tool_and_its_tasks_run_after_the_task_on(path: Path) {
     let trace = Trace::default();
     let plan = json!({
         "title": "trip",
@@ -591,7 +678,7 @@ async fn the_model_submits_a_plan_through_the_tool_and_its_tasks_run_after_the_t
         .hook(add_review)
         .build();
     session.enqueue("Plan a trip.");
-    let reports = session.run().await.unwrap();
+    let reports = run_session(&mut session, path).await.unwrap();
     let answers: Vec<String> = reports
         .iter()
         .map(|report| report.answer.as_ref().unwrap().joined_text().into_owned())
@@ -644,6 +731,12 @@ async fn submit_plan_outside_a_session_or_with_no_task_fails_as_a_tool_call() {
 
 #[tokio::test]
 async fn a_plan_that_clears_existing_cancels_the_queued_tasks_once() {
+    for path in PATHS {
+        a_plan_that_clears_existing_cancels_the_queued_tasks_once_on(path).await;
+    }
+}
+
+async fn a_plan_that_clears_existing_cancels_the_queued_tasks_once_on(path: Path) {
     let trace = Trace::default();
     let model = ScriptedModel::new().text("new");
     let agent = Agent::builder(&model).build();
@@ -652,7 +745,7 @@ async fn a_plan_that_clears_existing_cancels_the_queued_tasks_once() {
     session.enqueue("old one");
     session.enqueue("old two");
     session.submit_plan(Plan::new(["new"]).clearing_existing());
-    session.run().await.unwrap();
+    run_session(&mut session, path).await.unwrap();
     assert_eq!(
         trace.lines(),
         lines(&[
@@ -812,4 +905,39 @@ fn dropping_the_run_at_every_await_point_leaves_the_log_and_queue_whole_and_repo
         }
         assert!(polls > 40, "the session has many await points: {polls}");
     }
+}
+
+#[tokio::test]
+async fn a_session_runs_on_a_boxed_agent_with_its_turn_start_hooks() {
+    for path in PATHS {
+        a_session_runs_on_a_boxed_agent_with_its_turn_start_hooks_on(path).await;
+    }
+}
+
+async fn a_session_runs_on_a_boxed_agent_with_its_turn_start_hooks_on(path: Path) {
+    let trace = Trace::default();
+    let model = Arc::new(weather_loop(1).text("Second."));
+    let agent = Agent::builder(Arc::clone(&model))
+        .tool(Weather::default())
+        .hook(TurnWatch { trace: trace.clone(), yields: 1 })
+        .build()
+        .boxed();
+    let mut session = Session::builder(&agent)
+        .hook(Watch { trace: trace.clone(), yields: 1 })
+        .hook(StepGuard { at: 1, escalate: false })
+        .build();
+    session.enqueue("loop");
+    session.enqueue("answer");
+    let reports = run_session(&mut session, path).await.unwrap();
+    let statuses: Vec<TaskStatus> = reports.iter().map(|report| report.status).collect();
+    assert_eq!(statuses, [TaskStatus::Rejected, TaskStatus::Success]);
+    assert_eq!(
+        trace.of("turn_start"),
+        lines(&["turn_start 1.0", "turn_start 1.1", "turn_start 2.0"])
+    );
+    assert_eq!(
+        trace.of("before_model"),
+        lines(&["before_model 1 turn_index 0", "before_model 2 turn_index 2"])
+    );
+    assert_eq!(model.calls(), 2);
 }

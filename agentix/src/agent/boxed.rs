@@ -8,13 +8,16 @@ use futures::Stream;
 use crate::Outcome;
 use crate::approval::Approver;
 use crate::conversation::Conversation;
+use crate::event::TurnStart;
 use crate::message::Message;
 use crate::model::Model;
 use crate::observe::{Observation, Observer};
-use crate::pipeline::Pipeline;
+use crate::pipeline::{Flow, Pipeline};
+use crate::session::{TaskContext, TaskRunner, TurnGate};
 use crate::stream::StreamEvent;
 use crate::tool::ToolSet;
 use crate::transform::StreamTransformer;
+use crate::turn::Turn;
 
 use super::Agent;
 
@@ -114,6 +117,16 @@ trait DynAgent: Send + Sync {
         conversation: &'a mut Conversation,
         message: Message,
     ) -> BoxStream<'a, StreamEvent>;
+
+    fn run_task<'a>(
+        &'a self,
+        conversation: &'a mut Conversation,
+        message: Message,
+        observer: &'a dyn ObserveDyn,
+        streams: bool,
+        gate: &'a dyn GateDyn,
+        task: TaskContext,
+    ) -> BoxFuture<'a, Outcome>;
 }
 
 impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> DynAgent
@@ -153,6 +166,73 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> DynAg
         message: Message,
     ) -> BoxStream<'a, StreamEvent> {
         Box::pin(Agent::run_stream(self, conversation, message))
+    }
+
+    fn run_task<'a>(
+        &'a self,
+        conversation: &'a mut Conversation,
+        message: Message,
+        observer: &'a dyn ObserveDyn,
+        streams: bool,
+        gate: &'a dyn GateDyn,
+        task: TaskContext,
+    ) -> BoxFuture<'a, Outcome> {
+        let gate = ErasedGate(gate);
+        if streams {
+            Box::pin(async move {
+                let observer = Erased::<true>(observer);
+                self.observed(conversation, message, &observer, &gate, Some(task)).await
+            })
+        } else {
+            Box::pin(async move {
+                let observer = Erased::<false>(observer);
+                self.observed(conversation, message, &observer, &gate, Some(task)).await
+            })
+        }
+    }
+}
+
+/// A session runs its tasks on a boxed agent as on a typed one. Each task's turn costs one
+/// allocation for its future, and each of its steps one for the session's `turn_start` hooks,
+/// called through `dyn`.
+impl TaskRunner for BoxedAgent {
+    fn run_task<'a, O: Observer, G: TurnGate>(
+        &'a self,
+        conversation: &'a mut Conversation,
+        message: Message,
+        observer: &'a O,
+        gate: &'a G,
+        task: TaskContext,
+    ) -> impl Future<Output = Outcome> + Send + 'a {
+        self.agent.run_task(conversation, message, observer, O::STREAMS, gate, task)
+    }
+}
+
+/// [`TurnGate::turn_start`], callable through `dyn`.
+trait GateDyn: Sync {
+    fn turn_start<'a>(
+        &'a self,
+        turn: &'a mut Turn,
+        observer: &'a dyn ObserveDyn,
+    ) -> BoxFuture<'a, Flow<TurnStart>>;
+}
+
+impl<G: TurnGate> GateDyn for G {
+    fn turn_start<'a>(
+        &'a self,
+        turn: &'a mut Turn,
+        observer: &'a dyn ObserveDyn,
+    ) -> BoxFuture<'a, Flow<TurnStart>> {
+        Box::pin(async move { TurnGate::turn_start(self, turn, &Erased::<false>(observer)).await })
+    }
+}
+
+/// A gate whose type was erased.
+struct ErasedGate<'g>(&'g dyn GateDyn);
+
+impl TurnGate for ErasedGate<'_> {
+    async fn turn_start<O: Observer>(&self, turn: &mut Turn, observer: &O) -> Flow<TurnStart> {
+        self.0.turn_start(turn, observer).await
     }
 }
 
