@@ -66,9 +66,10 @@ impl InHand {
 #[derive(Debug, Serialize, Deserialize)]
 pub struct Turn {
     conversation: Conversation,
-    /// The session's task the turn runs, if it runs one.
+    /// The session's task the turn runs, if it runs one: boxed, so a turn run on its own
+    /// carries one pointer for it.
     #[serde(default)]
-    task: Option<TaskContext>,
+    task: Option<Box<TaskContext>>,
     turn_ref: TurnRef,
     user_entry: usize,
     pub(crate) step: u32,
@@ -186,7 +187,7 @@ impl Turn {
     pub(crate) fn open(
         mut conversation: Conversation,
         message: Message,
-        task: Option<TaskContext>,
+        task: Option<Box<TaskContext>>,
     ) -> Self {
         let (turn_ref, user_entry) =
             conversation.open_turn(message, task.as_ref().map(|task| task.tag));

@@ -31,7 +31,7 @@ async fn the_plan_is_rewritten_run_reported_and_followed_up_once() {
     // Each task's turn opened with its prompt, tagged with its task.
     let prompts: Vec<u64> = (0..conversation.log().len())
         .filter(|&index| matches!(conversation.log()[index], agentix::Entry::User { .. }))
-        .map(|index| conversation.task_of(index).unwrap().task.0)
+        .map(|index| conversation.task_of(index).unwrap().task.get())
         .collect();
     assert_eq!(prompts, [1, 2, 3, 4, 5, 6]);
     let printed = printed.into_inner().unwrap();

@@ -90,13 +90,13 @@ impl SessionHook for Watch {
         _session: &SessionState,
     ) -> Verdict<TaskStart> {
         Yields(self.yields).await;
-        self.trace.push(format!("task_start {}", task.id().0));
+        self.trace.push(format!("task_start {}", task.id().get()));
         Verdict::Continue
     }
 
     async fn turn_start(&self, turn: &mut Turn, _session: &SessionState) -> Verdict<TurnStart> {
         Yields(self.yields).await;
-        let task = turn.task_id().map_or(0, |task| task.0);
+        let task = turn.task_id().map_or(0, |task| task.get());
         self.trace.push(format!("turn_start {task}.{}", turn.task_turn_index()));
         Verdict::Continue
     }
@@ -113,7 +113,7 @@ impl SessionHook for Watch {
         _session: &SessionState,
     ) -> Verdict<TaskComplete> {
         Yields(self.yields).await;
-        self.trace.push(format!("task_complete {} {}", report.task.id().0, report.status));
+        self.trace.push(format!("task_complete {} {}", report.task.id().get(), report.status));
         Verdict::Continue
     }
 
@@ -125,7 +125,7 @@ impl SessionHook for Watch {
         Yields(self.yields).await;
         self.trace.push(format!(
             "plan_complete {} {}/{} ok {}",
-            plan.id.0, plan.completed, plan.total, plan.succeeded
+            plan.id.get(), plan.completed, plan.total, plan.succeeded
         ));
         Verdict::Continue
     }
@@ -152,7 +152,7 @@ struct TurnWatch {
 impl Hook for TurnWatch {
     async fn pre(&self, turn: &mut Turn) -> Verdict<Pre> {
         Yields(self.yields).await;
-        self.trace.push(format!("pre {}", turn.task_id().map_or(0, |task| task.0)));
+        self.trace.push(format!("pre {}", turn.task_id().map_or(0, |task| task.get())));
         Verdict::Continue
     }
 
@@ -164,7 +164,7 @@ impl Hook for TurnWatch {
         Yields(self.yields).await;
         self.trace.push(format!(
             "before_model {} turn_index {}",
-            turn.task_id().map_or(0, |task| task.0),
+            turn.task_id().map_or(0, |task| task.get()),
             turn.turn_index()
         ));
         Verdict::Continue
@@ -237,7 +237,7 @@ async fn two_tasks_fire_every_event_once_in_order_and_carry_their_task_into_the_
     // Every entry belongs to the task of its turn.
     let conversation = session.conversation();
     let tasks: Vec<u64> = (0..conversation.log().len())
-        .map(|index| conversation.task_of(index).unwrap().task.0)
+        .map(|index| conversation.task_of(index).unwrap().task.get())
         .collect();
     assert_eq!(tasks, [1, 1, 1, 1, 2, 2]);
     assert!(conversation.task_of(6).is_none());
@@ -334,7 +334,7 @@ impl Approver for StepApprover {
     async fn review_turn(&self, escalation: &Escalation, turn: &Turn) -> Approval {
         self.asked.lock().unwrap().push(format!(
             "{} {}",
-            turn.task_id().unwrap().0,
+            turn.task_id().unwrap().get(),
             escalation.reason
         ));
         if self.approve { Approval::Approve } else { Approval::Reject("not now".into()) }
@@ -455,13 +455,13 @@ impl SessionHook for SessionHalt {
         _session: &SessionState,
     ) -> Verdict<TaskStart> {
         match self {
-            SessionHalt::TaskStart(id) if task.id().0 == *id => Verdict::halt("stop here"),
+            SessionHalt::TaskStart(id) if task.id().get() == *id => Verdict::halt("stop here"),
             _ => Verdict::Continue,
         }
     }
 
     async fn turn_start(&self, turn: &mut Turn, _session: &SessionState) -> Verdict<TurnStart> {
-        let task = turn.task_id().unwrap().0;
+        let task = turn.task_id().unwrap().get();
         match self {
             SessionHalt::TurnStart(id) if task == *id => Verdict::halt("stop here"),
             SessionHalt::Panic(id) if task == *id => panic!("the guard broke"),
@@ -475,7 +475,7 @@ impl SessionHook for SessionHalt {
         _session: &SessionState,
     ) -> Verdict<TaskComplete> {
         match self {
-            SessionHalt::TaskComplete(id) if report.task.id().0 == *id => {
+            SessionHalt::TaskComplete(id) if report.task.id().get() == *id => {
                 Verdict::halt("stop here")
             }
             _ => Verdict::Continue,
@@ -773,10 +773,10 @@ fn streamed_lines(events: &[StreamEvent]) -> Vec<String> {
         .iter()
         .filter_map(|event| match event {
             StreamEvent::Session(SessionEvent::TaskStarted { task }) => {
-                Some(format!("task_start {}", task.id().0))
+                Some(format!("task_start {}", task.id().get()))
             }
             StreamEvent::Session(SessionEvent::TaskCompleted { report }) => {
-                Some(format!("task_complete {} {}", report.task.id().0, report.status))
+                Some(format!("task_complete {} {}", report.task.id().get(), report.status))
             }
             StreamEvent::Session(SessionEvent::Started) => Some("session_start".to_owned()),
             StreamEvent::Session(SessionEvent::Ended) => Some("session_end".to_owned()),
@@ -878,7 +878,7 @@ fn dropping_the_run_at_every_await_point_leaves_the_log_and_queue_whole_and_repo
         loop {
             let (trace, reports, conversation, finished) = run_dropped_after(polls, streamed);
             // Each task ended exactly once, whatever point the first run was dropped at.
-            let ids: Vec<u64> = reports.iter().map(|report| report.task.id().0).collect();
+            let ids: Vec<u64> = reports.iter().map(|report| report.task.id().get()).collect();
             assert_eq!(ids, [1, 2, 3], "after {polls} polls");
             assert_eq!(trace.of("task_complete").len(), 3, "after {polls} polls");
             assert_eq!(trace.of("session_start").len(), 1);

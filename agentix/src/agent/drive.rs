@@ -44,19 +44,18 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
             }
         }
         let mut retry: Option<Retry> = None;
-        // The step whose `turn_start` fired: a retry calls the model again within its step.
-        let mut started: Option<u32> = None;
+        // Each step starts here or after the previous step's tools: checked against the limit,
+        // then its `turn_start` hooks. A retry calls the model again within its step.
+        let limit = turn.max_steps();
+        if limit == 0 {
+            return Err(Error::StepLimit { limit });
+        }
+        if G::GATES {
+            self.turn_start(turn, observer, gate).await?;
+        }
         loop {
             // An observer that panicked ends the turn before the next model call.
             observer.failed()?;
-            let limit = turn.max_steps();
-            if turn.step >= limit {
-                return Err(Error::StepLimit { limit });
-            }
-            if G::GATES && started != Some(turn.step) {
-                started = Some(turn.step);
-                self.turn_start(turn, observer, gate).await?;
-            }
             // What panics in rendering but the summarizer (whose panic it names) is the token
             // counter: the turn's guard names it.
             turn.running_component = Some(Component::TokenCounter);
@@ -102,6 +101,13 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
                     self.run_tools(message, turn, slot, observer).await?;
                     turn.step += 1;
                     retry = None;
+                    if turn.step >= limit {
+                        return Err(Error::StepLimit { limit });
+                    }
+                    if G::GATES {
+                        observer.failed()?;
+                        self.turn_start(turn, observer, gate).await?;
+                    }
                     continue;
                 }
                 Flow::Continue => message,

@@ -148,7 +148,7 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
         message: Message,
         observer: &O,
         gate: &G,
-        task: Option<TaskContext>,
+        task: Option<Box<TaskContext>>,
     ) -> Outcome {
         check_user_message(&message)?;
         let watched = Watched::new(observer);

@@ -25,7 +25,7 @@ impl<'c> OpenTurn<'c> {
     pub(super) fn open(
         home: &'c mut Conversation,
         message: Message,
-        task: Option<TaskContext>,
+        task: Option<Box<TaskContext>>,
     ) -> Self {
         let turn = Turn::open(mem::take(home), message, task);
         OpenTurn { home, turn, step: StepSlot::default(), finished: false }

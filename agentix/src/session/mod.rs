@@ -482,7 +482,7 @@ impl<R: TaskRunner, S: SessionChain> Session<R, S> {
     /// `cancelled` first.
     async fn accept<O: Observer>(&mut self, plan: Plan, observer: &O) -> Result<(), Error> {
         let mut result = Ok(());
-        let plan_id = PlanId(self.state.next_plan + 1);
+        let plan_id = PlanId::new(self.state.next_plan + 1).expect("ids are counted from 1");
         if plan.clear_existing {
             while let Some(task) = self.state.queue.pop_front() {
                 let reason = format!("{plan_id} replaced the tasks queued before it");

@@ -2,18 +2,30 @@
 
 use std::collections::{BTreeMap, VecDeque};
 use std::fmt;
+use std::num::NonZeroU64;
 
 use serde::{Deserialize, Serialize};
 
 use crate::conversation::TurnRef;
 use crate::message::AssistantMessage;
 
-/// Identifies a task within its session, assigned when it is queued.
-#[derive(
-    Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
-)]
+/// Identifies a task within its session, assigned when it is queued: 1, 2, 3… Never zero, so
+/// an entry's optional task tag costs the log no more room than the ids.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(transparent)]
-pub struct TaskId(pub u64);
+pub struct TaskId(NonZeroU64);
+
+impl TaskId {
+    /// The id's number.
+    pub fn get(self) -> u64 {
+        self.0.get()
+    }
+
+    /// The `n`th id (from 1); `None` for 0.
+    pub fn new(n: u64) -> Option<Self> {
+        NonZeroU64::new(n).map(TaskId)
+    }
+}
 
 impl fmt::Display for TaskId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -21,12 +33,22 @@ impl fmt::Display for TaskId {
     }
 }
 
-/// Identifies a plan within its session, assigned when it is accepted.
-#[derive(
-    Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
-)]
+/// Identifies a plan within its session, assigned when it is accepted: 1, 2, 3… Never zero.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(transparent)]
-pub struct PlanId(pub u64);
+pub struct PlanId(NonZeroU64);
+
+impl PlanId {
+    /// The id's number.
+    pub fn get(self) -> u64 {
+        self.0.get()
+    }
+
+    /// The `n`th id (from 1); `None` for 0.
+    pub fn new(n: u64) -> Option<Self> {
+        NonZeroU64::new(n).map(PlanId)
+    }
+}
 
 impl fmt::Display for PlanId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -332,7 +354,7 @@ impl SessionState {
 
     pub(crate) fn queue_task(&mut self, plan: Option<PlanId>, task: Task) -> TaskId {
         self.next_task += 1;
-        let id = TaskId(self.next_task);
+        let id = TaskId::new(self.next_task).expect("ids are counted from 1");
         self.queue.push_back(QueuedTask::new(id, plan, task));
         id
     }
