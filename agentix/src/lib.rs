@@ -115,6 +115,14 @@
 //! - a parallel `pre` hook ([`on::ParallelPre`]), which returns content instead of halting.
 //!
 //! [`AgentBuilder::hook`] takes any of them and knows where each goes.
+//!
+//! # Sessions
+//!
+//! Above the turn, a [`Session`](session::Session) runs a queue of tasks, grouped into plans,
+//! in one conversation: each task one turn, with eight more events (`session_start`,
+//! `task_start`, `turn_start`, `plan_submit`, `task_complete`, `plan_complete`,
+//! `all_tasks_complete`, `session_end`) whose contracts are checked the same way. See
+//! [`session`].
 
 /// `$future.await`, within `$limit` if there is one: `Ok(output)`, or `Err(limit)` when it runs
 /// out. Without a limit the future is awaited as it is: no timer, and no move into a wrapper (a
@@ -183,8 +191,11 @@ pub use agent::{Agent, AgentBuilder, BoxedAgent};
 /// `#[hook(EVENT [, parallel] [, durable] [, name = "..."] [, when = path] [, timeout = "2s"]
 /// [, on_error = skip] [, crate = "..."])]`:
 ///
-/// - `EVENT` is one of `pre`, `before_model`, `wrap_model`, `after_model`, `before_tool`,
-///   `wrap_tool`, `after_tool`, `tool_error`, `before_final`, `post`.
+/// - `EVENT` is one of the turn's `pre`, `before_model`, `wrap_model`, `after_model`,
+///   `before_tool`, `wrap_tool`, `after_tool`, `tool_error`, `before_final`, `post` (the hook
+///   goes on an agent), or a session's `session_start`, `task_start`, `turn_start`,
+///   `plan_submit`, `task_complete`, `plan_complete`, `all_tasks_complete`, `session_end` (the
+///   hook goes on a [`Session`](session::Session); see [`session`]).
 /// - `parallel` (only on `pre`): the hook reads `&Turn` and returns content (`Vec<Part>`,
 ///   `Part`, `Option<Part>` or `String`); consecutive parallel hooks run at once.
 /// - `durable` (only on `pre` and `post`): the hook's output joins the conversation's log.
@@ -204,6 +215,10 @@ pub use agent::{Agent, AgentBuilder, BoxedAgent};
 /// and for wrap hooks `next`; trailing ones may be left out. The return is a
 /// `Verdict<Event>`, `()` (continue), a new value for the event, or a `Result` of one of these
 /// (an `Err` halts the turn as a failure naming the hook); wrap hooks return what `next` does.
+/// A session hook takes the event's value (`&mut QueuedTask` at `task_start`, `&mut Turn` or
+/// `&Turn` at `turn_start`, `&mut Plan` at `plan_submit`, `&TaskReport`, `&PlanReport`; none
+/// at `session_start`, `all_tasks_complete` and `session_end`), then the session
+/// (`&SessionState`); `parallel`, `durable`, `when`, `tool` and `on_error` are not for it.
 ///
 /// `tool = get_weather` on `before_tool`, `after_tool` or `tool_error` makes a per-tool hook: it
 /// runs on that tool's calls only and takes the tool's typed arguments, output or error

@@ -125,7 +125,10 @@ impl SessionHook for Watch {
         Yields(self.yields).await;
         self.trace.push(format!(
             "plan_complete {} {}/{} ok {}",
-            plan.id.get(), plan.completed, plan.total, plan.succeeded
+            plan.id.get(),
+            plan.completed,
+            plan.total,
+            plan.succeeded
         ));
         Verdict::Continue
     }
@@ -241,6 +244,9 @@ async fn two_tasks_fire_every_event_once_in_order_and_carry_their_task_into_the_
         .collect();
     assert_eq!(tasks, [1, 1, 1, 1, 2, 2]);
     assert!(conversation.task_of(6).is_none());
+    let walked: Vec<u64> =
+        conversation.log_with_tasks().map(|(_, task)| task.unwrap().task.get()).collect();
+    assert_eq!(walked, tasks);
     // ...and keeps it through serde.
     let revived: Conversation =
         serde_json::from_str(&serde_json::to_string(conversation).unwrap()).unwrap();

@@ -326,6 +326,18 @@ impl Conversation {
         }
     }
 
+    /// The log, each entry beside the session task it was written for (its turn's): what a
+    /// store writes as an entry's `task_id` and `plan_id`.
+    pub fn log_with_tasks(&self) -> impl Iterator<Item = (&Entry, Option<TaskTag>)> + '_ {
+        let mut current: Option<TaskTag> = None;
+        self.log.iter().map(move |entry| {
+            if let Entry::User { task, .. } = entry {
+                current = *task;
+            }
+            (entry, current)
+        })
+    }
+
     /// The log as conversation messages, in order.
     pub fn messages(&self) -> impl Iterator<Item = Message> + '_ {
         self.log.iter().filter_map(Entry::to_message)
