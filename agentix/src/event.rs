@@ -304,7 +304,8 @@ events! {
     TaskStart = "task_start", TaskStart {
         value: QueuedTask, stop: Forbidden, retry: Forbidden, reject: Rejection, escalate: Forbidden,
     } impl Rejectable;
-    /// Before each of a task's model calls (a step: Turin's "turn"), ahead of `before_model`.
+    /// Before each of a task's steps (Turin's "turn": a model call and its tool calls), ahead
+    /// of its `before_model`; a RETRY within the step does not fire it again.
     /// REJECT ends the task before the call (status `rejected`); ESCALATE asks the approver
     /// whether it may go on; HALT ends the session.
     TurnStart = "turn_start", TurnStart {

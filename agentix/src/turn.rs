@@ -287,7 +287,7 @@ impl Turn {
     /// The index of the current model call within the session, from 0 (Turin's
     /// `ctx.turn_index`); outside a session, within the turn.
     pub fn turn_index(&self) -> u64 {
-        self.task.as_ref().map_or(0, |task| task.turns_before) + u64::from(self.step)
+        self.task.as_ref().map_or(0, |task| task.steps_before) + u64::from(self.step)
     }
 
     /// How many RETRY verdicts this turn has acted on.

@@ -57,10 +57,10 @@ impl agentix::on::TaskComplete for ReportStatus<'_> {
             None => String::new(),
         };
         (self.out)(&format!(
-            "  {} {title:?}: {} after {} model call(s){plan}",
+            "  {} {title:?}: {} after {} step(s){plan}",
             report.task.id(),
             report.status,
-            report.turns
+            report.steps
         ));
         Verdict::Continue
     }
@@ -97,7 +97,9 @@ pub async fn run(
     let agent = Agent::builder(&model).submit_plan().hook(think_first).build();
     let mut session =
         Session::builder(&agent).hook(add_review).hook(ReportStatus { out }).hook(announce).build();
-    session.enqueue("Plan a blog post on async Rust, then we will write it.");
+    session
+        .enqueue("Plan a blog post on async Rust, then we will write it.")
+        .expect("a new session takes tasks");
     // The session's own events, as they happen (each turn's are in the same stream).
     let observer = |observation: &Observation<'_>| {
         if let Observation::Session(event) = observation {

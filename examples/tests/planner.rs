@@ -39,9 +39,7 @@ async fn the_plan_is_rewritten_run_reported_and_followed_up_once() {
         printed.iter().filter(|line| line.contains(": success after")).collect();
     assert_eq!(statuses.len(), 6, "the task_complete hook reported every task: {printed:#?}");
     assert!(
-        printed.contains(
-            &"  task 5 \"review\": success after 1 model call(s) [plan 1 4/4]".to_owned()
-        )
+        printed.contains(&"  task 5 \"review\": success after 1 step(s) [plan 1 4/4]".to_owned())
     );
     assert_eq!(
         printed.iter().filter(|line| line.contains("follow-up task(s) enqueued")).count(),

@@ -553,7 +553,7 @@ where
     let agent = Agent::builder(&model).tool(Weather::default()).build();
     let before = allocations();
     let mut session = build(Session::builder(&agent));
-    session.submit_plan(Plan::new(["weather?", "summary?"]));
+    session.submit_plan(Plan::new(["weather?", "summary?"])).unwrap();
     let reports = futures::executor::block_on(session.run()).unwrap();
     let counted = allocations() - before;
     assert_eq!(reports.len(), 2);

@@ -203,8 +203,8 @@ async fn two_tasks_fire_every_event_once_in_order_and_carry_their_task_into_the_
         .build();
     let mut session =
         Session::builder(&agent).hook(Watch { trace: trace.clone(), yields: 0 }).build();
-    let first = session.enqueue("Weather in Oslo?");
-    let second = session.enqueue(Task::new("Summarize.").titled("summary"));
+    let first = session.enqueue("Weather in Oslo?").unwrap();
+    let second = session.enqueue(Task::new("Summarize.").titled("summary")).unwrap();
     let reports = run_session(&mut session, path).await.unwrap();
 
     assert_eq!(
@@ -230,11 +230,11 @@ async fn two_tasks_fire_every_event_once_in_order_and_carry_their_task_into_the_
         ])
     );
     assert_eq!(reports.len(), 2);
-    assert_eq!((reports[0].task.id(), reports[0].turns), (first, 2));
+    assert_eq!((reports[0].task.id(), reports[0].steps), (first, 2));
     assert_eq!(reports[0].answer.as_ref().unwrap().joined_text(), "Sunny in Oslo.");
-    assert_eq!((reports[1].task.id(), reports[1].turns), (second, 1));
+    assert_eq!((reports[1].task.id(), reports[1].steps), (second, 1));
     assert_eq!(reports[1].task.task.title.as_deref(), Some("summary"));
-    assert_eq!(session.state().turns(), 3);
+    assert_eq!(session.state().steps(), 3);
     assert!(session.state().has_ended());
 
     // Every entry belongs to the task of its turn.
@@ -299,8 +299,8 @@ async fn a_turn_start_reject_stops_the_task_before_the_model_call_and_the_sessio
         .hook(Watch { trace: trace.clone(), yields: 0 })
         .hook(StepGuard { at: 1, escalate: false })
         .build();
-    session.enqueue("loop");
-    session.enqueue("answer");
+    session.enqueue("loop").unwrap();
+    session.enqueue("answer").unwrap();
     let reports = run_session(&mut session, path).await.unwrap();
 
     assert_eq!(reports[0].status, TaskStatus::Rejected);
@@ -308,7 +308,7 @@ async fn a_turn_start_reject_stops_the_task_before_the_model_call_and_the_sessio
         reports[0].reason.as_deref(),
         Some("turn_start hook `StepGuard` rejected the task: enough steps")
     );
-    assert_eq!(reports[0].turns, 2, "the rejected step counts as started");
+    assert_eq!(reports[0].steps, 2, "the rejected step counts as started");
     assert_eq!(reports[1].status, TaskStatus::Success);
     assert_eq!(model.calls(), 2, "the rejected step called no model");
     assert_eq!(
@@ -365,7 +365,7 @@ async fn a_turn_start_escalation_asks_the_approver_which_lets_the_task_go_on_or_
             Agent::builder(&model).tool(Weather::default()).approver(approver.clone()).build();
         let mut session =
             Session::builder(&agent).hook(StepGuard { at: 1, escalate: true }).build();
-        session.enqueue("weather");
+        session.enqueue("weather").unwrap();
         let reports = run_session(&mut session, path).await.unwrap();
         assert_eq!(*approver.asked.lock().unwrap(), ["1 one more call?"]);
         if approve {
@@ -390,7 +390,7 @@ async fn an_approver_for_tool_calls_only_turns_a_step_escalation_down() {
         .approver(|_: ToolCall, _: Escalation| async { Approval::Approve })
         .build();
     let mut session = Session::builder(&agent).hook(StepGuard { at: 0, escalate: true }).build();
-    session.enqueue("weather");
+    session.enqueue("weather").unwrap();
     let reports = session.run().await.unwrap();
     assert_eq!(reports[0].status, TaskStatus::Rejected);
     assert!(reports[0].reason.as_ref().unwrap().contains("reviews tool calls only"));
@@ -412,10 +412,10 @@ async fn a_task_ends_at_its_max_turns_and_each_status_has_its_path_on(path: Path
     let agent = Agent::builder(&model).tool(Weather::default()).hook(HaltOn("halt me")).build();
     let mut session =
         Session::builder(&agent).hook(Watch { trace: trace.clone(), yields: 0 }).build();
-    session.enqueue(Task::new("loop").max_turns(3));
-    session.enqueue("fail");
-    session.enqueue("halt me");
-    session.enqueue("fine");
+    session.enqueue(Task::new("loop").max_turns(3)).unwrap();
+    session.enqueue("fail").unwrap();
+    session.enqueue("halt me").unwrap();
+    session.enqueue("fine").unwrap();
     let reports = run_session(&mut session, path).await.unwrap();
     let statuses: Vec<TaskStatus> = reports.iter().map(|report| report.status).collect();
     assert_eq!(
@@ -426,10 +426,10 @@ async fn a_task_ends_at_its_max_turns_and_each_status_has_its_path_on(path: Path
         reports[0].reason.as_deref(),
         Some("the turn reached its limit of 3 steps without a final answer")
     );
-    assert_eq!(reports[0].turns, 3);
+    assert_eq!(reports[0].steps, 3);
     assert_eq!(reports[1].reason.as_deref(), Some("model call failed: transport error: reset"));
     assert_eq!(reports[2].reason.as_deref(), Some("pre hook `HaltOn` halted the turn: no"));
-    assert_eq!(reports[2].turns, 0, "a turn halted at `pre` makes no model call");
+    assert_eq!(reports[2].steps, 0, "a turn halted at `pre` makes no model call");
     assert_eq!(trace.of("turn_start 1.").len(), 3, "one turn_start per step, none past the limit");
     assert_eq!(trace.of("task_complete").len(), 4);
     assert_eq!(trace.of("session_end").len(), 1);
@@ -518,7 +518,7 @@ async fn a_session_hooks_halt_or_panic_ends_the_session_and_every_task_left_ends
             .hook(Watch { trace: trace.clone(), yields: 0 })
             .hook(halt)
             .build();
-        session.submit_plan(Plan::new(["one", "two", "three"]));
+        session.submit_plan(Plan::new(["one", "two", "three"])).unwrap();
         let stopped = run_session(&mut session, path).await.unwrap_err();
         assert_eq!(stopped.to_string(), error);
         let second = if completes_task_2 { "success" } else { "cancelled" };
@@ -575,8 +575,8 @@ async fn plan_counters_hold_when_a_plans_tasks_end_in_mixed_states_on(path: Path
         .hook(refuse_empty_titles)
         .hook(add_review)
         .build();
-    session.submit_plan(Plan::new(["untitled"]));
-    session.submit_plan(Plan::new(["work", "refuse", "fail"]).titled("the plan"));
+    session.submit_plan(Plan::new(["untitled"])).unwrap();
+    session.submit_plan(Plan::new(["work", "refuse", "fail"]).titled("the plan")).unwrap();
     run_session(&mut session, path).await.unwrap();
 
     assert_eq!(
@@ -637,7 +637,7 @@ async fn all_tasks_complete_enqueues_work_that_runs_and_its_limit_ends_the_sessi
         .hook(Watch { trace: trace.clone(), yields: 0 })
         .hook(FollowUps { always: false })
         .build();
-    session.enqueue("first");
+    session.enqueue("first").unwrap();
     let reports = run_session(&mut session, path).await.unwrap();
     assert_eq!(reports.len(), 2);
     assert_eq!(reports[1].answer.as_ref().unwrap().joined_text(), "followed up");
@@ -652,7 +652,7 @@ async fn all_tasks_complete_enqueues_work_that_runs_and_its_limit_ends_the_sessi
     let agent = Agent::builder(&model).build();
     let mut session =
         Session::builder(&agent).hook(FollowUps { always: true }).max_follow_ups(2).build();
-    session.enqueue("start");
+    session.enqueue("start").unwrap();
     let error = run_session(&mut session, path).await.unwrap_err();
     assert_eq!(error, Error::FollowUpLimit { hook: "FollowUps", limit: 2 });
     assert_eq!(session.state().completed().len(), 3, "the first task and two follow-ups ran");
@@ -683,7 +683,7 @@ async fn the_model_submits_a_plan_through_the_tool_and_its_tasks_run_after_the_t
         .hook(Watch { trace: trace.clone(), yields: 0 })
         .hook(add_review)
         .build();
-    session.enqueue("Plan a trip.");
+    session.enqueue("Plan a trip.").unwrap();
     let reports = run_session(&mut session, path).await.unwrap();
     let answers: Vec<String> = reports
         .iter()
@@ -748,9 +748,9 @@ async fn a_plan_that_clears_existing_cancels_the_queued_tasks_once_on(path: Path
     let agent = Agent::builder(&model).build();
     let mut session =
         Session::builder(&agent).hook(Watch { trace: trace.clone(), yields: 0 }).build();
-    session.enqueue("old one");
-    session.enqueue("old two");
-    session.submit_plan(Plan::new(["new"]).clearing_existing());
+    session.enqueue("old one").unwrap();
+    session.enqueue("old two").unwrap();
+    session.submit_plan(Plan::new(["new"]).clearing_existing()).unwrap();
     run_session(&mut session, path).await.unwrap();
     assert_eq!(
         trace.lines(),
@@ -798,8 +798,8 @@ async fn a_streamed_session_runs_the_same_events_and_reports_them_between_the_tu
     let agent = Agent::builder(&model).tool(Weather::default()).build();
     let mut session =
         Session::builder(&agent).hook(Watch { trace: trace.clone(), yields: 1 }).build();
-    session.enqueue("one");
-    session.enqueue("two");
+    session.enqueue("one").unwrap();
+    session.enqueue("two").unwrap();
     let events: Vec<StreamEvent> = session.run_stream().collect().await;
     let session_lines: Vec<String> = trace
         .lines()
@@ -836,8 +836,8 @@ fn run_dropped_after(polls: usize, streamed: bool) -> (Trace, Vec<TaskReport>, C
         .build();
     let mut session =
         Session::builder(&agent).hook(Watch { trace: trace.clone(), yields: 2 }).build();
-    session.enqueue("one");
-    session.submit_plan(Plan::new(["two", "three"]));
+    session.enqueue("one").unwrap();
+    session.submit_plan(Plan::new(["two", "three"])).unwrap();
     let waker = futures::task::noop_waker();
     let mut cx = Context::from_waker(&waker);
     let mut finished = false;
@@ -932,8 +932,8 @@ async fn a_session_runs_on_a_boxed_agent_with_its_turn_start_hooks_on(path: Path
         .hook(Watch { trace: trace.clone(), yields: 1 })
         .hook(StepGuard { at: 1, escalate: false })
         .build();
-    session.enqueue("loop");
-    session.enqueue("answer");
+    session.enqueue("loop").unwrap();
+    session.enqueue("answer").unwrap();
     let reports = run_session(&mut session, path).await.unwrap();
     let statuses: Vec<TaskStatus> = reports.iter().map(|report| report.status).collect();
     assert_eq!(statuses, [TaskStatus::Rejected, TaskStatus::Success]);

@@ -78,7 +78,8 @@ pub trait SessionHook: Send + Sync {
         ready(Verdict::Continue)
     }
 
-    /// `turn_start`: before each of a task's model calls; REJECT or ESCALATE stops the task
+    /// `turn_start`: before each of a task's steps (its model call; a RETRY within the step does
+    /// not fire it again); REJECT or ESCALATE stops the task
     /// before the call.
     fn turn_start(
         &self,
@@ -205,7 +206,7 @@ session_event_traits! {
     SessionStart / OnSessionStart: fn session_start(session: &SessionState);
     /// A `task_start` hook: it may edit the task about to run, REJECT it, or halt the session.
     TaskStart / OnTaskStart: fn task_start(task: &mut QueuedTask, session: &SessionState);
-    /// A `turn_start` hook: before each of a task's model calls, it may REJECT the task,
+    /// A `turn_start` hook: before each of a task's steps, it may REJECT the task,
     /// ESCALATE to the approver, or halt the session.
     TurnStart / OnTurnStart: fn turn_start(turn: &mut Turn, session: &SessionState);
     /// A `plan_submit` hook: it may rewrite a submitted plan, REJECT it, or halt the session.

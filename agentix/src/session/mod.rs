@@ -2,13 +2,13 @@
 //!
 //! A [`Session`] owns one conversation and a queue of tasks. [`run`](Session::run) runs them in
 //! order, each as one turn of its agent whose user message is the task's prompt; the turn takes
-//! as many model calls as it needs, up to the task's `max_turns` (Turin calls each model call
-//! a turn; agentix calls it a step). Tasks come one at a time
+//! as many steps (a model call and its tool calls) as it needs, up to the task's `max_turns`
+//! (Turin calls a step a turn: `turn_start` fires at each, and `Turn::turn_index` counts them). Tasks come one at a time
 //! ([`enqueue`](Session::enqueue)) or in plans ([`submit_plan`](Session::submit_plan), or the
 //! model's [`SubmitPlan`] tool), and every task ends exactly once, with a [`TaskStatus`].
 //!
 //! The session's events, in order: `session_start` → per task (`task_start` → the turn, whose
-//! `turn_start` fires before each model call, ahead of `before_model` → `plan_submit` for each
+//! `turn_start` fires before each step, ahead of its `before_model` → `plan_submit` for each
 //! plan the turn submitted → `task_complete` → `plan_complete` when it ended its plan's last
 //! task) → `all_tasks_complete` when the queue is empty (ENQUEUE runs more) → `session_end`.
 //!
@@ -21,9 +21,11 @@
 //!
 //! Cancellation: dropping [`run`](Session::run)'s future (or its stream) at any await point
 //! leaves the log valid (a turn dropped midway records that it was cancelled) and every task
-//! ended, queued, or running. The next `run` picks up there, before anything else: the task
-//! that was running is reported `cancelled` to `task_complete`. Hooks are async, so nothing is
-//! reported from `drop`. An event is done once all its hooks have returned: one whose hooks a
+//! ended, queued, or running; what changes the queue and the plans' counts never awaits midway.
+//! The next `run` goes on from where the dropped one stopped, in the order it would have gone:
+//! the ends whose hooks had not all run, then the plans the running task's turn submitted, then
+//! that task's end — as its turn ended, or `cancelled` if the drop cut the turn short. Hooks are
+//! async, so nothing is reported from `drop`. An event is done once all its hooks have returned: one whose hooks a
 //! drop interrupted (`session_start`, `plan_submit`, `task_complete`, `plan_complete`,
 //! `all_tasks_complete`, `session_end`) fires again at the next run, from its first hook — so a
 //! hook sees each event exactly once when no run is dropped inside that event's hooks, and at
@@ -36,18 +38,16 @@ mod task;
 
 use std::future::Future;
 use std::sync::Arc;
-use std::sync::atomic::AtomicU32;
 use std::task::Poll;
 
 use futures::Stream;
-use serde::{Deserialize, Serialize};
 
 pub use hooks::{
     OnAllTasksComplete, OnPlanComplete, OnPlanSubmit, OnSessionEnd, OnSessionStart, OnTaskComplete,
     OnTaskStart, OnTurnStart, RegisterSession, SessionChain, SessionHook, Then,
 };
 pub use runner::{TaskContext, TaskRunner, TurnGate};
-pub use submit_plan::{SubmitPlan, SubmitPlanError};
+pub use submit_plan::{ProposedPlan, ProposedTask, SubmitPlan, SubmitPlanError};
 pub use task::{
     FollowUp, Plan, PlanId, PlanProgress, PlanReport, QueuedTask, SessionState, Task, TaskId,
     TaskReport, TaskStatus, TaskTag,
@@ -82,6 +82,8 @@ pub enum SessionEvent {
     },
     /// A `plan_submit` hook rejected a plan; none of its tasks were queued.
     PlanRejected {
+        /// Its title, if it had one.
+        title: Option<String>,
         /// The hook.
         hook: String,
         /// Why.
@@ -127,7 +129,10 @@ impl std::fmt::Display for SessionEvent {
                 }
                 write!(f, ": {} task(s)", tasks.len())
             }
-            SessionEvent::PlanRejected { hook, reason } => {
+            SessionEvent::PlanRejected { title: Some(title), hook, reason } => {
+                write!(f, "plan {title:?} rejected by `{hook}`: {reason}")
+            }
+            SessionEvent::PlanRejected { title: None, hook, reason } => {
                 write!(f, "plan rejected by `{hook}`: {reason}")
             }
             SessionEvent::TaskStarted { task } => match &task.task.title {
@@ -162,8 +167,8 @@ impl std::fmt::Display for SessionEvent {
 /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
 /// let agent = Agent::builder(ScriptedModel::new().text("Paris.").text("Rome.")).build();
 /// let mut session = Session::builder(&agent).build();
-/// session.enqueue("The capital of France?");
-/// session.enqueue("The capital of Italy?");
+/// session.enqueue("The capital of France?")?;
+/// session.enqueue("The capital of Italy?")?;
 /// let reports = session.run().await?;
 /// assert!(reports.iter().all(|report| report.status == TaskStatus::Success));
 /// assert_eq!(reports[1].answer.as_ref().unwrap().joined_text(), "Rome.");
@@ -242,15 +247,25 @@ impl<R, S> SessionBuilder<R, S> {
 }
 
 impl<R: TaskRunner, S: SessionChain> Session<R, S> {
-    /// Queues a task on its own (no plan); it runs after the tasks queued before it.
-    pub fn enqueue(&mut self, task: impl Into<Task>) -> TaskId {
-        self.state.queue_task(None, task.into())
+    /// Queues a task on its own (no plan); it runs after the tasks queued before it. A
+    /// session that has ended (or is ending: a run dropped during `session_end`) takes no more
+    /// work: [`Error::SessionEnded`], and the task is not queued.
+    pub fn enqueue(&mut self, task: impl Into<Task>) -> Result<TaskId, Error> {
+        self.still_open()?;
+        Ok(self.state.queue_task(None, task.into()))
     }
 
     /// Submits a plan, as the model's `submit_plan` tool does: the next [`run`](Session::run)
-    /// reviews it with the `plan_submit` hooks, then queues its tasks.
-    pub fn submit_plan(&mut self, plan: Plan) {
+    /// reviews it with the `plan_submit` hooks when it starts, then queues its tasks. A session
+    /// that has ended takes none: [`Error::SessionEnded`].
+    pub fn submit_plan(&mut self, plan: Plan) -> Result<(), Error> {
+        self.still_open()?;
         self.inbox.submit(plan);
+        Ok(())
+    }
+
+    fn still_open(&self) -> Result<(), Error> {
+        if self.state.ending { Err(Error::SessionEnded) } else { Ok(()) }
     }
 
     /// The session's queue, plans and ended tasks.
@@ -263,8 +278,11 @@ impl<R: TaskRunner, S: SessionChain> Session<R, S> {
         &self.conversation
     }
 
-    /// The conversation, for a new session or a plain turn.
-    pub fn into_conversation(self) -> Conversation {
+    /// The conversation, for a new session or a plain turn. Plans the session had not reviewed
+    /// go with it; the `submit_plan` tool's calls in a later plain turn fail, saying there is no
+    /// session.
+    pub fn into_conversation(mut self) -> Conversation {
+        self.conversation.scope_mut().remove_resource::<Arc<PlanInbox>>();
         self.conversation
     }
 
@@ -348,40 +366,29 @@ impl<R: TaskRunner, S: SessionChain> Session<R, S> {
             self.state.started = true;
             self.stop_on(started);
         }
-        // What a dropped run left midway ends first: a task's end its hooks had not all seen,
-        // then the task that was running, cancelled.
-        let delivered = self.deliver(observer).await;
-        self.stop_on(delivered);
-        if self.state.stopped.is_none() {
-            let reviewed = self.review_plans(observer).await;
-            self.stop_on(reviewed);
-        }
-        if let Some(running) = self.state.running.take() {
-            let reason = "the session's run was dropped while the task ran".to_owned();
-            let completed =
-                self.complete(running.task, Ended::cancelled(reason, running.turn), observer).await;
-            self.stop_on(completed);
+        // What a dropped run left midway goes on from where it stopped, in the order it would
+        // have come: the ends whose hooks had not all run, then the task that was running (the
+        // plans its turn submitted, then its end), or else the plans submitted since.
+        self.deliver(observer).await;
+        if self.state.running.is_some() {
+            self.finish_running(observer).await;
+        } else {
+            self.review_plans(observer).await;
         }
         while self.state.stopped.is_none() {
-            let Some(task) = self.state.queue.pop_front() else {
-                match self.follow_up(observer).await {
-                    Ok(true) => continue,
-                    Ok(false) => break,
-                    Err(error) => {
-                        self.stop_on(Err(error));
-                        break;
-                    }
-                }
-            };
-            let ran = self.run_task(task, observer).await;
-            self.stop_on(ran);
+            match self.state.queue.pop_front() {
+                Some(task) => self.run_task(task, observer).await,
+                None if self.follow_up(observer).await => {}
+                None => break,
+            }
         }
         if let Some(error) = &self.state.stopped {
             let reason = format!("the session ended before the task ran: {error}");
             while let Some(task) = self.state.queue.pop_front() {
-                // The session has its cause; a hook's halt as it winds down is not another.
-                let _ = self.complete(task, Ended::cancelled(reason.clone(), None), observer).await;
+                self.end_task(task, Ended::cancelled(reason.clone(), None));
             }
+            // The session has its cause: a hook's halt as it winds down is not another.
+            self.deliver(observer).await;
         }
     }
 
@@ -394,100 +401,119 @@ impl<R: TaskRunner, S: SessionChain> Session<R, S> {
         }
     }
 
-    /// One task: `task_start`, its turn, the plans it submitted, `task_complete`. An error is
-    /// a session hook's: it ends the session.
-    async fn run_task<O: Observer>(
-        &mut self,
-        mut task: QueuedTask,
-        observer: &O,
-    ) -> Result<(), Error> {
-        self.state.running = Some(Running { task: task.clone(), turn: None });
+    /// One task: `task_start`, its turn, the plans it submitted, `task_complete`. A session
+    /// hook's halt or failure stops the session.
+    async fn run_task<O: Observer>(&mut self, mut task: QueuedTask, observer: &O) {
+        self.state.running = Some(Running::new(task.clone(), self.state.steps()));
         emit(observer, || SessionEvent::TaskStarted { task: task.clone() });
-        match self.hooks.task_start(&mut task, &self.state, observer).await {
-            Flow::Continue => {}
+        let flow = self.hooks.task_start(&mut task, &self.state, observer).await;
+        let running = self.state.running.as_mut().expect("the task is running");
+        // The task as its hooks left it is the one that runs, and the one reported.
+        running.task = task.clone();
+        let refused = match flow {
+            Flow::Continue => None,
             Flow::Reject { hook, rejection } => {
                 let error =
                     Error::Rejected { event: EventKind::TaskStart, hook, reason: rejection.reason };
-                let ended = Ended { status: TaskStatus::Rejected, ..Ended::failed(&error, None) };
-                return self.complete(task, ended, observer).await;
+                Some((Ended { status: TaskStatus::Rejected, ..Ended::failed(&error, None) }, None))
             }
             Flow::Halt { hook, halt } => {
                 let error = crate::agent::halted(EventKind::TaskStart, hook, halt);
-                let _ =
-                    self.complete(task, Ended::cancelled(error.to_string(), None), observer).await;
-                return Err(error);
+                Some((Ended::cancelled(error.to_string(), None), Some(error)))
             }
             Flow::Failed { hook, failure } => {
                 let error = failure.error(EventKind::TaskStart, hook);
-                let _ =
-                    self.complete(task, Ended::cancelled(error.to_string(), None), observer).await;
-                return Err(error);
+                Some((Ended::cancelled(error.to_string(), None), Some(error)))
             }
+        };
+        if let Some((ended, stop)) = refused {
+            running.ended = Some(ended);
+            self.stop_on(stop.map_or(Ok(()), Err));
+            return self.finish_running(observer).await;
         }
         let turn = TurnRef(self.conversation.turns() + 1);
-        self.state.running = Some(Running { task: task.clone(), turn: Some(turn) });
+        running.turn = Some(turn);
         if self.conversation.scope().resource::<Arc<PlanInbox>>().is_none() {
             // The conversation's scope was replaced since: the tool looks for the inbox there.
             self.conversation.scope_mut().insert_resource(Arc::clone(&self.inbox));
         }
-        let gate = Gate { hooks: &self.hooks, state: &self.state, steps: AtomicU32::new(0) };
+        let gate = Gate { hooks: &self.hooks, state: &self.state };
         let context = TaskContext {
             tag: task.tag(),
-            turns_before: self.state.turns,
+            steps_before: self.state.steps(),
             max_turns: task.task.max_turns,
         };
-        let message = Message::user(task.task.prompt.clone());
+        let message = Message::user(task.task.prompt);
         let outcome =
             self.agent.run_task(&mut self.conversation, message, observer, &gate, context).await;
-        let steps = gate.steps.into_inner();
-        self.state.turns += u64::from(steps);
-        let (mut ended, session_error) = match outcome {
+        let (ended, stop) = match outcome {
             Ok(answer) => (Ended::succeeded(answer, turn), None),
             Err(error) if ends_the_session(&error) => {
                 (Ended::cancelled(error.to_string(), Some(turn)), Some(error))
             }
             Err(error) => (Ended::failed(&error, Some(turn)), None),
         };
-        ended.turns = steps;
-        let reviewed = self.review_plans(observer).await;
-        let completed = self.complete(task, ended, observer).await;
-        session_error.map_or(Ok(()), Err).and(reviewed).and(completed)
+        // Kept with the running task, so a run dropped from here on reports it as it ended.
+        self.state.running.as_mut().expect("the task is running").ended = Some(ended);
+        self.stop_on(stop.map_or(Ok(()), Err));
+        self.finish_running(observer).await;
     }
 
-    /// Reviews the plans waiting with `plan_submit`, and queues those it accepts.
-    async fn review_plans<O: Observer>(&mut self, observer: &O) -> Result<(), Error> {
-        while let Some(mut plan) = self.inbox.first() {
+    /// Ends the running task: the plans its turn submitted are reviewed first, then its end is
+    /// reported — as its turn ended, or `cancelled` if a dropped run cut it short.
+    async fn finish_running<O: Observer>(&mut self, observer: &O) {
+        self.review_plans(observer).await;
+        let Some(running) = self.state.running.take() else {
+            return;
+        };
+        let mut ended = running.ended.unwrap_or_else(|| {
+            let reason = "the session's run was dropped while the task ran".to_owned();
+            Ended::cancelled(reason, running.turn)
+        });
+        ended.steps = u32::try_from(self.state.steps() - running.steps_before).unwrap_or(u32::MAX);
+        self.end_task(running.task, ended);
+        self.deliver(observer).await;
+    }
+
+    /// Reviews the plans waiting with `plan_submit`, and queues those it accepts. A stopped
+    /// session reviews none.
+    async fn review_plans<O: Observer>(&mut self, observer: &O) {
+        while self.state.stopped.is_none()
+            && let Some(mut plan) = self.inbox.first()
+        {
             let flow = self.hooks.plan_submit(&mut plan, &self.state, observer).await;
+            // Reviewed: from here to its tasks' queueing nothing awaits.
             self.inbox.reviewed();
             match flow {
-                Flow::Continue => self.accept(plan, observer).await?,
+                Flow::Continue => {
+                    self.accept(plan, observer);
+                    self.deliver(observer).await;
+                }
                 Flow::Reject { hook, rejection } => {
                     emit(observer, || SessionEvent::PlanRejected {
+                        title: plan.title.clone(),
                         hook: hook.to_owned(),
                         reason: rejection.reason.clone(),
                     });
                 }
                 Flow::Halt { hook, halt } => {
-                    return Err(crate::agent::halted(EventKind::PlanSubmit, hook, halt));
+                    self.stop_on(Err(crate::agent::halted(EventKind::PlanSubmit, hook, halt)));
                 }
                 Flow::Failed { hook, failure } => {
-                    return Err(failure.error(EventKind::PlanSubmit, hook));
+                    self.stop_on(Err(failure.error(EventKind::PlanSubmit, hook)));
                 }
             }
         }
-        Ok(())
     }
 
     /// Queues an accepted plan's tasks; with `clear_existing`, the tasks queued before end
-    /// `cancelled` first.
-    async fn accept<O: Observer>(&mut self, plan: Plan, observer: &O) -> Result<(), Error> {
-        let mut result = Ok(());
+    /// `cancelled` first. Their ends are delivered after.
+    fn accept<O: Observer>(&mut self, plan: Plan, observer: &O) {
         let plan_id = PlanId::new(self.state.next_plan + 1).expect("ids are counted from 1");
         if plan.clear_existing {
+            let reason = format!("{plan_id} replaced the tasks queued before it");
             while let Some(task) = self.state.queue.pop_front() {
-                let reason = format!("{plan_id} replaced the tasks queued before it");
-                let completed = self.complete(task, Ended::cancelled(reason, None), observer).await;
-                result = result.and(completed);
+                self.end_task(task, Ended::cancelled(reason.clone(), None));
             }
         }
         self.state.next_plan += 1;
@@ -504,25 +530,18 @@ impl<R: TaskRunner, S: SessionChain> Session<R, S> {
         });
         if ids.is_empty() {
             // A plan its hooks emptied has nothing left to wait for.
-            self.state.delivering = Some(Delivery { report: None, plan: Some(plan_id) });
-            result = result.and(self.deliver(observer).await);
+            self.state.pending.push_back(Delivery { report: None, plan: Some(plan_id) });
         }
-        result
     }
 
-    /// Ends a task: its report, its plan's counts, `task_complete`, and `plan_complete` if it
-    /// was its plan's last. Both fire whatever the first returns.
-    async fn complete<O: Observer>(
-        &mut self,
-        task: QueuedTask,
-        ended: Ended,
-        observer: &O,
-    ) -> Result<(), Error> {
-        self.state.running = None;
+    /// Ends a task: its report, its plan's counts, and its `task_complete` (and `plan_complete`
+    /// if it was its plan's last) queued for [`deliver`](Self::deliver). Nothing awaits: the
+    /// state is whole at every await point.
+    fn end_task(&mut self, task: QueuedTask, ended: Ended) {
         let plan = task.plan();
         let success = ended.status == TaskStatus::Success;
-        let Ended { status, answer, reason, turn, turns } = ended;
-        self.state.completed.push(TaskReport { task, status, answer, reason, turn, turns });
+        let Ended { status, answer, reason, turn, steps } = ended;
+        self.state.completed.push(TaskReport { task, status, answer, reason, turn, steps });
         let mut plan_done = None;
         if let Some(progress) = plan.and_then(|id| self.state.plans.get_mut(&id)) {
             progress.completed += 1;
@@ -530,56 +549,58 @@ impl<R: TaskRunner, S: SessionChain> Session<R, S> {
             plan_done = progress.is_complete().then_some(progress.id);
         }
         let report = Some(self.state.completed.len() - 1);
-        self.state.delivering = Some(Delivery { report, plan: plan_done });
-        self.deliver(observer).await
+        self.state.pending.push_back(Delivery { report, plan: plan_done });
     }
 
-    /// Fires `task_complete` and `plan_complete` for the end being delivered. Each is marked
+    /// Fires `task_complete` and `plan_complete` for each end waiting, in order. Each is marked
     /// delivered once its hooks have all run: a run dropped in the middle of them leaves it to
-    /// the next run, which fires it again from its first hook.
-    async fn deliver<O: Observer>(&mut self, observer: &O) -> Result<(), Error> {
-        let Some(Delivery { report, plan }) = self.state.delivering else {
-            return Ok(());
-        };
-        let mut result = Ok(());
-        if let Some(index) = report {
-            let report = &self.state.completed[index];
-            emit(observer, || SessionEvent::TaskCompleted { report: report.clone() });
-            result = settle(self.hooks.task_complete(report, &self.state, observer).await);
-            self.state.delivering = Some(Delivery { report: None, plan });
+    /// the next run, which fires it again from its first hook. A hook's halt or failure stops
+    /// the session; the ends after it are delivered all the same.
+    async fn deliver<O: Observer>(&mut self, observer: &O) {
+        while let Some(&Delivery { report, plan }) = self.state.pending.front() {
+            if let Some(index) = report {
+                let report = &self.state.completed[index];
+                emit(observer, || SessionEvent::TaskCompleted { report: report.clone() });
+                let result = settle(self.hooks.task_complete(report, &self.state, observer).await);
+                self.stop_on(result);
+                self.state.pending[0].report = None;
+            }
+            if let Some(plan) = plan {
+                let progress = &self.state.plans[&plan];
+                emit(observer, || SessionEvent::PlanCompleted { plan: progress.clone() });
+                let result =
+                    settle(self.hooks.plan_complete(progress, &self.state, observer).await);
+                self.stop_on(result);
+            }
+            self.state.pending.pop_front();
         }
-        if let Some(plan) = plan {
-            let progress = &self.state.plans[&plan];
-            emit(observer, || SessionEvent::PlanCompleted { plan: progress.clone() });
-            let completed = settle(self.hooks.plan_complete(progress, &self.state, observer).await);
-            result = result.and(completed);
-        }
-        self.state.delivering = None;
-        result
     }
 
     /// `all_tasks_complete`: whether it enqueued follow-up work.
-    async fn follow_up<O: Observer>(&mut self, observer: &O) -> Result<bool, Error> {
+    async fn follow_up<O: Observer>(&mut self, observer: &O) -> bool {
         const EVENT: EventKind = EventKind::AllTasksComplete;
-        match self.hooks.all_tasks_complete(&self.state, observer).await {
-            Flow::Continue => Ok(false),
+        let error = match self.hooks.all_tasks_complete(&self.state, observer).await {
+            Flow::Continue => return false,
             Flow::Enqueue { hook, follow_up } => {
                 if self.state.follow_ups >= self.max_follow_ups {
-                    return Err(Error::FollowUpLimit { hook, limit: self.max_follow_ups });
+                    Error::FollowUpLimit { hook, limit: self.max_follow_ups }
+                } else {
+                    self.state.follow_ups += 1;
+                    let ids: Vec<TaskId> = follow_up
+                        .tasks
+                        .into_iter()
+                        .map(|task| self.state.queue_task(None, task))
+                        .collect();
+                    let more = !ids.is_empty();
+                    emit(observer, || SessionEvent::FollowUpEnqueued { tasks: ids });
+                    return more;
                 }
-                self.state.follow_ups += 1;
-                let ids: Vec<TaskId> = follow_up
-                    .tasks
-                    .into_iter()
-                    .map(|task| self.state.queue_task(None, task))
-                    .collect();
-                let more = !ids.is_empty();
-                emit(observer, || SessionEvent::FollowUpEnqueued { tasks: ids });
-                Ok(more)
             }
-            Flow::Halt { hook, halt } => Err(crate::agent::halted(EVENT, hook, halt)),
-            Flow::Failed { hook, failure } => Err(failure.error(EVENT, hook)),
-        }
+            Flow::Halt { hook, halt } => crate::agent::halted(EVENT, hook, halt),
+            Flow::Failed { hook, failure } => failure.error(EVENT, hook),
+        };
+        self.stop_on(Err(error));
+        false
     }
 }
 
@@ -589,28 +610,41 @@ impl<R, S> std::fmt::Debug for Session<R, S> {
     }
 }
 
-/// The task running, and its turn once it has one.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+/// The task running: from its `task_start` until its end is recorded.
+#[derive(Clone, Debug)]
 pub(crate) struct Running {
     pub(crate) task: QueuedTask,
+    /// Its turn, once it has one.
     pub(crate) turn: Option<TurnRef>,
+    /// The session's steps before the task's first.
+    steps_before: u64,
+    /// How it ended, once it has: kept until its end is recorded, so a run dropped between
+    /// its turn's end and its report still reports what happened.
+    ended: Option<Ended>,
+}
+
+impl Running {
+    fn new(task: QueuedTask, steps_before: u64) -> Self {
+        Running { task, turn: None, steps_before, ended: None }
+    }
 }
 
 /// A task's end being reported: its report (by index in the ended tasks) until `task_complete`
 /// has run, and its plan if it completed one, until `plan_complete` has.
-#[derive(Clone, Copy, Debug, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug)]
 pub(crate) struct Delivery {
     report: Option<usize>,
     plan: Option<PlanId>,
 }
 
 /// How a task ended, before its report is made.
-struct Ended {
+#[derive(Clone, Debug)]
+pub(crate) struct Ended {
     status: TaskStatus,
     answer: Option<AssistantMessage>,
     reason: Option<String>,
     turn: Option<TurnRef>,
-    turns: u32,
+    steps: u32,
 }
 
 impl Ended {
@@ -620,12 +654,12 @@ impl Ended {
             answer: Some(answer),
             reason: None,
             turn: Some(turn),
-            turns: 0,
+            steps: 0,
         }
     }
 
     fn cancelled(reason: String, turn: Option<TurnRef>) -> Self {
-        Ended { status: TaskStatus::Cancelled, answer: None, reason: Some(reason), turn, turns: 0 }
+        Ended { status: TaskStatus::Cancelled, answer: None, reason: Some(reason), turn, steps: 0 }
     }
 
     /// A turn's failure: `rejected` for a hook's refusal, `max_turns` for the step limit,
@@ -636,7 +670,7 @@ impl Ended {
             Error::StepLimit { .. } => TaskStatus::MaxTurns,
             _ => TaskStatus::Error,
         };
-        Ended { status, answer: None, reason: Some(error.to_string()), turn, turns: 0 }
+        Ended { status, answer: None, reason: Some(error.to_string()), turn, steps: 0 }
     }
 }
 

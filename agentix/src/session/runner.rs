@@ -3,7 +3,6 @@
 
 use std::future::{Future, ready};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU32, Ordering};
 
 use serde::{Deserialize, Serialize};
 
@@ -28,13 +27,13 @@ use super::task::{SessionState, TaskTag};
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TaskContext {
     pub(crate) tag: TaskTag,
-    /// Model calls the session made before this task's.
-    pub(crate) turns_before: u64,
+    /// Steps the session's tasks started before this task's first.
+    pub(crate) steps_before: u64,
     /// The task's `max_turns`, in place of the conversation's `max_steps`.
     pub(crate) max_turns: Option<u32>,
 }
 
-/// What runs before each of a task's model calls: a session's `turn_start` hooks. A turn run
+/// What runs before each of a task's steps: a session's `turn_start` hooks. A turn run
 /// on its own has `()`, which costs nothing.
 #[doc(hidden)]
 pub trait TurnGate: Sync {
@@ -62,32 +61,41 @@ impl TurnGate for () {
     }
 }
 
-/// A session's gate for one task: its `turn_start` hooks, and a count of the task's steps.
+/// A session's gate for one task: its `turn_start` hooks, and the session's count of steps.
 pub(crate) struct Gate<'s, S> {
     pub(crate) hooks: &'s S,
     pub(crate) state: &'s SessionState,
-    pub(crate) steps: AtomicU32,
 }
 
 impl<S: SessionChain> TurnGate for Gate<'_, S> {
     async fn turn_start<O: Observer>(&self, turn: &mut Turn, observer: &O) -> Flow<TurnStart> {
-        self.steps.fetch_add(1, Ordering::Relaxed);
-        if !S::EVENTS.contains(EventKind::TurnStart) {
-            return Flow::Continue;
-        }
+        self.state.steps.add_one();
         observer.observe(&crate::observe::Observation::Event {
             turn: turn.turn_ref(),
             step: turn.step(),
             event: EventKind::TurnStart,
         });
+        if !S::EVENTS.contains(EventKind::TurnStart) {
+            return Flow::Continue;
+        }
         self.hooks.turn_start(turn, self.state, observer).await
     }
 }
 
-/// An agent a [`Session`](super::Session) runs its tasks on: an [`Agent`], or a reference or
-/// `Arc` to one.
-pub trait TaskRunner: Send + Sync {
-    /// Runs one task's turn: `message` opens it, `gate` runs before each model call.
+mod sealed {
+    pub trait Sealed {}
+}
+
+impl<M, T, P, A, X> sealed::Sealed for Agent<M, T, P, A, X> {}
+impl<R: sealed::Sealed + ?Sized> sealed::Sealed for &R {}
+impl<R: sealed::Sealed + ?Sized> sealed::Sealed for Arc<R> {}
+impl sealed::Sealed for crate::agent::BoxedAgent {}
+
+/// An agent a [`Session`](super::Session) runs its tasks on: an [`Agent`], a
+/// [`BoxedAgent`](crate::BoxedAgent), or a reference or `Arc` to one. Sealed: the session
+/// reaches into the turn's loop through it.
+pub trait TaskRunner: sealed::Sealed + Send + Sync {
+    /// Runs one task's turn: `message` opens it, `gate` runs before each step.
     #[doc(hidden)]
     fn run_task<'a, O: Observer, G: TurnGate>(
         &'a self,

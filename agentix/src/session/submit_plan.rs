@@ -7,7 +7,9 @@ use crate::lock;
 use crate::tool::Tool;
 use crate::turn::Turn;
 
-use super::task::Plan;
+use serde::Deserialize;
+
+use super::task::{Plan, Task};
 
 /// Plans the model submitted during a task, waiting for the session to review them
 /// (`plan_submit`) when the task's turn ends. The session keeps it in its conversation's scope
@@ -32,8 +34,10 @@ impl PlanInbox {
 }
 
 /// The `submit_plan` tool: the model proposes a plan of tasks (each a prompt it will be given,
-/// in order), a title, and whether the plan replaces the tasks still queued. The session reviews
-/// it with its `plan_submit` hooks when the current task's turn ends, and queues its tasks.
+/// in order) and a title. The session reviews it with its `plan_submit` hooks when the current
+/// task's turn ends, and queues its tasks after those queued. What the model cannot set is the
+/// application's: a task's `max_turns` (its budget) and the plan's `clear_existing` (whether it
+/// cancels the tasks queued before it) — a `plan_submit` hook may set either.
 /// Add it with [`AgentBuilder::submit_plan`](crate::AgentBuilder::submit_plan); outside a
 /// [`Session`](super::Session) a call fails, saying so.
 #[derive(Clone, Copy, Debug, Default)]
@@ -56,19 +60,49 @@ pub enum SubmitPlanError {
     NoSession,
 }
 
+/// A plan as the model proposes it: the arguments of `submit_plan`.
+#[derive(Clone, Debug, Deserialize, schemars::JsonSchema)]
+pub struct ProposedPlan {
+    /// A short title for the plan.
+    #[serde(default)]
+    pub title: Option<String>,
+    /// The tasks, in the order they are to run.
+    pub tasks: Vec<ProposedTask>,
+}
+
+/// A task as the model proposes it.
+#[derive(Clone, Debug, Deserialize, schemars::JsonSchema)]
+pub struct ProposedTask {
+    /// A short title for the task.
+    #[serde(default)]
+    pub title: Option<String>,
+    /// The task, self-contained: the prompt you will be given when it runs.
+    pub prompt: String,
+}
+
+impl From<ProposedPlan> for Plan {
+    fn from(proposed: ProposedPlan) -> Self {
+        let tasks = proposed
+            .tasks
+            .into_iter()
+            .map(|task| Task { title: task.title, prompt: task.prompt, max_turns: None })
+            .collect();
+        Plan { title: proposed.title, tasks, clear_existing: false }
+    }
+}
+
 impl Tool for SubmitPlan {
     const NAME: &'static str = "submit_plan";
-    type Args = Plan;
+    type Args = ProposedPlan;
     type Output = String;
     type Error = SubmitPlanError;
 
     fn description(&self) -> &str {
         "Propose a plan: a list of tasks, each a self-contained prompt you will be given in \
-         order after the current task ends. Give it a title; set clear_existing to replace \
-         the tasks still queued."
+         order after the current task ends. Give it a title."
     }
 
-    async fn call(&self, plan: Plan, turn: &Turn) -> Result<String, SubmitPlanError> {
+    async fn call(&self, plan: ProposedPlan, turn: &Turn) -> Result<String, SubmitPlanError> {
         if plan.tasks.is_empty() {
             return Err(SubmitPlanError::Empty);
         }
@@ -77,7 +111,7 @@ impl Tool for SubmitPlan {
         }
         let inbox = turn.scope().resource::<Arc<PlanInbox>>().ok_or(SubmitPlanError::NoSession)?;
         let count = plan.tasks.len();
-        inbox.submit(plan);
+        inbox.submit(plan.into());
         Ok(format!(
             "Plan received ({count} task{}): it is reviewed when this task ends, and its tasks \
              run after it.",

@@ -3,6 +3,7 @@
 use std::collections::{BTreeMap, VecDeque};
 use std::fmt;
 use std::num::NonZeroU64;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde::{Deserialize, Serialize};
 
@@ -56,16 +57,18 @@ impl fmt::Display for PlanId {
     }
 }
 
-/// One unit of work: a prompt the agent answers in one turn, taking as many model calls as it
+/// One unit of work: a prompt the agent answers in one turn, taking as many steps as it
 /// needs up to `max_turns`.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Task {
     /// A label for traces and reports.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
     /// What the agent is asked: the user message that opens the task's turn.
     pub prompt: String,
-    /// Model calls the task may make (Turin's turns); `None`: the conversation's `max_steps`.
+    /// Steps the task may start (Turin's turns: each a model call and its tool calls); `None`:
+    /// the conversation's `max_steps`. The application may set it above that; the model's
+    /// `submit_plan` tool cannot set it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_turns: Option<u32>,
 }
@@ -82,7 +85,7 @@ impl Task {
         self
     }
 
-    /// This task, allowed `max_turns` model calls.
+    /// This task, allowed `max_turns` steps.
     pub fn max_turns(mut self, max_turns: u32) -> Self {
         self.max_turns = Some(max_turns);
         self
@@ -144,7 +147,7 @@ pub struct TaskTag {
 
 /// A group of tasks proposed together: by the model through the `submit_plan` tool, or by the
 /// application. The value of `plan_submit`, whose hooks may rewrite it.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Plan {
     /// A label for traces and reports.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -187,13 +190,14 @@ impl Plan {
 /// How a task ended. Every task ends exactly once, in one of these.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum TaskStatus {
     /// Its turn reached a final answer.
     Success,
     /// A hook refused it: a `task_start` or `turn_start` REJECT, an escalation the approver
     /// turned down, or a turn hook's HALT.
     Rejected,
-    /// It used its `max_turns` model calls without a final answer.
+    /// It used its `max_turns` steps without a final answer.
     MaxTurns,
     /// Its turn failed: the model, a tool set, a hook's error, panic or timeout.
     Error,
@@ -230,8 +234,9 @@ pub struct TaskReport {
     /// The turn it ran in; `None` if it never ran.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub turn: Option<TurnRef>,
-    /// Model calls it made (its turns, in Turin's words).
-    pub turns: u32,
+    /// Steps it started (Turin's turns): each a model call, and its tool calls — a step a
+    /// `turn_start` hook stopped counts, a retry within a step does not.
+    pub steps: u32,
 }
 
 /// A plan's progress, counted as its tasks end.
@@ -280,25 +285,25 @@ impl FollowUp {
 }
 
 /// What a session's hooks read of it: its queue, its plans, the tasks that ended.
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default)]
 pub struct SessionState {
     pub(crate) queue: VecDeque<QueuedTask>,
     pub(crate) plans: BTreeMap<PlanId, PlanProgress>,
     pub(crate) completed: Vec<TaskReport>,
     /// The task running, from its `task_start` until its `task_complete` begins.
     pub(crate) running: Option<super::Running>,
-    /// Model calls the session's tasks made, in all.
-    pub(crate) turns: u64,
+    /// Steps the session's tasks started, in all: counted as each starts, so a run dropped
+    /// midway loses none.
+    pub(crate) steps: StepCount,
     pub(crate) next_task: u64,
     pub(crate) next_plan: u64,
     pub(crate) follow_ups: u32,
     /// Whether `session_start`'s hooks ran to their end.
     pub(crate) started: bool,
-    /// A task's end whose `task_complete` (or its plan's `plan_complete`) hooks have not all
-    /// run: a dropped run's, delivered again by the next.
-    pub(crate) delivering: Option<super::Delivery>,
+    /// Ends whose `task_complete` (or plan's `plan_complete`) hooks have not all run yet, in
+    /// order: a dropped run's are delivered by the next.
+    pub(crate) pending: VecDeque<super::Delivery>,
     /// Why the session stopped, once a session hook stopped it: what is left winds down.
-    #[serde(skip)]
     pub(crate) stopped: Option<crate::Error>,
     /// Whether `session_end` is firing: a dropped run's next run fires only it.
     pub(crate) ending: bool,
@@ -332,9 +337,9 @@ impl SessionState {
         &self.completed
     }
 
-    /// Model calls the session's tasks made, in all: the next one's `turn_index`.
-    pub fn turns(&self) -> u64 {
-        self.turns
+    /// Steps the session's tasks started, in all: the next one's `turn_index`.
+    pub fn steps(&self) -> u64 {
+        self.steps.get()
     }
 
     /// How many times `all_tasks_complete` hooks enqueued follow-up work.
@@ -357,5 +362,26 @@ impl SessionState {
         let id = TaskId::new(self.next_task).expect("ids are counted from 1");
         self.queue.push_back(QueuedTask::new(id, plan, task));
         id
+    }
+}
+
+/// A count of steps the session's `turn_start` gate adds to while the session's state is lent
+/// to hooks.
+#[derive(Debug, Default)]
+pub(crate) struct StepCount(AtomicU64);
+
+impl StepCount {
+    pub(crate) fn get(&self) -> u64 {
+        self.0.load(Ordering::Relaxed)
+    }
+
+    pub(crate) fn add_one(&self) {
+        self.0.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+impl Clone for StepCount {
+    fn clone(&self) -> Self {
+        StepCount(AtomicU64::new(self.get()))
     }
 }

@@ -80,8 +80,8 @@ fn main() {
         .hook(ended)
         .hook(Tally)
         .build();
-    session.enqueue(Task::new("one"));
-    session.submit_plan(Plan::new(["two", "the secret"]));
+    session.enqueue(Task::new("one")).unwrap();
+    session.submit_plan(Plan::new(["two", "the secret"])).unwrap();
     // A hook's timeout needs tokio's time driver.
     let runtime = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();
     let reports = runtime.block_on(session.run()).unwrap();

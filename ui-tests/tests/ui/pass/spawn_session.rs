@@ -24,8 +24,8 @@ async fn main() {
     let agent = Arc::new(Agent::builder(ScriptedModel::new().text("one").text("two")).build());
     let typed = tokio::spawn(async move {
         let mut session = Session::builder(agent).hook(pace).hook(report).build();
-        session.enqueue("one");
-        session.enqueue("two");
+        session.enqueue("one").unwrap();
+        session.enqueue("two").unwrap();
         session.run().await
     });
     assert_eq!(typed.await.unwrap().unwrap().len(), 2);
@@ -34,7 +34,7 @@ async fn main() {
     let streamed = tokio::spawn(async move {
         use futures::StreamExt;
         let mut session = Session::builder(boxed).hook(pace).build();
-        session.enqueue("three");
+        session.enqueue("three").unwrap();
         session.run_stream().count().await
     });
     assert!(streamed.await.unwrap() > 3);
