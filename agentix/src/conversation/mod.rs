@@ -118,7 +118,8 @@ pub enum Entry {
         /// The results.
         results: Vec<ToolResult>,
     },
-    /// A hook halted the turn.
+    /// A hook halted the turn — or, at a session's `turn_start`, rejected its task: the turn
+    /// ends there either way, and `event` says which.
     Halted {
         /// The turn.
         turn: TurnRef,

@@ -1,0 +1,9 @@
+use agentix::session::QueuedTask;
+use agentix::hook;
+
+#[hook(turn_start)]
+async fn pace(task: &QueuedTask) {
+    println!("{}", task.id());
+}
+
+fn main() {}
