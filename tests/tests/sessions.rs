@@ -1123,9 +1123,9 @@ fn a_plan_session_dropped_at_every_await_point_ends_each_task_once_with_the_trut
 /// Stops the session at one event, by a halt, an error or a timeout.
 #[derive(Clone, Copy, Debug)]
 enum Stop {
-    HaltAt(EventKind),
-    ErrAt(EventKind),
-    SlowAt(EventKind),
+    Halt(EventKind),
+    Err(EventKind),
+    Slow(EventKind),
 }
 
 struct Stopper(Stop);
@@ -1133,8 +1133,8 @@ struct Stopper(Stop);
 impl Stopper {
     async fn at(&self, event: EventKind) -> Result<(), String> {
         match self.0 {
-            Stop::ErrAt(at) if at == event => Err("it broke".to_owned()),
-            Stop::SlowAt(at) if at == event => {
+            Stop::Err(at) if at == event => Err("it broke".to_owned()),
+            Stop::Slow(at) if at == event => {
                 tokio::time::sleep(std::time::Duration::from_secs(60)).await;
                 Ok(())
             }
@@ -1143,7 +1143,7 @@ impl Stopper {
     }
 
     fn halts(&self, event: EventKind) -> bool {
-        matches!(self.0, Stop::HaltAt(at) if at == event)
+        matches!(self.0, Stop::Halt(at) if at == event)
     }
 }
 
@@ -1187,7 +1187,7 @@ async fn a_halt_error_or_timeout_at_any_session_event_ends_the_session_with_ever
     let events =
         [SessionStart, PlanSubmit, TaskComplete, PlanComplete, AllTasksComplete, SessionEnd];
     for event in events {
-        for stop in [Stop::HaltAt(event), Stop::ErrAt(event), Stop::SlowAt(event)] {
+        for stop in [Stop::Halt(event), Stop::Err(event), Stop::Slow(event)] {
             let trace = Trace::default();
             let model = ScriptedModel::new().text("a").text("b").text("c");
             let agent = Agent::builder(&model).build();
@@ -1195,15 +1195,15 @@ async fn a_halt_error_or_timeout_at_any_session_event_ends_the_session_with_ever
                 .hook(Watch { trace: trace.clone(), yields: 0 })
                 .hook(Stopper(stop))
                 // A second stop while the session winds down is not its cause.
-                .hook(Stopper(Stop::HaltAt(TaskComplete)))
+                .hook(Stopper(Stop::Halt(TaskComplete)))
                 .build();
             session.enqueue("ad hoc").unwrap();
             session.submit_plan(Plan::new(["one", "two"])).unwrap();
             let error = session.run().await.unwrap_err();
             let expected = match stop {
-                Stop::HaltAt(_) => format!("{event} hook `Stopper` halted the session: stop here"),
-                Stop::ErrAt(_) => format!("{event} hook `Stopper` failed: it broke"),
-                Stop::SlowAt(_) => format!("{event} hook `Stopper` timed out after 50ms"),
+                Stop::Halt(_) => format!("{event} hook `Stopper` halted the session: stop here"),
+                Stop::Err(_) => format!("{event} hook `Stopper` failed: it broke"),
+                Stop::Slow(_) => format!("{event} hook `Stopper` timed out after 50ms"),
             };
             // The first stop is the session's error, unless the first is the wind-down's own.
             if event != TaskComplete {
