@@ -169,7 +169,8 @@ pub enum Component {
     Summarizer,
     /// The [`TokenCounter`](crate::TokenCounter).
     TokenCounter,
-    /// The [`Observer`](crate::Observer); it is not called again in the turn.
+    /// The [`Observer`](crate::Observer); it is not called again in the turn (in a session,
+    /// the session: it stops).
     Observer,
     /// The [`AuditSink`](crate::AuditSink); the request it was given is not sent.
     AuditSink,

@@ -109,6 +109,13 @@ pub enum SessionEvent {
         /// The tasks, in the order they run.
         tasks: Vec<TaskId>,
     },
+    /// A plan the model submitted was dropped unreviewed: the session stopped first.
+    PlanDropped {
+        /// Its title, if it had one.
+        title: Option<String>,
+        /// Why.
+        reason: String,
+    },
     /// The session ended: `session_end` fires next.
     Ended,
     /// A run ended: the tasks that ended in it, or why it stopped. A stream's last item.
@@ -147,6 +154,12 @@ impl std::fmt::Display for SessionEvent {
             }
             SessionEvent::FollowUpEnqueued { tasks } => {
                 write!(f, "{} follow-up task(s) enqueued", tasks.len())
+            }
+            SessionEvent::PlanDropped { title: Some(title), reason } => {
+                write!(f, "plan {title:?} dropped: {reason}")
+            }
+            SessionEvent::PlanDropped { title: None, reason } => {
+                write!(f, "plan dropped: {reason}")
             }
             SessionEvent::Ended => f.write_str("session ended"),
             SessionEvent::RunEnded { result: Ok(reports) } => {
@@ -264,8 +277,13 @@ impl<R: TaskRunner, S: SessionChain> Session<R, S> {
         Ok(())
     }
 
+    /// Whether the session takes more work: not once it stopped or ended.
     fn still_open(&self) -> Result<(), Error> {
-        if self.state.ending { Err(Error::SessionEnded) } else { Ok(()) }
+        if self.state.ending || self.state.stopped.is_some() {
+            Err(Error::SessionEnded)
+        } else {
+            Ok(())
+        }
     }
 
     /// The session's queue, plans and ended tasks.
@@ -337,11 +355,13 @@ impl<R: TaskRunner, S: SessionChain> Session<R, S> {
         result
     }
 
-    async fn run_tasks<O: Observer>(&mut self, observer: &O) -> Result<Vec<TaskReport>, Error> {
+    async fn run_tasks<O: Observer>(
+        &mut self,
+        observer: &Watched<'_, O>,
+    ) -> Result<Vec<TaskReport>, Error> {
         if self.state.ended {
             return Err(Error::SessionEnded);
         }
-        let first = self.state.completed.len();
         if !self.state.ending {
             self.run_queue(observer).await;
             self.state.ending = true;
@@ -349,17 +369,22 @@ impl<R: TaskRunner, S: SessionChain> Session<R, S> {
         emit(observer, || SessionEvent::Ended);
         let end = settle(self.hooks.session_end(&self.state, observer).await);
         self.state.ended = true;
-        match (&self.state.stopped, end) {
+        match (&self.state.stopped, end.and(observer.failed())) {
             (Some(error), _) => Err(error.clone()),
             (None, Err(error)) => Err(error),
-            (None, Ok(())) => Ok(self.state.completed[first..].to_vec()),
+            (None, Ok(())) => {
+                // The tasks that ended since a run last returned: a dropped run returns none.
+                let ended = self.state.completed[self.state.returned..].to_vec();
+                self.state.returned = self.state.completed.len();
+                Ok(ended)
+            }
         }
     }
 
     /// Everything before `session_end`: `session_start`, what a dropped run left, the queue
     /// until it is empty and `all_tasks_complete` adds nothing, or until a session hook stops
     /// the session, whose tasks left then end `cancelled`.
-    async fn run_queue<O: Observer>(&mut self, observer: &O) {
+    async fn run_queue<O: Observer>(&mut self, observer: &Watched<'_, O>) {
         if !self.state.started {
             emit(observer, || SessionEvent::Started);
             let started = settle(self.hooks.session_start(&self.state, observer).await);
@@ -375,17 +400,25 @@ impl<R: TaskRunner, S: SessionChain> Session<R, S> {
         } else {
             self.review_plans(observer).await;
         }
-        while self.state.stopped.is_none() {
+        // An observer that panicked ends the session, as it ends a turn: it hears nothing more.
+        while self.state.stopped.is_none() && observer.failed().is_ok() {
             match self.state.queue.pop_front() {
                 Some(task) => self.run_task(task, observer).await,
                 None if self.follow_up(observer).await => {}
                 None => break,
             }
         }
-        if let Some(error) = &self.state.stopped {
+        self.stop_on(observer.failed());
+        if let Some(error) = self.state.stopped.clone() {
             let reason = format!("the session ended before the task ran: {error}");
             while let Some(task) = self.state.queue.pop_front() {
                 self.end_task(task, Ended::cancelled(reason.clone(), None));
+            }
+            // Plans the model submitted that no review will see.
+            while let Some(plan) = self.inbox.first() {
+                self.inbox.reviewed();
+                let reason = format!("the session ended before the plan was reviewed: {error}");
+                emit(observer, || SessionEvent::PlanDropped { title: plan.title.clone(), reason });
             }
             // The session has its cause: a hook's halt as it winds down is not another.
             self.deliver(observer).await;
@@ -404,11 +437,14 @@ impl<R: TaskRunner, S: SessionChain> Session<R, S> {
     /// One task: `task_start`, its turn, the plans it submitted, `task_complete`. A session
     /// hook's halt or failure stops the session.
     async fn run_task<O: Observer>(&mut self, mut task: QueuedTask, observer: &O) {
+        let (id, plan) = (task.id(), task.plan());
         self.state.running = Some(Running::new(task.clone(), self.state.steps()));
         emit(observer, || SessionEvent::TaskStarted { task: task.clone() });
         let flow = self.hooks.task_start(&mut task, &self.state, observer).await;
+        // The work as its hooks left it is what runs, and what is reported; its identity is
+        // the queue's, whatever a hook wrote over it.
+        task = QueuedTask::new(id, plan, task.task);
         let running = self.state.running.as_mut().expect("the task is running");
-        // The task as its hooks left it is the one that runs, and the one reported.
         running.task = task.clone();
         let refused = match flow {
             Flow::Continue => None,
@@ -554,7 +590,8 @@ impl<R: TaskRunner, S: SessionChain> Session<R, S> {
 
     /// Fires `task_complete` and `plan_complete` for each end waiting, in order. Each is marked
     /// delivered once its hooks have all run: a run dropped in the middle of them leaves it to
-    /// the next run, which fires it again from its first hook. A hook's halt or failure stops
+    /// the next run, which fires it again from its first hook (and reports it to the observer
+    /// again). A hook's halt or failure stops
     /// the session; the ends after it are delivered all the same.
     async fn deliver<O: Observer>(&mut self, observer: &O) {
         while let Some(&Delivery { report, plan }) = self.state.pending.front() {

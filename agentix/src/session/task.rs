@@ -290,6 +290,8 @@ pub struct SessionState {
     pub(crate) queue: VecDeque<QueuedTask>,
     pub(crate) plans: BTreeMap<PlanId, PlanProgress>,
     pub(crate) completed: Vec<TaskReport>,
+    /// How many of `completed` a run has returned: the next returns the rest.
+    pub(crate) returned: usize,
     /// The task running, from its `task_start` until its `task_complete` begins.
     pub(crate) running: Option<super::Running>,
     /// Steps the session's tasks started, in all: counted as each starts, so a run dropped
