@@ -422,16 +422,9 @@ fn session_implementation(hook: &Hook, ident: &Ident, private: &TokenStream) -> 
     let returned_as = quote_spanned! {output.span()=>
         <#output as #private::IntoVerdict<#private::#event_type>>::returned
     };
-    let future_span = hook.future_span;
-    let returns = quote_spanned! {future_span=>
-        impl #private::CoreFuture<Output = #private::Verdict<#private::#event_type>> + #private::CoreSend
-    };
-    let future = quote_spanned! {future_span=>
-        async move {
-            let #returned = #ident::call(#(#args),*).await;
-            #private::verdict(#returned_as(#returned))
-        }
-    };
+    let call = quote! { #ident::call(#(#args),*) };
+    let finish = quote! { #private::verdict(#returned_as(#returned)) };
+    let (returns, future) = verdict_future(hook, private, &event_type, call, &returned, finish);
     let method = format_ident!("{}", event.word());
     quote! {
         fn #method(&self, #value_param #session: &#private::SessionState) -> #returns {
@@ -477,16 +470,9 @@ fn per_tool_implementation(
     let returned_as = quote_spanned! {output.span()=>
         <#output as #private::IntoToolVerdict<#private::#event_type>>::verdict
     };
-    let future_span = hook.future_span;
-    let returns = quote_spanned! {future_span=>
-        impl #private::CoreFuture<Output = #private::Verdict<#private::#event_type>> + #private::CoreSend
-    };
-    let future = quote_spanned! {future_span=>
-        async move {
-            let #returned = #ident::call(#(#args),*).await;
-            #returned_as(#returned)
-        }
-    };
+    let call = quote! { #ident::call(#(#args),*) };
+    let finish = quote! { #returned_as(#returned) };
+    let (returns, future) = verdict_future(hook, private, &event_type, call, &returned, finish);
     let edits = (hook.event == Event::BeforeTool).then(|| {
         let edits = hook.params.iter().any(|param| {
             param.role == Role::Value
@@ -505,6 +491,30 @@ fn per_tool_implementation(
             #future
         }
     }
+}
+
+/// A hook method's return type and body, for a future that yields `Verdict<event_type>`: the
+/// user's `call` awaited into `returned`, then `finish`. Both carry the user's `async`, so an
+/// error about the future (it must be `Send`) points there.
+fn verdict_future(
+    hook: &Hook,
+    private: &TokenStream,
+    event_type: &Ident,
+    call: TokenStream,
+    returned: &Ident,
+    finish: TokenStream,
+) -> (TokenStream, TokenStream) {
+    let future_span = hook.future_span;
+    let returns = quote_spanned! {future_span=>
+        impl #private::CoreFuture<Output = #private::Verdict<#private::#event_type>> + #private::CoreSend
+    };
+    let future = quote_spanned! {future_span=>
+        async move {
+            let #returned = #call.await;
+            #finish
+        }
+    };
+    (returns, future)
 }
 
 /// The hook's `when` condition, as the trait's `applies`: the pipeline asks it before each call

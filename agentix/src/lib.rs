@@ -141,6 +141,9 @@ macro_rules! bounded {
 #[doc(hidden)]
 #[path = "private/mod.rs"]
 pub mod __private;
+// Before the modules that stream: its macro is theirs.
+#[macro_use]
+mod stream;
 mod agent;
 mod approval;
 mod context;
@@ -155,7 +158,6 @@ pub mod on;
 pub mod pipeline;
 mod scope;
 pub mod session;
-mod stream;
 mod tool;
 mod transform;
 mod turn;

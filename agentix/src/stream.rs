@@ -60,6 +60,32 @@ pub enum StreamEvent {
     Session(crate::session::SessionEvent),
 }
 
+/// A stream of what `$queue` (a fresh [`Queue`], bound to that name) collects while the
+/// future `$run` (which observes into it) runs, ending when the future does: how a turn and a
+/// session stream the same loop they run.
+macro_rules! stream_while {
+    (|$queue:ident| $run:expr) => {
+        async_stream::stream! {
+            let $queue = $crate::stream::Queue::default();
+            let mut run = std::pin::pin!($run);
+            loop {
+                let finished = std::future::poll_fn(|cx| match run.as_mut().poll(cx) {
+                    std::task::Poll::Ready(_) => std::task::Poll::Ready(true),
+                    std::task::Poll::Pending if !$queue.is_empty() => std::task::Poll::Ready(false),
+                    std::task::Poll::Pending => std::task::Poll::Pending,
+                })
+                .await;
+                while let Some(event) = $queue.pop() {
+                    yield event;
+                }
+                if finished {
+                    break;
+                }
+            }
+        }
+    };
+}
+
 /// Collects a turn's observations for the stream to hand out.
 #[derive(Default)]
 pub(crate) struct Queue(Mutex<VecDeque<StreamEvent>>);

@@ -52,6 +52,31 @@ where
     }
 }
 
+/// Tests that run `on(path)` on both paths, direct and streamed.
+macro_rules! on_both_paths {
+    ($($name:ident => $on:ident;)*) => {$(
+        #[tokio::test]
+        async fn $name() {
+            for path in PATHS {
+                $on(path).await;
+            }
+        }
+    )*};
+}
+
+on_both_paths! {
+    two_tasks_fire_every_event_once_in_order_and_carry_their_task_into_the_log => two_tasks_fire_every_event_once_in_order_and_carry_their_task_into_the_log_on;
+    a_turn_start_reject_stops_the_task_before_the_model_call_and_the_session_goes_on => a_turn_start_reject_stops_the_task_before_the_model_call_and_the_session_goes_on_on;
+    a_turn_start_escalation_asks_the_approver_which_lets_the_task_go_on_or_rejects_it => a_turn_start_escalation_asks_the_approver_which_lets_the_task_go_on_or_rejects_it_on;
+    a_task_ends_at_its_max_turns_and_each_status_has_its_path => a_task_ends_at_its_max_turns_and_each_status_has_its_path_on;
+    a_session_hooks_halt_or_panic_ends_the_session_and_every_task_left_ends_cancelled => a_session_hooks_halt_or_panic_ends_the_session_and_every_task_left_ends_cancelled_on;
+    plan_counters_hold_when_a_plans_tasks_end_in_mixed_states => plan_counters_hold_when_a_plans_tasks_end_in_mixed_states_on;
+    all_tasks_complete_enqueues_work_that_runs_and_its_limit_ends_the_session => all_tasks_complete_enqueues_work_that_runs_and_its_limit_ends_the_session_on;
+    the_model_submits_a_plan_through_the_tool_and_its_tasks_run_after_the_task => the_model_submits_a_plan_through_the_tool_and_its_tasks_run_after_the_task_on;
+    a_plan_that_clears_existing_cancels_the_queued_tasks_once => a_plan_that_clears_existing_cancels_the_queued_tasks_once_on;
+    a_session_runs_on_a_boxed_agent_with_its_turn_start_hooks => a_session_runs_on_a_boxed_agent_with_its_turn_start_hooks_on;
+}
+
 /// What fired, in order, as `event detail` lines.
 #[derive(Clone, Default)]
 struct Trace(Arc<Mutex<Vec<String>>>);
@@ -184,13 +209,6 @@ fn lines(expected: &[&str]) -> Vec<String> {
     expected.iter().map(|line| (*line).to_owned()).collect()
 }
 
-#[tokio::test]
-async fn two_tasks_fire_every_event_once_in_order_and_carry_their_task_into_the_log() {
-    for path in PATHS {
-        two_tasks_fire_every_event_once_in_order_and_carry_their_task_into_the_log_on(path).await;
-    }
-}
-
 async fn two_tasks_fire_every_event_once_in_order_and_carry_their_task_into_the_log_on(path: Path) {
     let trace = Trace::default();
     let model = ScriptedModel::new()
@@ -281,14 +299,6 @@ fn weather_loop(calls: usize) -> ScriptedModel {
     model
 }
 
-#[tokio::test]
-async fn a_turn_start_reject_stops_the_task_before_the_model_call_and_the_session_goes_on() {
-    for path in PATHS {
-        a_turn_start_reject_stops_the_task_before_the_model_call_and_the_session_goes_on_on(path)
-            .await;
-    }
-}
-
 async fn a_turn_start_reject_stops_the_task_before_the_model_call_and_the_session_goes_on_on(
     path: Path,
 ) {
@@ -347,14 +357,6 @@ impl Approver for StepApprover {
     }
 }
 
-#[tokio::test]
-async fn a_turn_start_escalation_asks_the_approver_which_lets_the_task_go_on_or_rejects_it() {
-    for path in PATHS {
-        a_turn_start_escalation_asks_the_approver_which_lets_the_task_go_on_or_rejects_it_on(path)
-            .await;
-    }
-}
-
 async fn a_turn_start_escalation_asks_the_approver_which_lets_the_task_go_on_or_rejects_it_on(
     path: Path,
 ) {
@@ -395,13 +397,6 @@ async fn an_approver_for_tool_calls_only_turns_a_step_escalation_down() {
     assert_eq!(reports[0].status, TaskStatus::Rejected);
     assert!(reports[0].reason.as_ref().unwrap().contains("reviews tool calls only"));
     assert_eq!(model.calls(), 0);
-}
-
-#[tokio::test]
-async fn a_task_ends_at_its_max_turns_and_each_status_has_its_path() {
-    for path in PATHS {
-        a_task_ends_at_its_max_turns_and_each_status_has_its_path_on(path).await;
-    }
 }
 
 async fn a_task_ends_at_its_max_turns_and_each_status_has_its_path_on(path: Path) {
@@ -489,14 +484,6 @@ impl SessionHook for SessionHalt {
     }
 }
 
-#[tokio::test]
-async fn a_session_hooks_halt_or_panic_ends_the_session_and_every_task_left_ends_cancelled() {
-    for path in PATHS {
-        a_session_hooks_halt_or_panic_ends_the_session_and_every_task_left_ends_cancelled_on(path)
-            .await;
-    }
-}
-
 async fn a_session_hooks_halt_or_panic_ends_the_session_and_every_task_left_ends_cancelled_on(
     path: Path,
 ) {
@@ -554,13 +541,6 @@ async fn add_review(plan: &mut Plan) {
 #[hook(plan_submit)]
 async fn refuse_empty_titles(plan: &Plan, _session: &SessionState) -> Verdict<PlanSubmit> {
     if plan.title.is_none() { Verdict::reject("a plan needs a title") } else { Verdict::Continue }
-}
-
-#[tokio::test]
-async fn plan_counters_hold_when_a_plans_tasks_end_in_mixed_states() {
-    for path in PATHS {
-        plan_counters_hold_when_a_plans_tasks_end_in_mixed_states_on(path).await;
-    }
 }
 
 async fn plan_counters_hold_when_a_plans_tasks_end_in_mixed_states_on(path: Path) {
@@ -622,13 +602,6 @@ impl SessionHook for FollowUps {
     }
 }
 
-#[tokio::test]
-async fn all_tasks_complete_enqueues_work_that_runs_and_its_limit_ends_the_session() {
-    for path in PATHS {
-        all_tasks_complete_enqueues_work_that_runs_and_its_limit_ends_the_session_on(path).await;
-    }
-}
-
 async fn all_tasks_complete_enqueues_work_that_runs_and_its_limit_ends_the_session_on(path: Path) {
     let trace = Trace::default();
     let model = ScriptedModel::new().text("first").text("followed up");
@@ -657,13 +630,6 @@ async fn all_tasks_complete_enqueues_work_that_runs_and_its_limit_ends_the_sessi
     assert_eq!(error, Error::FollowUpLimit { hook: "FollowUps", limit: 2 });
     assert_eq!(session.state().completed().len(), 3, "the first task and two follow-ups ran");
     assert!(session.state().has_ended());
-}
-
-#[tokio::test]
-async fn the_model_submits_a_plan_through_the_tool_and_its_tasks_run_after_the_task() {
-    for path in PATHS {
-        the_model_submits_a_plan_through_the_tool_and_its_tasks_run_after_the_task_on(path).await;
-    }
 }
 
 async fn the_model_submits_a_plan_through_the_tool_and_its_tasks_run_after_the_task_on(path: Path) {
@@ -733,13 +699,6 @@ async fn submit_plan_outside_a_session_or_with_no_task_fails_as_a_tool_call() {
         "{}",
         results[1].output
     );
-}
-
-#[tokio::test]
-async fn a_plan_that_clears_existing_cancels_the_queued_tasks_once() {
-    for path in PATHS {
-        a_plan_that_clears_existing_cancels_the_queued_tasks_once_on(path).await;
-    }
 }
 
 async fn a_plan_that_clears_existing_cancels_the_queued_tasks_once_on(path: Path) {
@@ -825,6 +784,24 @@ async fn a_streamed_session_runs_the_same_events_and_reports_them_between_the_tu
     }
 }
 
+/// Polls the session's run (or its stream) `polls` times with a waker that does nothing, then
+/// drops it; whether it finished first.
+fn poll_then_drop<R, S>(session: &mut Session<R, S>, polls: usize, streamed: bool) -> bool
+where
+    R: agentix::session::TaskRunner,
+    S: agentix::session::SessionChain,
+{
+    let waker = futures::task::noop_waker();
+    let mut cx = Context::from_waker(&waker);
+    if streamed {
+        let mut stream = pin!(session.run_stream());
+        (0..polls).any(|_| matches!(stream.as_mut().poll_next(&mut cx), Poll::Ready(None)))
+    } else {
+        let mut run = pin!(session.run());
+        (0..polls).any(|_| run.as_mut().poll(&mut cx).is_ready())
+    }
+}
+
 /// A session of three tasks with hooks on every event and every turn event, each awaiting
 /// twice: dropping its run after `polls` polls, then running it again to the end.
 fn run_dropped_after(polls: usize, streamed: bool) -> (Trace, Vec<TaskReport>, Conversation, bool) {
@@ -838,26 +815,7 @@ fn run_dropped_after(polls: usize, streamed: bool) -> (Trace, Vec<TaskReport>, C
         Session::builder(&agent).hook(Watch { trace: trace.clone(), yields: 2 }).build();
     session.enqueue("one").unwrap();
     session.submit_plan(Plan::new(["two", "three"])).unwrap();
-    let waker = futures::task::noop_waker();
-    let mut cx = Context::from_waker(&waker);
-    let mut finished = false;
-    if streamed {
-        let mut stream = pin!(session.run_stream());
-        for _ in 0..polls {
-            if let Poll::Ready(None) = stream.as_mut().poll_next(&mut cx) {
-                finished = true;
-                break;
-            }
-        }
-    } else {
-        let mut run = pin!(session.run());
-        for _ in 0..polls {
-            if run.as_mut().poll(&mut cx).is_ready() {
-                finished = true;
-                break;
-            }
-        }
-    }
+    let finished = poll_then_drop(&mut session, polls, streamed);
     // Dropped: the log must read as a valid conversation, and the queue hold what is left.
     assert_log_consistent(session.conversation().log());
     validate_entries(session.conversation().log(), session.conversation().turns()).unwrap();
@@ -910,13 +868,6 @@ fn dropping_the_run_at_every_await_point_leaves_the_log_and_queue_whole_and_repo
             polls += 1;
         }
         assert!(polls > 40, "the session has many await points: {polls}");
-    }
-}
-
-#[tokio::test]
-async fn a_session_runs_on_a_boxed_agent_with_its_turn_start_hooks() {
-    for path in PATHS {
-        a_session_runs_on_a_boxed_agent_with_its_turn_start_hooks_on(path).await;
     }
 }
 
@@ -1031,26 +982,7 @@ fn plan_session_dropped_after(
     let mut session = Session::builder(&agent).hook(Brackets { trace: trace.clone() }).build();
     session.enqueue("make a plan").unwrap();
     session.enqueue("cleared by the plan").unwrap();
-    let waker = futures::task::noop_waker();
-    let mut cx = Context::from_waker(&waker);
-    let mut finished = false;
-    if streamed {
-        let mut stream = pin!(session.run_stream());
-        for _ in 0..polls {
-            if let Poll::Ready(None) = stream.as_mut().poll_next(&mut cx) {
-                finished = true;
-                break;
-            }
-        }
-    } else {
-        let mut run = pin!(session.run());
-        for _ in 0..polls {
-            if run.as_mut().poll(&mut cx).is_ready() {
-                finished = true;
-                break;
-            }
-        }
-    }
+    let finished = poll_then_drop(&mut session, polls, streamed);
     assert_log_consistent(session.conversation().log());
     validate_entries(session.conversation().log(), session.conversation().turns()).unwrap();
     if !session.state().has_ended() {

@@ -16,7 +16,6 @@ pub use builder::AgentBuilder;
 
 use std::future::Future;
 use std::sync::Arc;
-use std::task::Poll;
 
 use futures::Stream;
 
@@ -30,7 +29,7 @@ use crate::model::{Model, ModelParams};
 use crate::observe::{Observation, Observer, Watched};
 use crate::pipeline::{Chain, Flow, Hooks, Pipeline, hook_panic};
 use crate::session::{TaskContext, TurnGate};
-use crate::stream::{Queue, StreamEvent};
+use crate::stream::StreamEvent;
 use crate::tool::{NoTools, ToolSet, ToolSpec};
 use crate::transform::StreamTransformer;
 use crate::turn::Turn;
@@ -213,24 +212,7 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
         message: impl Into<Message>,
     ) -> impl Stream<Item = StreamEvent> + Send + 'a {
         let message = message.into();
-        async_stream::stream! {
-            let queue = Queue::default();
-            let mut turn = std::pin::pin!(self.run_observed(conversation, message, &queue));
-            loop {
-                let finished = std::future::poll_fn(|cx| match turn.as_mut().poll(cx) {
-                    Poll::Ready(_) => Poll::Ready(true),
-                    Poll::Pending if !queue.is_empty() => Poll::Ready(false),
-                    Poll::Pending => Poll::Pending,
-                })
-                .await;
-                while let Some(event) = queue.pop() {
-                    yield event;
-                }
-                if finished {
-                    break;
-                }
-            }
-        }
+        stream_while!(|queue| self.run_observed(conversation, message, &queue))
     }
 }
 

@@ -274,133 +274,52 @@ impl SessionHook for NoSessionHook {
     const EVENTS: EventSet = EventSet::NONE;
 }
 
-/// The hooks of a session, in the order they were added: `()`, or the earlier hooks and one
-/// more. Each event runs only the hooks that declare it, chosen at compile time: an event
-/// without hooks costs nothing.
-#[doc(hidden)]
-pub trait SessionChain: Send + Sync {
-    /// Whether any hook of the chain handles `event`.
-    const EVENTS: EventSet;
-
-    #[doc(hidden)]
-    fn session_start<O: Observer>(
-        &self,
-        session: &SessionState,
-        observer: &O,
-    ) -> impl Future<Output = Flow<event::SessionStart>> + Send;
-    #[doc(hidden)]
-    fn task_start<O: Observer>(
-        &self,
-        task: &mut QueuedTask,
-        session: &SessionState,
-        observer: &O,
-    ) -> impl Future<Output = Flow<event::TaskStart>> + Send;
-    #[doc(hidden)]
-    fn turn_start<O: Observer>(
-        &self,
-        turn: &mut Turn,
-        session: &SessionState,
-        observer: &O,
-    ) -> impl Future<Output = Flow<event::TurnStart>> + Send;
-    #[doc(hidden)]
-    fn plan_submit<O: Observer>(
-        &self,
-        plan: &mut Plan,
-        session: &SessionState,
-        observer: &O,
-    ) -> impl Future<Output = Flow<event::PlanSubmit>> + Send;
-    #[doc(hidden)]
-    fn task_complete<O: Observer>(
-        &self,
-        report: &TaskReport,
-        session: &SessionState,
-        observer: &O,
-    ) -> impl Future<Output = Flow<event::TaskComplete>> + Send;
-    #[doc(hidden)]
-    fn plan_complete<O: Observer>(
-        &self,
-        plan: &PlanReport,
-        session: &SessionState,
-        observer: &O,
-    ) -> impl Future<Output = Flow<event::PlanComplete>> + Send;
-    #[doc(hidden)]
-    fn all_tasks_complete<O: Observer>(
-        &self,
-        session: &SessionState,
-        observer: &O,
-    ) -> impl Future<Output = Flow<event::AllTasksComplete>> + Send;
-    #[doc(hidden)]
-    fn session_end<O: Observer>(
-        &self,
-        session: &SessionState,
-        observer: &O,
-    ) -> impl Future<Output = Flow<event::SessionEnd>> + Send;
+/// The session's events, as `method: Event (value parameters)`, for `$apply!`.
+macro_rules! session_events {
+    ($apply:ident) => {
+        $apply! {
+            session_start: SessionStart (session: &SessionState);
+            task_start: TaskStart (task: &mut QueuedTask, session: &SessionState);
+            turn_start: TurnStart (turn: &mut Turn, session: &SessionState);
+            plan_submit: PlanSubmit (plan: &mut Plan, session: &SessionState);
+            task_complete: TaskComplete (report: &TaskReport, session: &SessionState);
+            plan_complete: PlanComplete (plan: &PlanReport, session: &SessionState);
+            all_tasks_complete: AllTasksComplete (session: &SessionState);
+            session_end: SessionEnd (session: &SessionState);
+        }
+    };
 }
+
+/// The chain's trait: one method per session event, each continuing by default.
+macro_rules! chain_trait {
+    ($($method:ident: $event:ident ($($arg:ident: $ty:ty),*);)*) => {
+        /// The hooks of a session, in the order they were added: `()`, or the earlier hooks
+        /// and one more ([`Then`]). Each event runs only the hooks that declare it, chosen at
+        /// compile time: an event without hooks costs nothing.
+        #[doc(hidden)]
+        pub trait SessionChain: Send + Sync {
+            /// The events some hook of the chain handles.
+            const EVENTS: EventSet;
+
+            $(
+                #[doc = concat!("Runs the chain's `", stringify!($method), "` hooks.")]
+                fn $method<O: Observer>(
+                    &self,
+                    $($arg: $ty,)*
+                    observer: &O,
+                ) -> impl Future<Output = Flow<event::$event>> + Send {
+                    let _ = ($($arg,)* observer);
+                    ready(Flow::Continue)
+                }
+            )*
+        }
+    };
+}
+
+session_events!(chain_trait);
 
 impl SessionChain for () {
     const EVENTS: EventSet = EventSet::NONE;
-
-    fn session_start<O: Observer>(
-        &self,
-        _: &SessionState,
-        _: &O,
-    ) -> impl Future<Output = Flow<event::SessionStart>> + Send {
-        ready(Flow::Continue)
-    }
-    fn task_start<O: Observer>(
-        &self,
-        _: &mut QueuedTask,
-        _: &SessionState,
-        _: &O,
-    ) -> impl Future<Output = Flow<event::TaskStart>> + Send {
-        ready(Flow::Continue)
-    }
-    fn turn_start<O: Observer>(
-        &self,
-        _: &mut Turn,
-        _: &SessionState,
-        _: &O,
-    ) -> impl Future<Output = Flow<event::TurnStart>> + Send {
-        ready(Flow::Continue)
-    }
-    fn plan_submit<O: Observer>(
-        &self,
-        _: &mut Plan,
-        _: &SessionState,
-        _: &O,
-    ) -> impl Future<Output = Flow<event::PlanSubmit>> + Send {
-        ready(Flow::Continue)
-    }
-    fn task_complete<O: Observer>(
-        &self,
-        _: &TaskReport,
-        _: &SessionState,
-        _: &O,
-    ) -> impl Future<Output = Flow<event::TaskComplete>> + Send {
-        ready(Flow::Continue)
-    }
-    fn plan_complete<O: Observer>(
-        &self,
-        _: &PlanReport,
-        _: &SessionState,
-        _: &O,
-    ) -> impl Future<Output = Flow<event::PlanComplete>> + Send {
-        ready(Flow::Continue)
-    }
-    fn all_tasks_complete<O: Observer>(
-        &self,
-        _: &SessionState,
-        _: &O,
-    ) -> impl Future<Output = Flow<event::AllTasksComplete>> + Send {
-        ready(Flow::Continue)
-    }
-    fn session_end<O: Observer>(
-        &self,
-        _: &SessionState,
-        _: &O,
-    ) -> impl Future<Output = Flow<event::SessionEnd>> + Send {
-        ready(Flow::Continue)
-    }
 }
 
 /// The earlier hooks, then `H`.
@@ -455,13 +374,4 @@ macro_rules! then_events {
     };
 }
 
-then_events! {
-    session_start: SessionStart (session: &SessionState);
-    task_start: TaskStart (task: &mut QueuedTask, session: &SessionState);
-    turn_start: TurnStart (turn: &mut Turn, session: &SessionState);
-    plan_submit: PlanSubmit (plan: &mut Plan, session: &SessionState);
-    task_complete: TaskComplete (report: &TaskReport, session: &SessionState);
-    plan_complete: PlanComplete (plan: &PlanReport, session: &SessionState);
-    all_tasks_complete: AllTasksComplete (session: &SessionState);
-    session_end: SessionEnd (session: &SessionState);
-}
+session_events!(then_events);

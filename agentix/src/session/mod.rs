@@ -38,7 +38,6 @@ mod task;
 
 use std::future::Future;
 use std::sync::Arc;
-use std::task::Poll;
 
 use futures::Stream;
 
@@ -61,7 +60,7 @@ use crate::event::{Event, EventKind, Forbidden};
 use crate::message::{AssistantMessage, Message};
 use crate::observe::{Observation, Observer, Watched};
 use crate::pipeline::Flow;
-use crate::stream::{Queue, StreamEvent};
+use crate::stream::StreamEvent;
 
 use runner::Gate;
 
@@ -325,24 +324,7 @@ impl<R: TaskRunner, S: SessionChain> Session<R, S> {
     /// each task's turn's stream events, in order, ending with
     /// [`SessionEvent::RunEnded`]. Dropping the stream midway is dropping `run`.
     pub fn run_stream(&mut self) -> impl Stream<Item = StreamEvent> + Send + '_ {
-        async_stream::stream! {
-            let queue = Queue::default();
-            let mut run = std::pin::pin!(self.observed(&queue));
-            loop {
-                let finished = std::future::poll_fn(|cx| match run.as_mut().poll(cx) {
-                    Poll::Ready(_) => Poll::Ready(true),
-                    Poll::Pending if !queue.is_empty() => Poll::Ready(false),
-                    Poll::Pending => Poll::Pending,
-                })
-                .await;
-                while let Some(event) = queue.pop() {
-                    yield event;
-                }
-                if finished {
-                    break;
-                }
-            }
-        }
+        stream_while!(|queue| self.observed(&queue))
     }
 
     async fn observed<O: Observer>(&mut self, observer: &O) -> Result<Vec<TaskReport>, Error> {

@@ -122,28 +122,22 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> TaskR
     }
 }
 
-impl<R: TaskRunner + ?Sized> TaskRunner for &R {
-    fn run_task<'a, O: Observer, G: TurnGate>(
-        &'a self,
-        conversation: &'a mut Conversation,
-        message: Message,
-        observer: &'a O,
-        gate: &'a G,
-        task: TaskContext,
-    ) -> impl Future<Output = Outcome> + Send + 'a {
-        (**self).run_task(conversation, message, observer, gate, task)
-    }
+/// A reference or an `Arc` runs tasks as what it points to.
+macro_rules! forwarded {
+    ($($pointer:ty),*) => {$(
+        impl<R: TaskRunner + ?Sized> TaskRunner for $pointer {
+            fn run_task<'a, O: Observer, G: TurnGate>(
+                &'a self,
+                conversation: &'a mut Conversation,
+                message: Message,
+                observer: &'a O,
+                gate: &'a G,
+                task: TaskContext,
+            ) -> impl Future<Output = Outcome> + Send + 'a {
+                (**self).run_task(conversation, message, observer, gate, task)
+            }
+        }
+    )*};
 }
 
-impl<R: TaskRunner + ?Sized> TaskRunner for Arc<R> {
-    fn run_task<'a, O: Observer, G: TurnGate>(
-        &'a self,
-        conversation: &'a mut Conversation,
-        message: Message,
-        observer: &'a O,
-        gate: &'a G,
-        task: TaskContext,
-    ) -> impl Future<Output = Outcome> + Send + 'a {
-        (**self).run_task(conversation, message, observer, gate, task)
-    }
-}
+forwarded!(&R, Arc<R>);

@@ -10,51 +10,43 @@ use serde::{Deserialize, Serialize};
 use crate::conversation::TurnRef;
 use crate::message::AssistantMessage;
 
-/// Identifies a task within its session, assigned when it is queued: 1, 2, 3… Never zero, so
-/// an entry's optional task tag costs the log no more room than the ids.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(transparent)]
-pub struct TaskId(NonZeroU64);
+/// An id the session counts from 1: never zero, so an entry's optional task tag costs the log
+/// no more room than the ids themselves.
+macro_rules! session_id {
+    ($(#[$doc:meta])* $name:ident, $word:literal) => {
+        $(#[$doc])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+        #[serde(transparent)]
+        pub struct $name(NonZeroU64);
 
-impl TaskId {
-    /// The id's number.
-    pub fn get(self) -> u64 {
-        self.0.get()
-    }
+        impl $name {
+            /// The id's number.
+            pub fn get(self) -> u64 {
+                self.0.get()
+            }
 
-    /// The `n`th id (from 1); `None` for 0.
-    pub fn new(n: u64) -> Option<Self> {
-        NonZeroU64::new(n).map(TaskId)
-    }
+            /// The `n`th id (from 1); `None` for 0.
+            pub fn new(n: u64) -> Option<Self> {
+                NonZeroU64::new(n).map($name)
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                write!(f, concat!($word, " {}"), self.0)
+            }
+        }
+    };
 }
 
-impl fmt::Display for TaskId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "task {}", self.0)
-    }
+session_id! {
+    /// Identifies a task within its session, assigned when it is queued: 1, 2, 3…
+    TaskId, "task"
 }
 
-/// Identifies a plan within its session, assigned when it is accepted: 1, 2, 3… Never zero.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(transparent)]
-pub struct PlanId(NonZeroU64);
-
-impl PlanId {
-    /// The id's number.
-    pub fn get(self) -> u64 {
-        self.0.get()
-    }
-
-    /// The `n`th id (from 1); `None` for 0.
-    pub fn new(n: u64) -> Option<Self> {
-        NonZeroU64::new(n).map(PlanId)
-    }
-}
-
-impl fmt::Display for PlanId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "plan {}", self.0)
-    }
+session_id! {
+    /// Identifies a plan within its session, assigned when it is accepted: 1, 2, 3…
+    PlanId, "plan"
 }
 
 /// One unit of work: a prompt the agent answers in one turn, taking as many steps as it
