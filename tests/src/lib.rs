@@ -15,6 +15,20 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 pub mod scenarios;
+pub mod session;
+
+/// Tests that run `on(path)` on both paths, direct and streamed.
+#[macro_export]
+macro_rules! on_both_paths {
+    ($($name:ident => $on:ident;)*) => {$(
+        #[tokio::test]
+        async fn $name() {
+            for path in $crate::session::PATHS {
+                $on(path).await;
+            }
+        }
+    )*};
+}
 
 /// A turn that reaches every sequential event: one step with a call that runs and a call to an
 /// unknown tool, then `answer`.
