@@ -1,0 +1,251 @@
+//! Conversations in the store: created whole, grown by commits that each append a step's
+//! entries and advance the version in one transaction, and loaded back exactly.
+
+use std::fmt;
+
+use agentix::session::TaskTag;
+use agentix::{Config, Conversation, Entry, Scope};
+use serde::{Deserialize, Serialize};
+use sqlx::Row;
+
+use crate::{Store, StoreError, sql};
+
+/// A conversation's version in the store: how many commits it has had. A commit names the
+/// version it was made against, and fails with [`StoreError::Conflict`] if another writer
+/// moved it first.
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
+#[serde(transparent)]
+pub struct Version(pub i64);
+
+impl fmt::Display for Version {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+/// A conversation as loaded: the conversation, and the version to commit its next step against.
+#[derive(Debug)]
+pub struct Stored {
+    /// The conversation, exactly as it was committed.
+    pub conversation: Conversation,
+    /// Its version in the store.
+    pub version: Version,
+}
+
+impl Store {
+    /// Stores `conversation` under `id` as a new conversation (its config, scope and log);
+    /// returns its first version.
+    pub async fn create(
+        &self,
+        id: &str,
+        conversation: &Conversation,
+    ) -> Result<Version, StoreError> {
+        let (config, scope) = encode_fields(conversation)?;
+        let mut transaction = self.dialect.begin(&self.pool).await?;
+        let exists: Option<i64> =
+            sqlx::query_scalar(sql(self.dialect, "SELECT version FROM conversations WHERE id = ?"))
+                .bind(id)
+                .fetch_optional(&mut *transaction)
+                .await?;
+        if exists.is_some() {
+            return Err(StoreError::AlreadyExists { conversation: id.to_owned() });
+        }
+        sqlx::query(sql(
+            self.dialect,
+            "INSERT INTO conversations (id, version, turns, config, scope, status) \
+             VALUES (?, 1, ?, ?, ?, 'idle')",
+        ))
+        .bind(id)
+        .bind(to_i64(conversation.turns()))
+        .bind(config)
+        .bind(scope)
+        .execute(&mut *transaction)
+        .await?;
+        insert_entries(self, &mut transaction, id, conversation, 0).await?;
+        transaction.commit().await?;
+        Ok(Version(1))
+    }
+
+    /// Commits what `conversation` holds past its first `from` entries — a step, a turn's end —
+    /// in one transaction that checks the conversation is still at `expected` and advances it.
+    /// The conversation's turn counter, config and scope are stored with it. Returns the new
+    /// version. A commit that finds another writer's version fails with
+    /// [`StoreError::Conflict`] and writes nothing.
+    pub async fn commit(
+        &self,
+        id: &str,
+        expected: Version,
+        conversation: &Conversation,
+        from: usize,
+    ) -> Result<Version, StoreError> {
+        let (config, scope) = encode_fields(conversation)?;
+        let mut transaction = self.dialect.begin(&self.pool).await?;
+        let advanced = sqlx::query(sql(
+            self.dialect,
+            "UPDATE conversations SET version = version + 1, turns = ?, config = ?, scope = ? \
+             WHERE id = ? AND version = ?",
+        ))
+        .bind(to_i64(conversation.turns()))
+        .bind(config)
+        .bind(scope)
+        .bind(id)
+        .bind(expected.0)
+        .execute(&mut *transaction)
+        .await?;
+        if advanced.rows_affected() == 0 {
+            let found: Option<i64> = sqlx::query_scalar(sql(
+                self.dialect,
+                "SELECT version FROM conversations WHERE id = ?",
+            ))
+            .bind(id)
+            .fetch_optional(&mut *transaction)
+            .await?;
+            return Err(match found {
+                None => StoreError::NotFound { conversation: id.to_owned() },
+                Some(found) => StoreError::Conflict {
+                    conversation: id.to_owned(),
+                    expected,
+                    found: Version(found),
+                },
+            });
+        }
+        let stored: Option<i64> = sqlx::query_scalar(sql(
+            self.dialect,
+            "SELECT MAX(seq) + 1 FROM entries WHERE conversation_id = ?",
+        ))
+        .bind(id)
+        .fetch_one(&mut *transaction)
+        .await?;
+        let stored = u64::try_from(stored.unwrap_or(0)).unwrap_or(0);
+        if stored != from as u64 {
+            return Err(StoreError::NotContinuous {
+                conversation: id.to_owned(),
+                from: from as u64,
+                stored,
+            });
+        }
+        insert_entries(self, &mut transaction, id, conversation, from).await?;
+        transaction.commit().await?;
+        Ok(Version(expected.0 + 1))
+    }
+
+    /// Loads the conversation stored under `id`, checked as a conversation read back with serde
+    /// is: a row that does not decode, a gap in the log, or a log that breaks a rule is an
+    /// error naming the conversation and the entry, and nothing is changed to make it load.
+    pub async fn load(&self, id: &str) -> Result<Stored, StoreError> {
+        let row = sqlx::query(sql(
+            self.dialect,
+            "SELECT version, turns, config, scope FROM conversations WHERE id = ?",
+        ))
+        .bind(id)
+        .fetch_optional(&self.pool)
+        .await?
+        .ok_or_else(|| StoreError::NotFound { conversation: id.to_owned() })?;
+        let version: i64 = row.try_get("version")?;
+        let turns: i64 = row.try_get("turns")?;
+        let config: Config = decode_field(id, "config", &row.try_get::<String, _>("config")?)?;
+        let scope: Scope = decode_field(id, "scope", &row.try_get::<String, _>("scope")?)?;
+        let rows = sqlx::query(sql(
+            self.dialect,
+            "SELECT seq, entry FROM entries WHERE conversation_id = ? ORDER BY seq",
+        ))
+        .bind(id)
+        .fetch_all(&self.pool)
+        .await?;
+        let mut log = Vec::with_capacity(rows.len());
+        for (index, row) in rows.iter().enumerate() {
+            let seq: i64 = row.try_get("seq")?;
+            if seq != index as i64 {
+                return Err(StoreError::MissingEntry {
+                    conversation: id.to_owned(),
+                    seq: index as u64,
+                });
+            }
+            let text: String = row.try_get("entry")?;
+            let entry: Entry =
+                serde_json::from_str(&text).map_err(|error| StoreError::CorruptEntry {
+                    conversation: id.to_owned(),
+                    seq: index as u64,
+                    message: error.to_string(),
+                })?;
+            log.push(entry);
+        }
+        let turns = u64::try_from(turns).unwrap_or(0);
+        let conversation =
+            Conversation::from_parts(config, log, turns, scope).map_err(|source| {
+                StoreError::InvalidLog {
+                    conversation: id.to_owned(),
+                    seq: source.index as u64,
+                    source,
+                }
+            })?;
+        Ok(Stored { conversation, version: Version(version) })
+    }
+}
+
+/// Inserts `conversation`'s entries from `from` on, each with its turn and its session task.
+async fn insert_entries(
+    store: &Store,
+    transaction: &mut sqlx::Transaction<'static, sqlx::Any>,
+    id: &str,
+    conversation: &Conversation,
+    from: usize,
+) -> Result<(), StoreError> {
+    let log = conversation.log();
+    // The task of the first entry, found once; later entries change it only where a turn opens.
+    let mut task: Option<TaskTag> =
+        if from < log.len() { conversation.task_of(from) } else { None };
+    for (seq, entry) in log.iter().enumerate().skip(from) {
+        if let Entry::User { task: opened, .. } = entry {
+            task = *opened;
+        }
+        let text = serde_json::to_string(entry).map_err(|error| StoreError::Encode {
+            what: "a log entry",
+            message: error.to_string(),
+        })?;
+        sqlx::query(sql(
+            store.dialect,
+            "INSERT INTO entries (conversation_id, seq, turn, task_id, plan_id, entry) \
+             VALUES (?, ?, ?, ?, ?, ?)",
+        ))
+        .bind(id)
+        .bind(seq as i64)
+        .bind(to_i64(entry.turn().0))
+        .bind(task.map(|tag| to_i64(tag.task.get())))
+        .bind(task.and_then(|tag| tag.plan).map(|plan| to_i64(plan.get())))
+        .bind(text)
+        .execute(&mut **transaction)
+        .await?;
+    }
+    Ok(())
+}
+
+/// A conversation's config and scope, as stored.
+fn encode_fields(conversation: &Conversation) -> Result<(String, String), StoreError> {
+    let encode = |what, value: Result<String, serde_json::Error>| {
+        value.map_err(|error| StoreError::Encode { what, message: error.to_string() })
+    };
+    Ok((
+        encode("the config", serde_json::to_string(conversation.config()))?,
+        encode("the scope", serde_json::to_string(conversation.scope()))?,
+    ))
+}
+
+fn decode_field<T: serde::de::DeserializeOwned>(
+    id: &str,
+    field: &'static str,
+    text: &str,
+) -> Result<T, StoreError> {
+    serde_json::from_str(text).map_err(|error| StoreError::CorruptConversation {
+        conversation: id.to_owned(),
+        field,
+        message: error.to_string(),
+    })
+}
+
+/// A count as the databases' BIGINT holds it.
+fn to_i64(value: u64) -> i64 {
+    i64::try_from(value).unwrap_or(i64::MAX)
+}

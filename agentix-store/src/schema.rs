@@ -1,0 +1,90 @@
+//! The tables, created on open and checked: a store written by a newer agentix is refused, not
+//! misread.
+
+use sqlx::AnyPool;
+
+use crate::{Dialect, StoreError, sql};
+
+/// The schema version this crate writes and reads. Each migration below brings a store from
+/// the version before it to its own.
+pub const SCHEMA_VERSION: i64 = 1;
+
+/// Version 1: conversations, their entries, the audit of model calls, and approvals. JSON is
+/// kept as text: both backends read it back byte for byte.
+const V1: &[&str] = &[
+    "CREATE TABLE conversations (
+        id TEXT PRIMARY KEY,
+        version BIGINT NOT NULL,
+        turns BIGINT NOT NULL,
+        config TEXT NOT NULL,
+        scope TEXT NOT NULL,
+        status TEXT NOT NULL,
+        lease_owner TEXT,
+        lease_until BIGINT
+    )",
+    "CREATE TABLE entries (
+        conversation_id TEXT NOT NULL REFERENCES conversations (id),
+        seq BIGINT NOT NULL,
+        turn BIGINT NOT NULL,
+        task_id BIGINT,
+        plan_id BIGINT,
+        entry TEXT NOT NULL,
+        PRIMARY KEY (conversation_id, seq)
+    )",
+    "CREATE TABLE model_calls (
+        conversation_id TEXT NOT NULL REFERENCES conversations (id),
+        turn BIGINT NOT NULL,
+        step BIGINT NOT NULL,
+        attempt BIGINT NOT NULL,
+        request TEXT NOT NULL,
+        response TEXT,
+        input_tokens BIGINT,
+        output_tokens BIGINT,
+        cache_read_tokens BIGINT,
+        cache_write_tokens BIGINT,
+        latency_ms BIGINT NOT NULL,
+        error TEXT,
+        PRIMARY KEY (conversation_id, turn, step, attempt)
+    )",
+    "CREATE TABLE approvals (
+        conversation_id TEXT NOT NULL REFERENCES conversations (id),
+        turn BIGINT NOT NULL,
+        call_id TEXT NOT NULL,
+        call TEXT NOT NULL,
+        hook TEXT NOT NULL,
+        reason TEXT NOT NULL,
+        status TEXT NOT NULL,
+        answer TEXT,
+        PRIMARY KEY (conversation_id, turn, call_id)
+    )",
+];
+
+/// Every migration, by the version it brings the store to.
+const MIGRATIONS: &[(i64, &[&str])] = &[(1, V1)];
+
+/// Brings the store's schema to [`SCHEMA_VERSION`], in one transaction per migration; refuses
+/// a store whose version is newer than this crate's.
+pub(crate) async fn migrate(pool: &AnyPool, dialect: Dialect) -> Result<(), StoreError> {
+    sqlx::query("CREATE TABLE IF NOT EXISTS agentix_schema (version BIGINT NOT NULL)")
+        .execute(pool)
+        .await?;
+    let mut transaction = dialect.begin(pool).await?;
+    let found: Option<i64> = sqlx::query_scalar("SELECT MAX(version) FROM agentix_schema")
+        .fetch_one(&mut *transaction)
+        .await?;
+    let found = found.unwrap_or(0);
+    if found > SCHEMA_VERSION {
+        return Err(StoreError::SchemaFromTheFuture { found, supported: SCHEMA_VERSION });
+    }
+    for (version, statements) in MIGRATIONS.iter().filter(|(version, _)| *version > found) {
+        for statement in *statements {
+            sqlx::query(*statement).execute(&mut *transaction).await?;
+        }
+        sqlx::query(sql(dialect, "INSERT INTO agentix_schema (version) VALUES (?)"))
+            .bind(*version)
+            .execute(&mut *transaction)
+            .await?;
+    }
+    transaction.commit().await?;
+    Ok(())
+}

@@ -1,0 +1,242 @@
+//! The store over SQLite and PostgreSQL: a conversation committed step by step loads back
+//! exactly; a second writer gets a conflict, never an interleaved log; a damaged row is a typed
+//! error naming the conversation and the entry, and nothing is changed to make it load.
+
+mod support;
+
+use agentix::session::Session;
+use agentix::{Agent, Config, Conversation, Entry, Hook, Scope, ScriptedModel, Turn, Verdict};
+use agentix_store::{SCHEMA_VERSION, Store, StoreError, Version};
+use serde_json::json;
+use sqlx::Executor;
+
+/// Remembers the user's name in the scope, and leaves durable output in the log.
+struct Memory;
+
+impl Hook for Memory {
+    const DURABLE: bool = true;
+
+    async fn pre(&self, turn: &mut Turn) -> Verdict<agentix::event::Pre> {
+        let count = turn.scope().get::<Visits>().map_or(0, |visits| visits.0);
+        turn.scope_mut().insert(Visits(count + 1));
+        turn.inject(format!("visit {}", count + 1));
+        Verdict::Continue
+    }
+}
+
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Visits(u32);
+
+impl agentix::ScopeValue for Visits {
+    const KEY: &'static str = "visits";
+}
+
+/// A tool the model calls once.
+struct Clock;
+
+impl agentix::Tool for Clock {
+    const NAME: &'static str = "clock";
+    type Args = serde_json::Value;
+    type Output = String;
+    type Error = std::convert::Infallible;
+
+    fn description(&self) -> &str {
+        "The time."
+    }
+
+    async fn call(&self, _: serde_json::Value, _: &Turn) -> Result<String, Self::Error> {
+        Ok("noon".to_owned())
+    }
+}
+
+on_both_backends! {
+    committed_turns_load_back_exactly => committed_turns_load_back_exactly;
+    a_second_writer_gets_a_conflict_and_the_log_stays_one_writers => a_second_writer_gets_a_conflict;
+    a_commit_that_does_not_continue_the_log_is_refused => a_commit_that_does_not_continue_the_log_is_refused;
+    damaged_rows_are_typed_errors_and_stay_as_they_are => damaged_rows_are_typed_errors_and_stay_as_they_are;
+    a_schema_from_the_future_is_refused => a_schema_from_the_future_is_refused;
+    unknown_and_duplicate_ids_are_typed_errors => unknown_and_duplicate_ids_are_typed_errors;
+}
+
+async fn committed_turns_load_back_exactly(store: Store, _url: String) {
+    let config = Config { max_steps: 7, ..Config::default() };
+    let conversation = Conversation::with_config(config.clone()).with_scope(Scope::new());
+    let mut version = store.create("c1", &conversation).await.unwrap();
+    let model = ScriptedModel::new()
+        .tool_call("clock", json!({}))
+        .text("It is noon.")
+        .text("Still noon.")
+        .text("A task's answer.");
+    let agent = Agent::builder(&model).tool(Clock).hook(Memory).build();
+    let mut stored = store.load("c1").await.unwrap();
+    for message in ["What time is it?", "And now?"] {
+        let from = stored.conversation.log().len();
+        agent.run(&mut stored.conversation, message).await.unwrap();
+        version = store.commit("c1", version, &stored.conversation, from).await.unwrap();
+    }
+    // A session's task: its entries carry the task into their rows.
+    let mut session = Session::builder(&agent).conversation(stored.conversation).build();
+    session.enqueue("A task.").unwrap();
+    session.run().await.unwrap();
+    let conversation = session.into_conversation();
+    let from = store.load("c1").await.unwrap().conversation.log().len();
+    version = store.commit("c1", version, &conversation, from).await.unwrap();
+    assert_eq!(version, Version(4));
+
+    let loaded = store.load("c1").await.unwrap();
+    assert_eq!(loaded.version, version);
+    assert_eq!(loaded.conversation.log(), conversation.log());
+    assert_eq!(loaded.conversation.turns(), 3);
+    assert_eq!(loaded.conversation.config(), &config);
+    assert_eq!(loaded.conversation.scope().get::<Visits>().map(|visits| visits.0), Some(3));
+    let tasks: Vec<Option<u64>> = (0..loaded.conversation.log().len())
+        .map(|index| loaded.conversation.task_of(index).map(|tag| tag.task.get()))
+        .collect();
+    assert_eq!(tasks.last(), Some(&Some(1)));
+    assert!(matches!(loaded.conversation.log()[1], Entry::HookOutput { .. }));
+    // The next turn goes on from the loaded conversation as from the one in memory.
+    let mut revived = loaded.conversation;
+    let model = ScriptedModel::new().text("Evening.");
+    let agent = Agent::builder(&model).tool(Clock).hook(Memory).build();
+    agent.run(&mut revived, "Later?").await.unwrap();
+    assert_eq!(revived.scope().get::<Visits>().map(|visits| visits.0), Some(4));
+}
+
+async fn a_second_writer_gets_a_conflict(store: Store, _url: String) {
+    let version = store.create("c2", &Conversation::new()).await.unwrap();
+    let mut first = store.load("c2").await.unwrap().conversation;
+    let mut second = store.load("c2").await.unwrap().conversation;
+    let agent = Agent::builder(ScriptedModel::new().text("one").text("two")).build();
+    agent.run(&mut first, "first writer").await.unwrap();
+    agent.run(&mut second, "second writer").await.unwrap();
+    let committed = store.commit("c2", version, &first, 0).await.unwrap();
+    let refused = store.commit("c2", version, &second, 0).await.unwrap_err();
+    assert!(
+        matches!(&refused, StoreError::Conflict { conversation, expected, found }
+            if conversation == "c2" && *expected == version && *found == committed),
+        "{refused}"
+    );
+    let loaded = store.load("c2").await.unwrap();
+    assert_eq!(loaded.conversation.log(), first.log(), "only the first writer's entries");
+    assert_eq!(loaded.version, committed);
+}
+
+async fn a_commit_that_does_not_continue_the_log_is_refused(store: Store, _url: String) {
+    let version = store.create("c3", &Conversation::new()).await.unwrap();
+    let mut conversation = store.load("c3").await.unwrap().conversation;
+    let agent = Agent::builder(ScriptedModel::new().text("one").text("two")).build();
+    agent.run(&mut conversation, "one").await.unwrap();
+    let version = store.commit("c3", version, &conversation, 0).await.unwrap();
+    agent.run(&mut conversation, "two").await.unwrap();
+    // Starting past where the stored log ends would leave a gap.
+    let refused = store.commit("c3", version, &conversation, 3).await.unwrap_err();
+    assert!(matches!(refused, StoreError::NotContinuous { from: 3, stored: 2, .. }), "{refused}");
+    assert_eq!(store.load("c3").await.unwrap().version, version, "nothing was written");
+}
+
+/// A stored conversation of two turns, one with a tool step: five entries.
+async fn two_turns(store: &Store, id: &str) {
+    let version = store.create(id, &Conversation::new()).await.unwrap();
+    let mut conversation = Conversation::new();
+    let model = ScriptedModel::new().tool_call("clock", json!({})).text("noon").text("bye");
+    let agent = Agent::builder(&model).tool(Clock).build();
+    agent.run(&mut conversation, "time?").await.unwrap();
+    agent.run(&mut conversation, "bye").await.unwrap();
+    store.commit(id, version, &conversation, 0).await.unwrap();
+}
+
+async fn raw(url: &str) -> sqlx::AnyPool {
+    sqlx::any::install_default_drivers();
+    sqlx::any::AnyPoolOptions::new().max_connections(1).connect(url).await.unwrap()
+}
+
+async fn entry_text(pool: &sqlx::AnyPool, id: &str, seq: i64) -> String {
+    let text = format!("SELECT entry FROM entries WHERE conversation_id = '{id}' AND seq = {seq}");
+    sqlx::query_scalar(sqlx::AssertSqlSafe(text)).fetch_one(pool).await.unwrap()
+}
+
+async fn damaged_rows_are_typed_errors_and_stay_as_they_are(store: Store, url: String) {
+    let pool = raw(&url).await;
+    let run = |text: String| {
+        let pool = pool.clone();
+        async move { pool.execute(sqlx::AssertSqlSafe(text)).await.unwrap() }
+    };
+
+    // An entry that does not decode.
+    two_turns(&store, "bad-json").await;
+    run("UPDATE entries SET entry = '{\"entry\": \"user\", \"turn\": ' WHERE conversation_id = 'bad-json' AND seq = 3".into()).await;
+    let error = store.load("bad-json").await.unwrap_err();
+    assert!(
+        matches!(&error, StoreError::CorruptEntry { conversation, seq: 3, .. } if conversation == "bad-json"),
+        "{error}"
+    );
+    assert!(
+        error
+            .to_string()
+            .starts_with("conversation `bad-json`, entry 3: the stored entry does not decode")
+    );
+    assert_eq!(
+        entry_text(&pool, "bad-json", 3).await,
+        "{\"entry\": \"user\", \"turn\": ",
+        "left as it was"
+    );
+
+    // An entry missing from the middle of the log.
+    two_turns(&store, "gap").await;
+    run("DELETE FROM entries WHERE conversation_id = 'gap' AND seq = 2".into()).await;
+    let error = store.load("gap").await.unwrap_err();
+    assert!(matches!(error, StoreError::MissingEntry { seq: 2, .. }), "{error}");
+
+    // Entries that decode but break a rule: the tool results moved away from their call.
+    two_turns(&store, "unanswered").await;
+    let results = entry_text(&pool, "unanswered", 2).await;
+    let answer = entry_text(&pool, "unanswered", 3).await;
+    let swap = |seq: i64, text: &str| {
+        format!(
+            "UPDATE entries SET entry = '{}' WHERE conversation_id = 'unanswered' AND seq = {seq}",
+            text.replace('\'', "''")
+        )
+    };
+    run(swap(2, &answer)).await;
+    run(swap(3, &results)).await;
+    let error = store.load("unanswered").await.unwrap_err();
+    assert!(
+        matches!(&error, StoreError::InvalidLog { conversation, seq: 1, .. } if conversation == "unanswered"),
+        "{error}"
+    );
+    assert_eq!(entry_text(&pool, "unanswered", 2).await, answer, "left as it was");
+
+    // A config that does not decode.
+    two_turns(&store, "bad-config").await;
+    run("UPDATE conversations SET config = '[' WHERE id = 'bad-config'".into()).await;
+    let error = store.load("bad-config").await.unwrap_err();
+    assert!(matches!(error, StoreError::CorruptConversation { field: "config", .. }), "{error}");
+}
+
+async fn a_schema_from_the_future_is_refused(store: Store, url: String) {
+    store.close().await;
+    let pool = raw(&url).await;
+    pool.execute("INSERT INTO agentix_schema (version) VALUES (99)").await.unwrap();
+    pool.close().await;
+    let error = Store::open(&url).await.unwrap_err();
+    assert!(
+        matches!(error, StoreError::SchemaFromTheFuture { found: 99, supported } if supported == SCHEMA_VERSION),
+        "{error}"
+    );
+}
+
+async fn unknown_and_duplicate_ids_are_typed_errors(store: Store, _url: String) {
+    let error = store.load("nobody").await.unwrap_err();
+    assert!(matches!(error, StoreError::NotFound { .. }), "{error}");
+    let error = store.commit("nobody", Version(1), &Conversation::new(), 0).await.unwrap_err();
+    assert!(matches!(error, StoreError::NotFound { .. }), "{error}");
+    store.create("twice", &Conversation::new()).await.unwrap();
+    let error = store.create("twice", &Conversation::new()).await.unwrap_err();
+    assert!(matches!(error, StoreError::AlreadyExists { .. }), "{error}");
+}
+
+#[tokio::test]
+async fn a_url_of_no_known_database_is_refused() {
+    let error = Store::open("mysql://localhost/db").await.unwrap_err();
+    assert!(matches!(error, StoreError::UnknownUrl { .. }), "{error}");
+}

@@ -1,0 +1,157 @@
+//! Real databases for the store's tests: a SQLite file in a fresh temporary directory, and a
+//! fresh database on a PostgreSQL server on 127.0.0.1 — the one `.ci/run` started
+//! (`AGENTIX_POSTGRES_URL`), or else one this test process starts from the machine's
+//! `initdb`/`pg_ctl`, in a temporary directory, stopped when the process ends.
+
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use agentix_store::Store;
+
+/// A directory of its own for one test, removed when it is dropped.
+pub struct TempDir(pub PathBuf);
+
+impl TempDir {
+    pub fn new(name: &str) -> Self {
+        static COUNT: AtomicU32 = AtomicU32::new(0);
+        let n = COUNT.fetch_add(1, Ordering::Relaxed);
+        let path =
+            std::env::temp_dir().join(format!("agentix-store-{}-{name}-{n}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&path);
+        std::fs::create_dir_all(&path).unwrap();
+        TempDir(path)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// A SQLite store in a file of its own.
+pub async fn sqlite(name: &str) -> (Store, String, TempDir) {
+    let dir = TempDir::new(name);
+    let url = format!("sqlite://{}", dir.0.join("store.db").display());
+    (Store::open(&url).await.unwrap(), url, dir)
+}
+
+/// A PostgreSQL store in a database of its own, created for the test.
+pub async fn postgres(name: &str) -> (Store, String) {
+    static COUNT: AtomicU32 = AtomicU32::new(0);
+    let server = server();
+    let database = format!(
+        "t_{}_{}_{}",
+        std::process::id(),
+        COUNT.fetch_add(1, Ordering::Relaxed),
+        // PostgreSQL keeps 63 bytes of a name.
+        name.chars()
+            .take(32)
+            .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+            .collect::<String>()
+    );
+    let status = Command::new("psql")
+        .args(["-q", "-d", &format!("{server}/postgres"), "-c"])
+        .arg(format!("CREATE DATABASE {database}"))
+        .status()
+        .expect("psql runs");
+    assert!(status.success(), "CREATE DATABASE {database}");
+    let url = format!("{server}/{database}");
+    (Store::open(&url).await.unwrap(), url)
+}
+
+/// The server's URL without a database: `postgres://agentix@127.0.0.1:PORT`.
+fn server() -> &'static str {
+    static SERVER: OnceLock<String> = OnceLock::new();
+    SERVER.get_or_init(|| match std::env::var("AGENTIX_POSTGRES_URL") {
+        Ok(url) => url.trim_end_matches('/').trim_end_matches("/postgres").to_owned(),
+        Err(_) => start_server(),
+    })
+}
+
+/// Starts a PostgreSQL server for this process: `initdb` in a temporary directory (as the
+/// `postgres` user when running as root: PostgreSQL refuses root), on a free loopback port,
+/// with a watchdog that stops it when this process ends.
+// The watchdog outlives this process by design: it is never waited for.
+#[expect(clippy::zombie_processes)]
+fn start_server() -> String {
+    let port = free_port();
+    let dir = std::env::temp_dir().join(format!("agentix-pg-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let as_root =
+        Command::new("id").arg("-u").output().map(|out| out.stdout == b"0\n").unwrap_or(false);
+    let run = |script: String| {
+        let mut command = if as_root {
+            let _ = Command::new("chown").arg("-R").arg("postgres").arg(&dir).status();
+            let mut command = Command::new("runuser");
+            command.args(["-u", "postgres", "--", "sh", "-c"]);
+            command
+        } else {
+            let mut command = Command::new("sh");
+            command.arg("-c");
+            command
+        };
+        command
+            .arg(script)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .expect("a shell runs")
+    };
+    let data = dir.join("data");
+    let initdb = run(format!("initdb -D '{}' -A trust -U agentix", data.display()));
+    assert!(initdb.success(), "initdb (is PostgreSQL installed? set AGENTIX_POSTGRES_URL)");
+    let started = run(format!(
+        "pg_ctl -D '{data}' -o \"-p {port} -h 127.0.0.1 -k '{dir}'\" -l '{dir}/log' -w start",
+        data = data.display(),
+        dir = dir.display(),
+    ));
+    assert!(started.success(), "pg_ctl start");
+    // The watchdog, as this process's own user (who may signal it): once this process is
+    // gone, stop the server and remove its directory.
+    let as_postgres = if as_root { "runuser -u postgres -- " } else { "" };
+    let watchdog = format!(
+        "while kill -0 {pid} 2>/dev/null; do sleep 1; done; \
+         {as_postgres}pg_ctl -D '{data}' -m immediate stop; rm -rf '{dir}'",
+        pid = std::process::id(),
+        data = data.display(),
+        dir = dir.display(),
+    );
+    Command::new("sh")
+        .args(["-c", &watchdog])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("the watchdog starts");
+    format!("postgres://agentix@127.0.0.1:{port}")
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+/// One test over each backend: `name` runs `body(store, url)` on SQLite, and `name_postgres`
+/// on PostgreSQL.
+#[macro_export]
+macro_rules! on_both_backends {
+    ($($name:ident => $body:ident;)*) => {$(
+        mod $name {
+            #[tokio::test]
+            async fn sqlite() {
+                let (store, url, _dir) = $crate::support::sqlite(stringify!($name)).await;
+                super::$body(store, url).await;
+            }
+
+            #[tokio::test]
+            async fn postgres() {
+                let (store, url) = $crate::support::postgres(stringify!($name)).await;
+                super::$body(store, url).await;
+            }
+        }
+    )*};
+}
