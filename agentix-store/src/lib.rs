@@ -30,6 +30,7 @@
 //! # }).unwrap();
 //! ```
 
+mod committer;
 mod conversations;
 mod schema;
 
@@ -40,6 +41,7 @@ use sqlx::AnyPool;
 use sqlx::any::AnyPoolOptions;
 use sqlx::{AssertSqlSafe, Executor};
 
+pub use committer::Committer;
 pub use conversations::{Stored, Version};
 pub use schema::SCHEMA_VERSION;
 

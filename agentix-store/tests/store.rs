@@ -240,3 +240,107 @@ async fn a_url_of_no_known_database_is_refused() {
     let error = Store::open("mysql://localhost/db").await.unwrap_err();
     assert!(matches!(error, StoreError::UnknownUrl { .. }), "{error}");
 }
+
+/// Delegates to a store's committer and, after each commit, loads the conversation back: the
+/// log the store holds at each step boundary, and that it loads.
+struct Checked<'s> {
+    inner: agentix_store::Committer<'s>,
+    store: &'s Store,
+    id: &'static str,
+    seen: std::sync::Mutex<Vec<usize>>,
+}
+
+impl agentix::Commit for Checked<'_> {
+    async fn commit(&self, conversation: &Conversation) -> Result<(), agentix::CommitError> {
+        self.inner.commit(conversation).await?;
+        let stored = self.store.load(self.id).await.expect("every commit leaves a log that loads");
+        assert_eq!(stored.conversation.log(), conversation.log());
+        self.seen.lock().unwrap().push(stored.conversation.log().len());
+        Ok(())
+    }
+}
+
+on_both_backends! {
+    a_turn_commits_each_step_as_it_runs => a_turn_commits_each_step_as_it_runs;
+    a_turn_that_lost_the_race_fails_before_its_model_is_called => a_turn_that_lost_the_race;
+}
+
+async fn a_turn_commits_each_step_as_it_runs(store: Store, _url: String) {
+    store.create("steps", &Conversation::new()).await.unwrap();
+    let model = ScriptedModel::new()
+        .tool_call("clock", json!({}))
+        .tool_call("clock", json!({}))
+        .text("Noon, still.");
+    let agent = Agent::builder(&model).tool(Clock).hook(Memory).build();
+    let mut stored = store.load("steps").await.unwrap();
+    let checked = Checked {
+        inner: store.committer("steps", &stored),
+        store: &store,
+        id: "steps",
+        seen: Default::default(),
+    };
+    agent.run_committing(&mut stored.conversation, "time?", &checked).await.unwrap();
+    // After `pre` (the user message and the durable injection), after each step (the call with
+    // its result), after the final answer, and at the turn's end, which had nothing left: four
+    // commits, the fifth call writing nothing.
+    assert_eq!(*checked.seen.lock().unwrap(), [2, 4, 6, 7, 7]);
+    assert_eq!(checked.inner.version(), Version(5));
+    assert_eq!(store.load("steps").await.unwrap().conversation.log(), stored.conversation.log());
+}
+
+async fn a_turn_that_lost_the_race(store: Store, _url: String) {
+    store.create("race", &Conversation::new()).await.unwrap();
+    let mut first = store.load("race").await.unwrap();
+    let mut second = store.load("race").await.unwrap();
+    let first_model = ScriptedModel::new().text("first");
+    let second_model = ScriptedModel::new().text("second");
+    let first_committer = store.committer("race", &first);
+    let second_committer = store.committer("race", &second);
+    Agent::builder(&first_model)
+        .build()
+        .run_committing(&mut first.conversation, "one", &first_committer)
+        .await
+        .unwrap();
+    let lost = Agent::builder(&second_model)
+        .build()
+        .run_committing(&mut second.conversation, "two", &second_committer)
+        .await
+        .unwrap_err();
+    assert!(matches!(&lost, agentix::Error::Commit(error) if error.conflict), "{lost}");
+    assert_eq!(second_model.calls(), 0, "its first commit, after `pre`, already lost");
+    let stored = store.load("race").await.unwrap();
+    assert_eq!(stored.conversation.log(), first.conversation.log(), "one writer's log");
+}
+
+/// Panics at its `at`-th commit (from 1).
+struct PanicsAt(usize, std::sync::atomic::AtomicUsize);
+
+impl agentix::Commit for PanicsAt {
+    async fn commit(&self, _: &Conversation) -> Result<(), agentix::CommitError> {
+        let n = self.1.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+        assert!(n != self.0, "the disk is on fire");
+        Ok(())
+    }
+}
+
+#[tokio::test]
+async fn a_committer_that_panics_fails_the_turn_naming_it_inside_the_loop_and_at_its_end() {
+    // The first commit is after `pre`, inside the loop; the third (of a turn with no tool
+    // step), at the turn's end, outside it.
+    for at in [1, 3] {
+        let model = ScriptedModel::new().text("hi");
+        let agent = Agent::builder(&model).build();
+        let mut conversation = Conversation::new();
+        let committer = PanicsAt(at, Default::default());
+        let error = agent.run_committing(&mut conversation, "hello", &committer).await.unwrap_err();
+        assert_eq!(
+            error,
+            agentix::Error::ComponentPanicked {
+                component: agentix::Component::Committer,
+                message: "the disk is on fire".to_owned()
+            },
+            "at commit {at}"
+        );
+        assert_eq!(model.calls(), usize::from(at == 3));
+    }
+}

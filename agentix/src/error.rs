@@ -136,6 +136,10 @@ pub enum Error {
     /// The model call failed.
     #[error("model call failed: {0}")]
     Model(#[from] ModelError),
+    /// A step could not be committed to the turn's store
+    /// ([`Agent::run_committing`](crate::Agent::run_committing)); the turn ended there.
+    #[error("the step could not be committed: {0}")]
+    Commit(crate::commit::CommitError),
     /// A component of the agent other than a hook panicked: the turn ended there.
     #[error("the {component} panicked: {message}")]
     ComponentPanicked {
@@ -176,6 +180,8 @@ pub enum Component {
     AuditSink,
     /// A [`StreamTransformer`](crate::StreamTransformer).
     Transformer,
+    /// The [`Commit`](crate::Commit) a turn commits its steps through.
+    Committer,
     /// agentix's own loop: a bug in agentix, not in any code of yours.
     Loop,
 }
@@ -188,6 +194,7 @@ impl std::fmt::Display for Component {
             Component::Observer => "observer",
             Component::AuditSink => "audit sink",
             Component::Transformer => "stream transformer",
+            Component::Committer => "committer",
             Component::Loop => "agent loop (a bug in agentix)",
         })
     }

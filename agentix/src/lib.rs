@@ -146,6 +146,7 @@ pub mod __private;
 mod stream;
 mod agent;
 mod approval;
+mod commit;
 mod context;
 mod conversation;
 mod error;
@@ -283,6 +284,7 @@ pub use agentix_macros::hook;
 /// token. The function stays callable as `get_weather::call(...)`.
 pub use agentix_macros::tool;
 pub use approval::{Approval, Approver, NoApprover};
+pub use commit::{Commit, CommitError};
 pub use context::{AuditLog, AuditSink, CharsPerToken, Summarizer, TokenCounter, fence};
 pub use conversation::{Config, Conversation, Entry, InvalidLog, LogProblem, TurnRef};
 pub use error::{Component, Error};

@@ -213,6 +213,11 @@ impl Turn {
         }
     }
 
+    /// The conversation, with the turn's entries so far.
+    pub(crate) fn conversation(&self) -> &Conversation {
+        &self.conversation
+    }
+
     /// Trades the turn's conversation for `other`: how a finished turn hands the conversation
     /// back without moving the turn.
     pub(crate) fn swap_conversation(&mut self, other: &mut Conversation) {

@@ -181,12 +181,14 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> DynAg
         if streams {
             Box::pin(async move {
                 let observer = Erased::<true>(observer);
-                self.observed(conversation, message, &observer, &gate, Some(Box::new(task))).await
+                self.observed(conversation, message, &observer, &gate, Some(Box::new(task)), &())
+                    .await
             })
         } else {
             Box::pin(async move {
                 let observer = Erased::<false>(observer);
-                self.observed(conversation, message, &observer, &gate, Some(Box::new(task))).await
+                self.observed(conversation, message, &observer, &gate, Some(Box::new(task)), &())
+                    .await
             })
         }
     }

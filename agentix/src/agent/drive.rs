@@ -18,16 +18,18 @@ use crate::{caught, panic_message};
 use super::chains::handles;
 use super::render::check_injections;
 use super::step::StepSlot;
-use super::{Agent, fire, halted};
+use super::{Agent, commit_step, fire, halted};
+use crate::commit::Commit;
 use crate::session::TurnGate;
 
 impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent<M, T, P, A, X> {
-    pub(super) async fn drive<O: Observer, G: TurnGate>(
+    pub(super) async fn drive<O: Observer, G: TurnGate, K: Commit>(
         &self,
         turn: &mut Turn,
         slot: &StepSlot,
         observer: &Watched<'_, O>,
         gate: &G,
+        committer: &K,
     ) -> Outcome {
         fire(observer, turn, EventKind::Pre);
         match run_chain!(self, turn, observer, Pre, pre / pre_in_place()) {
@@ -37,6 +39,9 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
                 check_injections(turn, &*self.settings.counter, reserve)?;
                 turn.running_component = None;
                 turn.commit_durable(EventKind::Pre);
+                if K::COMMITS {
+                    commit_step(committer, turn).await?;
+                }
             }
             Flow::Halt { hook, halt } => return Err(halted(EventKind::Pre, hook, halt)),
             Flow::Failed { hook, failure } => {
@@ -99,6 +104,9 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
             ) {
                 Flow::Continue if message.calls_tools() => {
                     self.run_tools(message, turn, slot, observer).await?;
+                    if K::COMMITS {
+                        commit_step(committer, turn).await?;
+                    }
                     turn.step += 1;
                     retry = None;
                     if turn.step >= limit {
@@ -163,6 +171,9 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
                 return Err(Error::EmptyAnswer);
             }
             turn.append(Entry::Assistant { turn: turn.turn_ref(), message: answer.clone() });
+            if K::COMMITS {
+                commit_step(committer, turn).await?;
+            }
             return Ok(answer);
         }
     }

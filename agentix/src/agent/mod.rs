@@ -20,6 +20,7 @@ use std::sync::Arc;
 use futures::Stream;
 
 use crate::approval::{Approver, NoApprover};
+use crate::commit::Commit;
 use crate::context::{AuditSink, CharsPerToken, Counter, DynSummarizer};
 use crate::conversation::{Conversation, Entry};
 use crate::error::{Component, Error};
@@ -132,7 +133,22 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
         message: impl Into<Message>,
         observer: &'a O,
     ) -> impl Future<Output = Outcome> + Send + 'a {
-        self.observed(conversation, message.into(), observer, &(), None)
+        self.observed(conversation, message.into(), observer, &(), None, &())
+    }
+
+    /// [`run`](Agent::run), committing each step through `committer` as it joins the log:
+    /// after `pre`, after each step of tool calls (the assistant message with every call's
+    /// result), after the final answer, and at the turn's end. A failed commit ends the turn
+    /// with [`Error::Commit`]. `Send`, as `run` is.
+    ///
+    /// `agentix_store::Store::committer` gives one for a stored conversation.
+    pub fn run_committing<'a, K: Commit>(
+        &'a self,
+        conversation: &'a mut Conversation,
+        message: impl Into<Message>,
+        committer: &'a K,
+    ) -> impl Future<Output = Outcome> + Send + 'a {
+        self.observed(conversation, message.into(), &(), &(), None, committer)
     }
 
     // `run_observed` names its future `Send` so that callers take that from its signature: a
@@ -141,13 +157,14 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
     //
     // A session's task passes its `turn_start` hooks (`gate`) and what the turn knows of the
     // task; a plain turn passes `()`, which costs nothing.
-    pub(crate) async fn observed<O: Observer, G: TurnGate>(
+    pub(crate) async fn observed<O: Observer, G: TurnGate, K: Commit>(
         &self,
         conversation: &mut Conversation,
         message: Message,
         observer: &O,
         gate: &G,
         task: Option<Box<TaskContext>>,
+        committer: &K,
     ) -> Outcome {
         check_user_message(&message)?;
         let watched = Watched::new(observer);
@@ -156,8 +173,10 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
         // The turn's one panic guard, for the hooks of the events `drive` runs unguarded, and
         // its time limit.
         let limit = turn.config().turn_timeout;
-        let driven =
-            bounded!(limit, caught(|| self.drive(&mut turn.turn, &turn.step, observer, gate)));
+        let driven = bounded!(
+            limit,
+            caught(|| self.drive(&mut turn.turn, &turn.step, observer, gate, committer))
+        );
         let caught = driven.unwrap_or_else(|after| {
             // What was running when time ran out stopped there.
             turn.leave_hook();
@@ -197,6 +216,12 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
             record(&mut turn, &error);
             outcome = Err(error);
         }
+        // The turn's end: what `post` produced, or the record of how the turn failed.
+        if K::COMMITS
+            && let (Ok(_), Err(error)) = (&outcome, commit_end(committer, &mut turn).await)
+        {
+            outcome = Err(error);
+        }
         turn.finish();
         outcome
     }
@@ -213,6 +238,23 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
     ) -> impl Stream<Item = StreamEvent> + Send + 'a {
         let message = message.into();
         stream_while!(|queue| self.run_observed(conversation, message, &queue))
+    }
+}
+
+/// Commits the turn's log through `committer`: what joined the log since its last commit.
+/// Inside the loop, whose panic guard names the committer if it panics.
+pub(super) async fn commit_step<K: Commit>(committer: &K, turn: &mut Turn) -> Result<(), Error> {
+    turn.running_component = Some(Component::Committer);
+    let committed = committer.commit(turn.conversation()).await;
+    turn.running_component = None;
+    committed.map_err(Error::Commit)
+}
+
+/// [`commit_step`] at the turn's end, outside the loop's guard: under a guard of its own.
+async fn commit_end<K: Commit>(committer: &K, turn: &mut Turn) -> Result<(), Error> {
+    match caught(|| committer.commit(turn.conversation())).await {
+        Ok(result) => result.map_err(Error::Commit),
+        Err(payload) => Err(component_panicked(Component::Committer, payload)),
     }
 }
 

@@ -118,7 +118,7 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> TaskR
         gate: &'a G,
         task: TaskContext,
     ) -> impl Future<Output = Outcome> + Send + 'a {
-        self.observed(conversation, message, observer, gate, Some(Box::new(task)))
+        self.observed(conversation, message, observer, gate, Some(Box::new(task)), &())
     }
 }
 

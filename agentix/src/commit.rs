@@ -1,0 +1,52 @@
+//! Where a turn's steps go as they join the log: a store that commits each one, so a process
+//! that dies mid-turn loses at most the step it was in.
+
+use std::future::{Future, ready};
+
+use crate::conversation::Conversation;
+
+/// Commits a turn's log as it grows, one step at a time: after `pre` (the user message and what
+/// durable `pre` hooks produced), after each step (the assistant message with every tool
+/// call's result, so a committed call is always answered), after the final answer, and at the
+/// turn's end (what `post` produced, or the record of how the turn failed). A turn run with
+/// [`Agent::run_committing`](crate::Agent::run_committing) calls it at each; a turn run
+/// without one pays nothing for it.
+///
+/// A commit that fails ends the turn with [`Error::Commit`](crate::Error::Commit): the
+/// conversation in memory then holds more than the store, and the caller loads it again.
+pub trait Commit: Sync {
+    /// Whether there is anything to commit to: the loop skips the calls at compile time
+    /// otherwise.
+    #[doc(hidden)]
+    const COMMITS: bool = true;
+
+    /// Commits what `conversation`'s log holds past what this committer committed before.
+    fn commit(
+        &self,
+        conversation: &Conversation,
+    ) -> impl Future<Output = Result<(), CommitError>> + Send;
+}
+
+/// A turn run on its own commits nowhere.
+impl Commit for () {
+    const COMMITS: bool = false;
+
+    #[inline(always)]
+    fn commit(
+        &self,
+        _conversation: &Conversation,
+    ) -> impl Future<Output = Result<(), CommitError>> + Send {
+        ready(Ok(()))
+    }
+}
+
+/// Why a step could not be committed.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct CommitError {
+    /// Whether another writer committed to the conversation first (its version moved): the
+    /// turn lost a race, and nothing of its step was written.
+    pub conflict: bool,
+    /// What the store said.
+    pub message: String,
+}
