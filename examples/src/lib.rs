@@ -4,6 +4,7 @@
 pub mod bicameral_critic;
 pub mod cache_stop;
 pub mod human_approval;
+pub mod persistent_chat;
 pub mod plan_retry;
 pub mod planner;
 pub mod quickstart;
