@@ -74,7 +74,7 @@ impl BoxedAgent {
         message: impl Into<Message>,
         observer: &'a O,
     ) -> impl Future<Output = Outcome> + Send + 'a {
-        self.agent.run_observed(conversation, message.into(), observer, O::STREAMS)
+        self.agent.run_observed(conversation, message.into(), observer, O::STREAMS, None)
     }
 
     /// Runs one turn, streamed; see [`Agent::run_stream`].
@@ -104,12 +104,14 @@ trait DynAgent: Send + Sync {
         message: Message,
     ) -> BoxFuture<'a, Outcome>;
 
+    /// A turn reporting to `observer`; a session's task passes its gate and context.
     fn run_observed<'a>(
         &'a self,
         conversation: &'a mut Conversation,
         message: Message,
         observer: &'a dyn ObserveDyn,
         streams: bool,
+        task: Option<(&'a dyn GateDyn, TaskContext)>,
     ) -> BoxFuture<'a, Outcome>;
 
     fn run_stream<'a>(
@@ -117,16 +119,6 @@ trait DynAgent: Send + Sync {
         conversation: &'a mut Conversation,
         message: Message,
     ) -> BoxStream<'a, StreamEvent>;
-
-    fn run_task<'a>(
-        &'a self,
-        conversation: &'a mut Conversation,
-        message: Message,
-        observer: &'a dyn ObserveDyn,
-        streams: bool,
-        gate: &'a dyn GateDyn,
-        task: TaskContext,
-    ) -> BoxFuture<'a, Outcome>;
 }
 
 impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> DynAgent
@@ -146,17 +138,26 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> DynAg
         message: Message,
         observer: &'a dyn ObserveDyn,
         streams: bool,
+        task: Option<(&'a dyn GateDyn, TaskContext)>,
     ) -> BoxFuture<'a, Outcome> {
         // Whether the model's answer streams is the observer's type's choice, so the erased
         // observer's type carries it.
         if streams {
-            Box::pin(async move {
-                Agent::run_observed(self, conversation, message, &Erased::<true>(observer)).await
-            })
+            Box::pin(erased_turn::<_, _, _, _, _, true>(
+                self,
+                conversation,
+                message,
+                observer,
+                task,
+            ))
         } else {
-            Box::pin(async move {
-                Agent::run_observed(self, conversation, message, &Erased::<false>(observer)).await
-            })
+            Box::pin(erased_turn::<_, _, _, _, _, false>(
+                self,
+                conversation,
+                message,
+                observer,
+                task,
+            ))
         }
     }
 
@@ -167,29 +168,30 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> DynAg
     ) -> BoxStream<'a, StreamEvent> {
         Box::pin(Agent::run_stream(self, conversation, message))
     }
+}
 
-    fn run_task<'a>(
-        &'a self,
-        conversation: &'a mut Conversation,
-        message: Message,
-        observer: &'a dyn ObserveDyn,
-        streams: bool,
-        gate: &'a dyn GateDyn,
-        task: TaskContext,
-    ) -> BoxFuture<'a, Outcome> {
-        let gate = ErasedGate(gate);
-        if streams {
-            Box::pin(async move {
-                let observer = Erased::<true>(observer);
-                self.observed(conversation, message, &observer, &gate, Some(Box::new(task)), &())
-                    .await
-            })
-        } else {
-            Box::pin(async move {
-                let observer = Erased::<false>(observer);
-                self.observed(conversation, message, &observer, &gate, Some(Box::new(task)), &())
-                    .await
-            })
+/// A turn of `agent` reporting to an erased observer of the `STREAMS` it had; a session's task
+/// with its erased gate.
+async fn erased_turn<M, T, P, A, X, const STREAMS: bool>(
+    agent: &Agent<M, T, P, A, X>,
+    conversation: &mut Conversation,
+    message: Message,
+    observer: &dyn ObserveDyn,
+    task: Option<(&dyn GateDyn, TaskContext)>,
+) -> Outcome
+where
+    M: Model,
+    T: ToolSet,
+    P: Pipeline,
+    A: Approver,
+    X: StreamTransformer,
+{
+    let observer = Erased::<STREAMS>(observer);
+    match task {
+        None => agent.observed(conversation, message, &observer, &(), None, &()).await,
+        Some((gate, task)) => {
+            let gate = ErasedGate(gate);
+            agent.observed(conversation, message, &observer, &gate, Some(Box::new(task)), &()).await
         }
     }
 }
@@ -206,7 +208,7 @@ impl TaskRunner for BoxedAgent {
         gate: &'a G,
         task: TaskContext,
     ) -> impl Future<Output = Outcome> + Send + 'a {
-        self.agent.run_task(conversation, message, observer, O::STREAMS, gate, task)
+        self.agent.run_observed(conversation, message, observer, O::STREAMS, Some((gate, task)))
     }
 }
 
