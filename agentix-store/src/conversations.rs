@@ -3,7 +3,6 @@
 
 use std::fmt;
 
-use agentix::session::TaskTag;
 use agentix::{Config, Conversation, Entry, Scope};
 use serde::{Deserialize, Serialize};
 use sqlx::Row;
@@ -193,14 +192,7 @@ async fn insert_entries(
     conversation: &Conversation,
     from: usize,
 ) -> Result<(), StoreError> {
-    let log = conversation.log();
-    // The task of the first entry, found once; later entries change it only where a turn opens.
-    let mut task: Option<TaskTag> =
-        if from < log.len() { conversation.task_of(from) } else { None };
-    for (seq, entry) in log.iter().enumerate().skip(from) {
-        if let Entry::User { task: opened, .. } = entry {
-            task = *opened;
-        }
+    for (seq, (entry, task)) in (from..).zip(conversation.log_with_tasks(from)) {
         let text = serde_json::to_string(entry).map_err(|error| StoreError::Encode {
             what: "a log entry",
             message: error.to_string(),

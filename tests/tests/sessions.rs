@@ -86,7 +86,7 @@ async fn two_tasks_fire_every_event_once_in_order_and_carry_their_task_into_the_
     assert_eq!(tasks, [1, 1, 1, 1, 2, 2]);
     assert!(conversation.task_of(6).is_none());
     let walked: Vec<u64> =
-        conversation.log_with_tasks().map(|(_, task)| task.unwrap().task.get()).collect();
+        conversation.log_with_tasks(0).map(|(_, task)| task.unwrap().task.get()).collect();
     assert_eq!(walked, tasks);
     // ...and keeps it through serde.
     let revived: Conversation =
@@ -669,7 +669,7 @@ async fn a_task_start_hook_edits_the_work_but_not_the_tasks_identity() {
     assert_eq!((plan.completed, plan.total), (2, 2));
     let tags: Vec<u64> = session
         .conversation()
-        .log_with_tasks()
+        .log_with_tasks(0)
         .filter(|(entry, _)| matches!(entry, Entry::User { .. }))
         .map(|(_, task)| task.unwrap().task.get())
         .collect();

@@ -327,11 +327,15 @@ impl Conversation {
         }
     }
 
-    /// The log, each entry beside the session task it was written for (its turn's): what a
-    /// store writes as an entry's `task_id` and `plan_id`.
-    pub fn log_with_tasks(&self) -> impl Iterator<Item = (&Entry, Option<TaskTag>)> + '_ {
-        let mut current: Option<TaskTag> = None;
-        self.log.iter().map(move |entry| {
+    /// The log from entry `from` on, each entry beside the session task it was written for
+    /// (its turn's): what a store writes as an entry's `task_id` and `plan_id`. The first
+    /// entry's task is found by bisection; the rest follow as turns open.
+    pub fn log_with_tasks(
+        &self,
+        from: usize,
+    ) -> impl Iterator<Item = (&Entry, Option<TaskTag>)> + '_ {
+        let mut current = self.task_of(from);
+        self.log.iter().skip(from).map(move |entry| {
             if let Entry::User { task, .. } = entry {
                 current = *task;
             }

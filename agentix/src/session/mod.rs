@@ -433,7 +433,7 @@ impl<R: TaskRunner, S: SessionChain> Session<R, S> {
             Flow::Reject { hook, rejection } => {
                 let error =
                     Error::Rejected { event: EventKind::TaskStart, hook, reason: rejection.reason };
-                Some((Ended { status: TaskStatus::Rejected, ..Ended::failed(&error, None) }, None))
+                Some((Ended::failed(&error, None), None))
             }
             Flow::Halt { hook, halt } => {
                 let error = crate::agent::halted(EventKind::TaskStart, hook, halt);
@@ -527,14 +527,14 @@ impl<R: TaskRunner, S: SessionChain> Session<R, S> {
     /// Queues an accepted plan's tasks; with `clear_existing`, the tasks queued before end
     /// `cancelled` first. Their ends are delivered after.
     fn accept<O: Observer>(&mut self, plan: Plan, observer: &O) {
-        let plan_id = PlanId::new(self.state.next_plan + 1).expect("ids are counted from 1");
+        // Plans are numbered as they are accepted, and every accepted plan is kept.
+        let plan_id = PlanId::new(self.state.plans.len() as u64 + 1).expect("ids count from 1");
         if plan.clear_existing {
             let reason = format!("{plan_id} replaced the tasks queued before it");
             while let Some(task) = self.state.queue.pop_front() {
                 self.end_task(task, Ended::cancelled(reason.clone(), None));
             }
         }
-        self.state.next_plan += 1;
         let Plan { title, tasks, .. } = plan;
         let total = u32::try_from(tasks.len()).unwrap_or(u32::MAX);
         let progress = PlanProgress { id: plan_id, title, total, completed: 0, succeeded: 0 };

@@ -290,7 +290,6 @@ pub struct SessionState {
     /// midway loses none.
     pub(crate) steps: StepCount,
     pub(crate) next_task: u64,
-    pub(crate) next_plan: u64,
     pub(crate) follow_ups: u32,
     /// Whether `session_start`'s hooks ran to their end.
     pub(crate) started: bool,
