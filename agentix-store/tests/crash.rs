@@ -65,7 +65,7 @@ fn encode(point: Point) -> String {
 
 fn decode(text: &str) -> Option<Point> {
     let (kind, arg) = text.split_once(':')?;
-    let tool = || TOOLS.into_iter().find(|tool| *tool == arg);
+    let tool = || Some(tool_named(arg)).filter(|tool| !tool.is_empty());
     Some(match kind {
         "before_commit" => Point::BeforeCommit(arg.parse().ok()?),
         "after_commit" => Point::AfterCommit(arg.parse().ok()?),
@@ -87,7 +87,6 @@ fn die() -> ! {
 
 /// A tool whose side effect is a line appended to a file, synced, before it answers.
 struct Effect {
-    name: &'static str,
     effects: PathBuf,
     kill: Option<Point>,
 }
@@ -104,7 +103,7 @@ impl agentix::Tool for Effect {
 
     async fn call(&self, args: serde_json::Value, _: &Turn) -> Result<String, Self::Error> {
         let name = args["name"].as_str().unwrap_or_default().to_owned();
-        if self.kill == Some(Point::BeforeEffect(self.leak(&name))) {
+        if self.kill == Some(Point::BeforeEffect(tool_named(&name))) {
             die();
         }
         use std::io::Write;
@@ -112,19 +111,16 @@ impl agentix::Tool for Effect {
             std::fs::OpenOptions::new().create(true).append(true).open(&self.effects).unwrap();
         writeln!(file, "{name}").unwrap();
         file.sync_all().unwrap();
-        if self.kill == Some(Point::AfterEffect(self.leak(&name))) {
+        if self.kill == Some(Point::AfterEffect(tool_named(&name))) {
             die();
         }
-        let _ = self.name;
         Ok(format!("{name} done"))
     }
 }
 
-impl Effect {
-    /// The tool name as one of [`TOOLS`], to compare with a point.
-    fn leak(&self, name: &str) -> &'static str {
-        TOOLS.into_iter().find(|tool| *tool == name).unwrap_or("")
-    }
+/// The tool named, as one of [`TOOLS`], to compare with a point.
+fn tool_named(name: &str) -> &'static str {
+    TOOLS.into_iter().find(|tool| *tool == name).unwrap_or("")
 }
 
 /// The model: a step calling `alpha`, a step calling `beta` and `gamma`, then the answer. It
@@ -191,7 +187,7 @@ fn child() {
         let store = Store::open(url).await.unwrap();
         let mut stored = store.load("c").await.unwrap();
         let model = Dying { script: turn_script(), calls: AtomicUsize::new(0), kill };
-        let tool = Effect { name: "effect", effects: PathBuf::from(effects), kill };
+        let tool = Effect { effects: PathBuf::from(effects), kill };
         let agent = Agent::builder(&model).tool(tool).build();
         let committer = DyingCommitter {
             inner: store.committer("c", &stored),
