@@ -1,9 +1,12 @@
-//! Approval of escalated tool calls.
+//! Approval of escalated tool calls, at once or — suspended — from another process later.
 
 use std::future::{Future, ready};
 
-use crate::message::ToolCall;
-use crate::turn::Turn;
+use serde::{Deserialize, Serialize};
+
+use crate::message::{AssistantMessage, ToolCall, ToolResult};
+use crate::model::Usage;
+use crate::turn::{Injection, Turn};
 use crate::verdict::Escalation;
 
 /// Decides escalated tool calls: a person, a policy engine, a second model.
@@ -33,7 +36,8 @@ pub trait Approver: Send + Sync {
 }
 
 /// The approver's answer.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Approval {
     /// Run the call as it is.
     Approve,
@@ -42,6 +46,56 @@ pub enum Approval {
     /// Run this call instead, under the id of the call it replaces; the log records it as the
     /// call.
     Edit(ToolCall),
+    /// Nobody can answer now — a person will, maybe from another process after a restart: the
+    /// turn stops at this call. The log ends with the step as it stood
+    /// ([`Entry::Suspended`](crate::Entry::Suspended)), the run returns
+    /// [`Error::AwaitingApproval`](crate::Error::AwaitingApproval), and
+    /// [`Agent::resume`](crate::Agent::resume) goes on from the call with the person's answer.
+    /// `post` runs once, when the resumed turn ends. A session's task cannot wait across runs:
+    /// there, this answer rejects the call.
+    Suspend,
+}
+
+/// A tool call that waits for a person's answer, in a suspended turn.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PendingApproval {
+    /// The call, as the `before_tool` hooks left it: what runs if it is approved.
+    pub call: ToolCall,
+    /// The `before_tool` hook that escalated it.
+    pub hook: String,
+    /// Why it escalated.
+    pub reason: String,
+}
+
+/// A turn stopped at a tool call waiting for approval: the step as it stood, and what the turn
+/// had counted, so that resuming it goes on exactly there — no model call made again, no
+/// finished tool call run again.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Suspension {
+    /// The call that waits.
+    pub pending: PendingApproval,
+    /// The step's assistant message, its calls as the `before_tool` hooks left them.
+    pub message: AssistantMessage,
+    /// The results of the calls before the waiting one, in call order.
+    pub results: Vec<ToolResult>,
+    /// The turn's counters and injections.
+    #[serde(flatten)]
+    pub(crate) state: TurnState,
+}
+
+/// What a turn had counted when it was suspended.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub(crate) struct TurnState {
+    pub(crate) step: u32,
+    pub(crate) retries: u32,
+    #[serde(default)]
+    pub(crate) injections: Vec<Injection>,
+    #[serde(default)]
+    pub(crate) usage: Usage,
+    #[serde(default)]
+    pub(crate) last_usage: Option<Usage>,
+    #[serde(default)]
+    pub(crate) committed: usize,
 }
 
 /// The approver of an agent that has none: it rejects every escalation, so an escalated call

@@ -2,6 +2,8 @@
 
 use std::time::Duration;
 
+use crate::approval::PendingApproval;
+use crate::conversation::TurnRef;
 use crate::event::EventKind;
 use crate::model::ModelError;
 
@@ -44,6 +46,28 @@ pub enum Error {
         hook: &'static str,
         /// The session's `max_follow_ups`.
         limit: u32,
+    },
+    /// The turn waits for a person's answer to an escalated tool call: the approver suspended
+    /// it ([`Approval::Suspend`](crate::Approval::Suspend)), and the log ends with the step as
+    /// it stood. Not a failure: [`Agent::resume`](crate::Agent::resume) goes on from the call.
+    /// A new turn on the conversation meanwhile is refused with this error too.
+    #[error(
+        "{turn} waits for approval of the call `{}` ({}), escalated by `{}`: {}",
+        pending.call.name, pending.call.id, pending.hook, pending.reason
+    )]
+    AwaitingApproval {
+        /// The turn.
+        turn: TurnRef,
+        /// The call, who escalated it and why.
+        pending: Box<PendingApproval>,
+    },
+    /// [`Agent::resume`](crate::Agent::resume) was asked to go on where nothing waits: the
+    /// conversation's log does not end with a suspended turn, or the answer was to suspend
+    /// again.
+    #[error("nothing to resume: {reason}")]
+    CannotResume {
+        /// Why.
+        reason: String,
     },
     /// The session has ended (`session_end` fired); it runs no more tasks. A new session over
     /// its conversation does.

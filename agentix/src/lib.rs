@@ -283,7 +283,7 @@ pub use agentix_macros::hook;
 /// `async fn`, not generic, its future `Send`; each rule is a compile error at the offending
 /// token. The function stays callable as `get_weather::call(...)`.
 pub use agentix_macros::tool;
-pub use approval::{Approval, Approver, NoApprover};
+pub use approval::{Approval, Approver, NoApprover, PendingApproval, Suspension};
 pub use commit::{Commit, CommitError};
 pub use context::{AuditLog, AuditSink, CharsPerToken, Summarizer, TokenCounter, fence};
 pub use conversation::{Config, Conversation, Entry, InvalidLog, LogProblem, TurnRef};

@@ -225,6 +225,7 @@ impl fmt::Display for Observation<'_> {
                     Approval::Edit(edited) => {
                         write!(f, "edit to {}({})", edited.name, edited.arguments)
                     }
+                    Approval::Suspend => write!(f, "suspend (to wait for a person)"),
                     Approval::Reject(reason) => write!(f, "reject ({reason})"),
                 }
             }

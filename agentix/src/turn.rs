@@ -6,6 +6,7 @@ use std::sync::{Mutex, OnceLock};
 
 use serde::{Deserialize, Serialize};
 
+use crate::approval::TurnState;
 use crate::context::{Counter, Units};
 use crate::conversation::{Config, Conversation, Entry, Ledger, TurnRef};
 use crate::error::{Component, Error};
@@ -211,6 +212,54 @@ impl Turn {
             blame: Mutex::default(),
             blamed: AtomicBool::new(false),
         }
+    }
+
+    /// Reopens the suspended turn `turn_ref` of `conversation` (whose log ends with its
+    /// resumption), with what it had counted.
+    pub(crate) fn reopen(conversation: Conversation, turn_ref: TurnRef, state: TurnState) -> Self {
+        let user_entry = conversation
+            .log()
+            .iter()
+            .rposition(|entry| matches!(entry, Entry::User { turn, .. } if *turn == turn_ref))
+            .expect("a validated log opens each turn with its user message");
+        let TurnState { step, retries, injections, usage, last_usage, committed } = state;
+        Turn {
+            task: None,
+            conversation,
+            turn_ref,
+            user_entry,
+            step,
+            retries,
+            injections,
+            usage,
+            last_usage,
+            committed,
+            running_hook: "",
+            running_durable: false,
+            running_event: no_event(),
+            running_component: None,
+            aborted: OnceLock::new(),
+            tool_in_hand: InHand::Unsought,
+            blame: Mutex::default(),
+            blamed: AtomicBool::new(false),
+        }
+    }
+
+    /// What the turn has counted, to keep while it is suspended.
+    pub(crate) fn state(&self) -> TurnState {
+        TurnState {
+            step: self.step,
+            retries: self.retries,
+            injections: self.injections.clone(),
+            usage: self.usage,
+            last_usage: self.last_usage,
+            committed: self.committed,
+        }
+    }
+
+    /// Whether the turn runs a session's task.
+    pub(crate) fn runs_task(&self) -> bool {
+        self.task.is_some()
     }
 
     /// The conversation, with the turn's entries so far.

@@ -42,6 +42,14 @@ pub fn log(out: &(dyn Fn(&str) + Sync), conversation: &Conversation) {
             Entry::Halted { hook, reason, .. } => out(&format!("  halted by {hook}: {reason}")),
             Entry::HookSkipped { hook, reason, .. } => out(&format!("  skipped {hook}: {reason}")),
             Entry::Failed { error, .. } => out(&format!("  failed: {error}")),
+            Entry::Suspended { suspension, .. } => {
+                let pending = &suspension.pending;
+                out(&format!(
+                    "  suspended: {} waits for approval ({})",
+                    pending.call.name, pending.reason
+                ))
+            }
+            Entry::Resumed { approval, .. } => out(&format!("  resumed: {approval:?}")),
             Entry::Summary { through, text, .. } => {
                 out(&format!("  summary of entries 0..{through}: {text}"))
             }

@@ -467,6 +467,8 @@ fn broken(
                 | Entry::HookOutput { turn, .. }
                 | Entry::HookSkipped { turn, .. }
                 | Entry::Failed { turn, .. }
+                | Entry::Suspended { turn, .. }
+                | Entry::Resumed { turn, .. }
                 | Entry::Summary { turn, .. } => turn.0 -= 1,
             };
             set(&mut log[index]);

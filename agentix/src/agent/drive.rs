@@ -1,7 +1,7 @@
 //! The turn's loop: `pre`, then steps until a final answer, then `before_final`.
 
 use crate::Outcome;
-use crate::approval::{Approval, Approver};
+use crate::approval::{Approval, Approver, Suspension};
 use crate::conversation::Entry;
 use crate::error::{Component, Error};
 use crate::event::EventKind;
@@ -18,9 +18,29 @@ use crate::{caught, panic_message};
 use super::chains::handles;
 use super::render::check_injections;
 use super::step::StepSlot;
+use super::tool_call::Answer;
 use super::{Agent, commit_step, fire, halted};
 use crate::commit::Commit;
 use crate::session::TurnGate;
+
+/// A step's tools are done and the step is in the log: it is committed, counted against the
+/// limit, and the next step's `turn_start` hooks run. (A macro, not an async fn: a future of its
+/// own would cost every step.)
+macro_rules! end_step {
+    ($agent:ident, $turn:ident, $observer:ident, $gate:ident, $committer:ident, $limit:ident) => {
+        if K::COMMITS {
+            commit_step($committer, $turn).await?;
+        }
+        $turn.step += 1;
+        if $turn.step >= $limit {
+            return Err(Error::StepLimit { limit: $limit });
+        }
+        if G::GATES {
+            $observer.failed()?;
+            $agent.turn_start($turn, $observer, $gate).await?;
+        }
+    };
+}
 
 impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent<M, T, P, A, X> {
     pub(super) async fn drive<O: Observer, G: TurnGate, K: Commit>(
@@ -30,151 +50,158 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
         observer: &Watched<'_, O>,
         gate: &G,
         committer: &K,
+        resume: Option<Box<Resume>>,
     ) -> Outcome {
-        fire(observer, turn, EventKind::Pre);
-        match run_chain!(self, turn, observer, Pre, pre / pre_in_place()) {
-            Flow::Continue => {
-                let reserve = turn.config().injection_reserve;
-                turn.running_component = Some(Component::TokenCounter);
-                check_injections(turn, &*self.settings.counter, reserve)?;
-                turn.running_component = None;
-                turn.commit_durable(EventKind::Pre);
-                if K::COMMITS {
-                    commit_step(committer, turn).await?;
-                }
-            }
-            Flow::Halt { hook, halt } => return Err(halted(EventKind::Pre, hook, halt)),
-            Flow::Failed { hook, failure } => {
-                return Err(failure.error(EventKind::Pre, hook));
-            }
-        }
-        let mut retry: Option<Retry> = None;
-        // Each step starts here or after the previous step's tools: checked against the limit,
-        // then its `turn_start` hooks. A retry calls the model again within its step.
         let limit = turn.max_steps();
-        if limit == 0 {
-            return Err(Error::StepLimit { limit });
-        }
-        if G::GATES {
-            self.turn_start(turn, observer, gate).await?;
-        }
-        loop {
-            // An observer that panicked ends the turn before the next model call.
-            observer.failed()?;
-            // What panics in rendering but the summarizer (whose panic it names) is the token
-            // counter: the turn's guard names it.
-            turn.running_component = Some(Component::TokenCounter);
-            let mut request = match self.plain_request(turn, retry.as_ref()) {
-                Some(request) => request,
-                None => self.render(turn, retry.as_ref()).await?,
-            };
-            turn.running_component = None;
-            fire(observer, turn, EventKind::BeforeModel);
-            let mut message = match run_chain!(
-                self,
-                turn,
-                observer,
-                BeforeModel,
-                before_model / before_model_in_place(&mut request)
-            ) {
+        // A suspended turn goes on from its waiting call (`pre` ran before it was suspended):
+        // the first step's tools run with what they had, and the answer to that call.
+        let mut resume = resume;
+        if resume.is_none() {
+            fire(observer, turn, EventKind::Pre);
+            match run_chain!(self, turn, observer, Pre, pre / pre_in_place()) {
                 Flow::Continue => {
-                    let (response, spent) = self.call_model(&request, turn, observer).await;
-                    turn.record_usage(spent, response.as_ref().ok().map(|answer| answer.usage));
-                    response?.message
-                }
-                Flow::Stop { hook, value } => {
-                    turn.record_usage(Usage::default(), None);
-                    stopped_with(hook, value)?
-                }
-                Flow::Halt { hook, halt } => {
-                    return Err(halted(EventKind::BeforeModel, hook, halt));
-                }
-                Flow::Failed { hook, failure } => {
-                    return Err(failure.error(EventKind::BeforeModel, hook));
-                }
-            };
-
-            fire(observer, turn, EventKind::AfterModel);
-            let mut answer = match run_chain!(
-                self,
-                turn,
-                observer,
-                AfterModel,
-                after_model / after_model_in_place(&mut message)
-            ) {
-                Flow::Continue if message.calls_tools() => {
-                    self.run_tools(message, turn, slot, observer).await?;
+                    let reserve = turn.config().injection_reserve;
+                    turn.running_component = Some(Component::TokenCounter);
+                    check_injections(turn, &*self.settings.counter, reserve)?;
+                    turn.running_component = None;
+                    turn.commit_durable(EventKind::Pre);
                     if K::COMMITS {
                         commit_step(committer, turn).await?;
                     }
-                    turn.step += 1;
-                    retry = None;
-                    if turn.step >= limit {
-                        return Err(Error::StepLimit { limit });
-                    }
-                    if G::GATES {
-                        observer.failed()?;
-                        self.turn_start(turn, observer, gate).await?;
-                    }
-                    continue;
                 }
-                Flow::Continue => message,
-                Flow::Stop { hook, value } => final_answer(EventKind::AfterModel, hook, value)?,
-                Flow::Retry { hook, feedback } => {
-                    let withdrawn =
-                        Observation::Withdrawn { event: EventKind::AfterModel, hook: Some(hook) };
-                    observer.observe(&withdrawn);
-                    retry = Some(Retry::new(turn, EventKind::AfterModel, hook, message, feedback)?);
-                    continue;
-                }
-                Flow::Halt { hook, halt } => {
-                    return Err(halted(EventKind::AfterModel, hook, halt));
-                }
+                Flow::Halt { hook, halt } => return Err(halted(EventKind::Pre, hook, halt)),
                 Flow::Failed { hook, failure } => {
-                    return Err(failure.error(EventKind::AfterModel, hook));
+                    return Err(failure.error(EventKind::Pre, hook));
                 }
-            };
+            }
+            // Each step starts here or after the previous step's tools: checked against the
+            // limit, then its `turn_start` hooks. A retry calls the model again within its step.
+            if limit == 0 {
+                return Err(Error::StepLimit { limit });
+            }
+            if G::GATES {
+                self.turn_start(turn, observer, gate).await?;
+            }
+        }
+        let mut retry: Option<Retry> = None;
+        'steps: loop {
+            // The step's model call, to a message calling tools; a final answer returns.
+            let (message, results, answer) = 'model: {
+                if let Some(resumed) = resume.take() {
+                    let Resume { suspension, approval } = *resumed;
+                    let Suspension { pending, message, results, .. } = suspension;
+                    let answer = Box::new(Answer { hook: pending.hook, approval });
+                    break 'model (message, Some(results), Some(answer));
+                }
+                // An observer that panicked ends the turn before the next model call.
+                observer.failed()?;
+                // What panics in rendering but the summarizer (whose panic it names) is the token
+                // counter: the turn's guard names it.
+                turn.running_component = Some(Component::TokenCounter);
+                let mut request = match self.plain_request(turn, retry.as_ref()) {
+                    Some(request) => request,
+                    None => self.render(turn, retry.as_ref()).await?,
+                };
+                turn.running_component = None;
+                fire(observer, turn, EventKind::BeforeModel);
+                let mut message = match run_chain!(
+                    self,
+                    turn,
+                    observer,
+                    BeforeModel,
+                    before_model / before_model_in_place(&mut request)
+                ) {
+                    Flow::Continue => {
+                        let (response, spent) = self.call_model(&request, turn, observer).await;
+                        turn.record_usage(spent, response.as_ref().ok().map(|answer| answer.usage));
+                        response?.message
+                    }
+                    Flow::Stop { hook, value } => {
+                        turn.record_usage(Usage::default(), None);
+                        stopped_with(hook, value)?
+                    }
+                    Flow::Halt { hook, halt } => {
+                        return Err(halted(EventKind::BeforeModel, hook, halt));
+                    }
+                    Flow::Failed { hook, failure } => {
+                        return Err(failure.error(EventKind::BeforeModel, hook));
+                    }
+                };
 
-            fire(observer, turn, EventKind::BeforeFinal);
-            match run_chain!(
-                self,
-                turn,
-                observer,
-                BeforeFinal,
-                before_final / before_final_in_place(&mut answer)
-            ) {
-                Flow::Continue => {}
-                Flow::Stop { hook, value } => {
-                    answer = final_answer(EventKind::BeforeFinal, hook, value)?
+                fire(observer, turn, EventKind::AfterModel);
+                let mut answer = match run_chain!(
+                    self,
+                    turn,
+                    observer,
+                    AfterModel,
+                    after_model / after_model_in_place(&mut message)
+                ) {
+                    Flow::Continue if message.calls_tools() => break 'model (message, None, None),
+                    Flow::Continue => message,
+                    Flow::Stop { hook, value } => final_answer(EventKind::AfterModel, hook, value)?,
+                    Flow::Retry { hook, feedback } => {
+                        let withdrawn = Observation::Withdrawn {
+                            event: EventKind::AfterModel,
+                            hook: Some(hook),
+                        };
+                        observer.observe(&withdrawn);
+                        retry =
+                            Some(Retry::new(turn, EventKind::AfterModel, hook, message, feedback)?);
+                        continue 'steps;
+                    }
+                    Flow::Halt { hook, halt } => {
+                        return Err(halted(EventKind::AfterModel, hook, halt));
+                    }
+                    Flow::Failed { hook, failure } => {
+                        return Err(failure.error(EventKind::AfterModel, hook));
+                    }
+                };
+
+                fire(observer, turn, EventKind::BeforeFinal);
+                match run_chain!(
+                    self,
+                    turn,
+                    observer,
+                    BeforeFinal,
+                    before_final / before_final_in_place(&mut answer)
+                ) {
+                    Flow::Continue => {}
+                    Flow::Stop { hook, value } => {
+                        answer = final_answer(EventKind::BeforeFinal, hook, value)?
+                    }
+                    Flow::Retry { hook, feedback } => {
+                        observer.observe(&Observation::Withdrawn {
+                            event: EventKind::BeforeFinal,
+                            hook: Some(hook),
+                        });
+                        retry =
+                            Some(Retry::new(turn, EventKind::BeforeFinal, hook, answer, feedback)?);
+                        continue 'steps;
+                    }
+                    Flow::Halt { hook, halt } => {
+                        return Err(halted(EventKind::BeforeFinal, hook, halt));
+                    }
+                    Flow::Failed { hook, failure } => {
+                        return Err(failure.error(EventKind::BeforeFinal, hook));
+                    }
                 }
-                Flow::Retry { hook, feedback } => {
-                    observer.observe(&Observation::Withdrawn {
-                        event: EventKind::BeforeFinal,
-                        hook: Some(hook),
-                    });
-                    retry = Some(Retry::new(turn, EventKind::BeforeFinal, hook, answer, feedback)?);
-                    continue;
+                // A hook edited tool calls into the answer: committing it would leave them unanswered.
+                // (Without `before_final` hooks, the answer is as `after_model` left it: checked.)
+                if handles(self.hooks.chain(), EventKind::BeforeFinal) {
+                    answer = final_answer(EventKind::BeforeFinal, "before_final chain", answer)?;
                 }
-                Flow::Halt { hook, halt } => {
-                    return Err(halted(EventKind::BeforeFinal, hook, halt));
+                if answer.is_empty() && !turn.config().allow_empty_answers {
+                    return Err(Error::EmptyAnswer);
                 }
-                Flow::Failed { hook, failure } => {
-                    return Err(failure.error(EventKind::BeforeFinal, hook));
+                turn.append(Entry::Assistant { turn: turn.turn_ref(), message: answer.clone() });
+                if K::COMMITS {
+                    commit_step(committer, turn).await?;
                 }
-            }
-            // A hook edited tool calls into the answer: committing it would leave them unanswered.
-            // (Without `before_final` hooks, the answer is as `after_model` left it: checked.)
-            if handles(self.hooks.chain(), EventKind::BeforeFinal) {
-                answer = final_answer(EventKind::BeforeFinal, "before_final chain", answer)?;
-            }
-            if answer.is_empty() && !turn.config().allow_empty_answers {
-                return Err(Error::EmptyAnswer);
-            }
-            turn.append(Entry::Assistant { turn: turn.turn_ref(), message: answer.clone() });
-            if K::COMMITS {
-                commit_step(committer, turn).await?;
-            }
-            return Ok(answer);
+                return Ok(answer);
+            };
+            self.run_tools(message, results, answer, turn, slot, observer).await?;
+            end_step!(self, turn, observer, gate, committer, limit);
+            retry = None;
         }
     }
 }
@@ -205,11 +232,11 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
                 match approval {
                     Approval::Approve => Ok(()),
                     Approval::Reject(reason) => Err(Error::Rejected { event: EVENT, hook, reason }),
-                    Approval::Edit(_) => Err(Error::Rejected {
+                    Approval::Edit(_) | Approval::Suspend => Err(Error::Rejected {
                         event: EVENT,
                         hook,
-                        reason: "the approver answered with an edited tool call; a task's next \
-                                 model call can only be approved or rejected"
+                        reason: "the approver answered with an edited tool call or a suspension; \
+                                 a task's next model call can only be approved or rejected"
                             .to_owned(),
                     }),
                 }
@@ -238,6 +265,12 @@ fn final_answer(
     answer: AssistantMessage,
 ) -> Result<AssistantMessage, Error> {
     if answer.calls_tools() { Err(Error::FinalCallsTools { event, hook }) } else { Ok(answer) }
+}
+
+/// What a suspended turn resumes with: the step as it stood, and the answer to its waiting call.
+pub(super) struct Resume {
+    pub(super) suspension: Suspension,
+    pub(super) approval: Approval,
 }
 
 /// A RETRY being acted on: the next request shows the model its rejected message and the

@@ -19,10 +19,10 @@ use std::sync::Arc;
 
 use futures::Stream;
 
-use crate::approval::{Approver, NoApprover};
+use crate::approval::{Approval, Approver, NoApprover, PendingApproval};
 use crate::commit::Commit;
 use crate::context::{AuditSink, CharsPerToken, Counter, DynSummarizer};
-use crate::conversation::{Conversation, Entry};
+use crate::conversation::{Conversation, Entry, TurnRef};
 use crate::error::{Component, Error};
 use crate::event::EventKind;
 use crate::message::{Message, Part, Role};
@@ -37,6 +37,7 @@ use crate::turn::Turn;
 use crate::verdict::Halt;
 use crate::{Outcome, caught};
 
+use drive::Resume;
 use open_turn::OpenTurn;
 
 /// An agent: a model, a fixed set of tools, a static pipeline of hooks, and an approver.
@@ -151,6 +152,81 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
         self.observed(conversation, message.into(), &(), &(), None, committer)
     }
 
+    /// Goes on with a turn the approver suspended ([`Approval::Suspend`]), `approval`
+    /// answering the call it waits on ([`Conversation::pending_approval`]): approve it, reject
+    /// it, or edit it. The step goes on from that call — the calls before it keep their results,
+    /// the model is not called again for it — and the turn runs to its end as any does, `post`
+    /// included. The log records the answer ([`Entry::Resumed`]). It may be suspended again, at
+    /// a later call.
+    ///
+    /// The conversation may come from another process: a suspended turn is in its log, whole,
+    /// and a store keeps it across a restart.
+    ///
+    /// ```
+    /// use agentix::{Agent, Approval, Conversation, Error, ScriptedModel, Verdict, Turn};
+    /// use agentix::{ToolCall, event};
+    /// use serde_json::json;
+    ///
+    /// #[agentix::hook(before_tool)]
+    /// async fn ask_first(call: &mut ToolCall, _: &mut Turn) -> Verdict<event::BeforeTool> {
+    ///     Verdict::escalate("deleting needs a person's yes")
+    /// }
+    ///
+    /// #[agentix::tool(description = "Deletes a file.")]
+    /// async fn delete(path: String) -> Result<String, std::convert::Infallible> {
+    ///     Ok(format!("deleted {path}"))
+    /// }
+    ///
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// let model = ScriptedModel::new()
+    ///     .tool_call("delete", json!({ "path": "notes.txt" }))
+    ///     .text("Deleted.");
+    /// let agent = Agent::builder(model)
+    ///     .tool(delete)
+    ///     .hook(ask_first)
+    ///     .approver(|_call, _escalation| async { Approval::Suspend })
+    ///     .build();
+    /// let mut conversation = Conversation::new();
+    ///
+    /// let waiting = agent.run(&mut conversation, "Delete my notes").await;
+    /// assert!(matches!(waiting, Err(Error::AwaitingApproval { .. })));
+    /// let (_, pending) = conversation.pending_approval().unwrap();
+    /// assert_eq!(pending.call.name, "delete");
+    ///
+    /// let reply = agent.resume(&mut conversation, Approval::Approve).await?;
+    /// assert_eq!(reply.joined_text(), "Deleted.");
+    /// # Ok::<_, agentix::Error>(())
+    /// # }).unwrap();
+    /// ```
+    pub fn resume<'a>(
+        &'a self,
+        conversation: &'a mut Conversation,
+        approval: Approval,
+    ) -> impl Future<Output = Outcome> + Send + 'a {
+        self.resumed(conversation, approval, &(), &())
+    }
+
+    /// [`resume`](Agent::resume), committing each step through `committer` as
+    /// [`run_committing`](Agent::run_committing) does: the answer is committed with the step
+    /// it lets finish.
+    pub fn resume_committing<'a, K: Commit>(
+        &'a self,
+        conversation: &'a mut Conversation,
+        approval: Approval,
+        committer: &'a K,
+    ) -> impl Future<Output = Outcome> + Send + 'a {
+        self.resumed(conversation, approval, &(), committer)
+    }
+
+    /// [`resume`](Agent::resume), streamed as [`run_stream`](Agent::run_stream) streams a turn.
+    pub fn resume_stream<'a>(
+        &'a self,
+        conversation: &'a mut Conversation,
+        approval: Approval,
+    ) -> impl Stream<Item = StreamEvent> + Send + 'a {
+        stream_while!(|queue| self.resumed(conversation, approval, &queue, &()))
+    }
+
     // `run_observed` names its future `Send` so that callers take that from its signature: a
     // concrete agent's `async fn` future, checked through, trips rust-lang/rust#100013 ("`Send`
     // is not general enough") on the borrows its onions hold across awaits.
@@ -167,15 +243,45 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
         committer: &K,
     ) -> Outcome {
         check_user_message(&message)?;
+        if let Some((turn, pending)) = conversation.pending_approval() {
+            return Err(awaiting(turn, pending));
+        }
+        let mut turn = OpenTurn::open(conversation, message, task);
+        self.conclude(&mut turn, None, observer, gate, committer).await
+    }
+
+    /// Goes on with the suspended turn `conversation`'s log ends with, `approval` answering its
+    /// waiting call.
+    async fn resumed<O: Observer, K: Commit>(
+        &self,
+        conversation: &mut Conversation,
+        approval: Approval,
+        observer: &O,
+        committer: &K,
+    ) -> Outcome {
+        let (turn, resume) = resumption(conversation, approval)?;
+        let mut turn = OpenTurn::reopen(conversation, turn, resume.suspension.state.clone());
+        self.conclude(&mut turn, Some(resume), observer, &(), committer).await
+    }
+
+    /// Drives an open turn to its end — or to a suspension — and ends it: `post`, the record of
+    /// a failure, the last commit.
+    async fn conclude<O: Observer, G: TurnGate, K: Commit>(
+        &self,
+        turn: &mut OpenTurn<'_>,
+        resume: Option<Box<Resume>>,
+        observer: &O,
+        gate: &G,
+        committer: &K,
+    ) -> Outcome {
         let watched = Watched::new(observer);
         let observer = &watched;
-        let mut turn = OpenTurn::open(conversation, message, task);
         // The turn's one panic guard, for the hooks of the events `drive` runs unguarded, and
         // its time limit.
         let limit = turn.config().turn_timeout;
         let driven = bounded!(
             limit,
-            caught(|| self.drive(&mut turn.turn, &turn.step, observer, gate, committer))
+            caught(|| self.drive(&mut turn.turn, &turn.step, observer, gate, committer, resume))
         );
         let caught = driven.unwrap_or_else(|after| {
             // What was running when time ran out stopped there.
@@ -184,7 +290,7 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
             Ok(Err(Error::TurnTimedOut { after }))
         });
         let mut outcome =
-            caught.unwrap_or_else(|payload| match hook_panic(payload, &mut turn, observer) {
+            caught.unwrap_or_else(|payload| match hook_panic(payload, turn, observer) {
                 Ok((event, hook, message)) => Err(panicked(event, hook, message)),
                 // Outside a hook: the component marked running, or agentix's own code.
                 Err(payload) => {
@@ -196,13 +302,16 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
         if outcome.is_ok() {
             outcome = observer.failed().and(outcome);
         }
+        if let Err(Error::AwaitingApproval { .. }) = outcome {
+            return suspended(outcome, turn, observer, committer).await;
+        }
         if let Err(error) = &outcome {
             // A step the loop left midway (it unwound) joins the log, every call answered.
             turn.commit_left_step(&error.to_string());
         }
         // `post` sees every outcome, recorded first.
-        before_post(&outcome, &mut turn);
-        fire(observer, &turn, EventKind::Post);
+        before_post(&outcome, turn);
+        fire(observer, turn, EventKind::Post);
         let post_flow = run_guarded_chain!(
             self,
             &mut *turn,
@@ -210,15 +319,15 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
             Post,
             post / post_in_place(&mut outcome)
         );
-        after_post(post_flow, &mut outcome, &mut turn, observer);
+        after_post(post_flow, &mut outcome, turn, observer);
         if let (Ok(_), Err(error)) = (&outcome, observer.failed()) {
             // The observer panicked at `post`, or at hearing that the turn ended.
-            record(&mut turn, &error);
+            record(turn, &error);
             outcome = Err(error);
         }
         // The turn's end: what `post` produced, or the record of how the turn failed.
         if K::COMMITS
-            && let (Ok(_), Err(error)) = (&outcome, commit_end(committer, &mut turn).await)
+            && let (Ok(_), Err(error)) = (&outcome, commit_end(committer, turn).await)
         {
             outcome = Err(error);
         }
@@ -239,6 +348,53 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
         let message = message.into();
         stream_while!(|queue| self.run_observed(conversation, message, &queue))
     }
+}
+
+/// What resuming `conversation` with `approval` goes on with; the log records the answer.
+#[cold]
+fn resumption(
+    conversation: &mut Conversation,
+    approval: Approval,
+) -> Result<(TurnRef, Box<Resume>), Error> {
+    let Some(Entry::Suspended { turn, suspension }) = conversation.log().last() else {
+        return Err(Error::CannotResume {
+            reason: "the conversation's log does not end with a suspended turn".to_owned(),
+        });
+    };
+    if approval == Approval::Suspend {
+        return Err(Error::CannotResume {
+            reason: "the answer suspends the call again; resume with approve, reject or edit"
+                .to_owned(),
+        });
+    }
+    let (turn, suspension) = (*turn, (**suspension).clone());
+    conversation.append(Entry::Resumed { turn, approval: Box::new(approval.clone()) });
+    Ok((turn, Box::new(Resume { suspension, approval })))
+}
+
+/// Ends the run of a turn the approver suspended: no `post` (the turn has not ended; it runs
+/// when the resumed turn does), the suspended step committed, observers told.
+#[cold]
+async fn suspended<K: Commit>(
+    mut outcome: Outcome,
+    turn: &mut OpenTurn<'_>,
+    observer: &impl Observer,
+    committer: &K,
+) -> Outcome {
+    observer.observe(&Observation::TurnEnded { turn: turn.turn_ref(), outcome: &outcome });
+    if K::COMMITS
+        && let Err(error) = commit_end(committer, turn).await
+    {
+        outcome = Err(error);
+    }
+    turn.finish();
+    outcome
+}
+
+/// The error of a turn that waits on `pending`.
+#[cold]
+fn awaiting(turn: TurnRef, pending: &PendingApproval) -> Error {
+    Error::AwaitingApproval { turn, pending: Box::new(pending.clone()) }
 }
 
 /// Commits the turn's log through `committer`: what joined the log since its last commit.

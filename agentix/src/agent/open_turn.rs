@@ -3,7 +3,8 @@
 use std::mem;
 use std::ops::{Deref, DerefMut};
 
-use crate::conversation::{Conversation, Entry};
+use crate::approval::TurnState;
+use crate::conversation::{Conversation, Entry, TurnRef};
 use crate::message::Message;
 use crate::session::TaskContext;
 use crate::turn::Turn;
@@ -28,6 +29,12 @@ impl<'c> OpenTurn<'c> {
         task: Option<Box<TaskContext>>,
     ) -> Self {
         let turn = Turn::open(mem::take(home), message, task);
+        OpenTurn { home, turn, step: StepSlot::default(), finished: false }
+    }
+
+    /// Reopens the suspended turn `turn_ref`, whose resumption `home`'s log ends with.
+    pub(super) fn reopen(home: &'c mut Conversation, turn_ref: TurnRef, state: TurnState) -> Self {
+        let turn = Turn::reopen(mem::take(home), turn_ref, state);
         OpenTurn { home, turn, step: StepSlot::default(), finished: false }
     }
 

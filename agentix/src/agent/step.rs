@@ -4,6 +4,7 @@
 use std::mem;
 use std::sync::Mutex;
 
+use crate::approval::{PendingApproval, Suspension};
 use crate::conversation::Entry;
 use crate::lock;
 use crate::message::{AssistantMessage, Part, ToolCall, ToolFailure, ToolResult};
@@ -103,16 +104,22 @@ pub(super) struct StepInFlight<'s, K: Keep> {
     /// The started call's latest result from the tool set, while `wrap_tool` hooks could hold
     /// it (nothing, when there are none).
     pub(super) ran: K,
-    calls: usize,
+    pub(super) calls: usize,
     committed: bool,
 }
 
 impl<'s, K: Keep> StepInFlight<'s, K> {
-    pub(super) fn new(slot: &'s StepSlot, message: AssistantMessage, calls: usize) -> Self {
+    /// The step of `message`, whose first calls `results` answer (none, but in a resumed step).
+    pub(super) fn new(
+        slot: &'s StepSlot,
+        message: AssistantMessage,
+        results: Vec<ToolResult>,
+        calls: usize,
+    ) -> Self {
         StepInFlight {
             slot,
             message,
-            results: Vec::with_capacity(calls),
+            results,
             started: None,
             ran: K::default(),
             calls,
@@ -130,6 +137,19 @@ impl<'s, K: Keep> StepInFlight<'s, K> {
             answer_the_rest(&message, &mut results, self.started, self.ran.take(), reason);
         }
         append_step(turn, message, results);
+    }
+
+    /// Leaves the step in the log as it stands, its next call waiting for `pending`'s answer.
+    #[cold]
+    pub(super) fn suspend(mut self, turn: &mut Turn, pending: PendingApproval) {
+        self.committed = true;
+        let suspension = Suspension {
+            pending,
+            message: mem::take(&mut self.message),
+            results: mem::take(&mut self.results),
+            state: turn.state(),
+        };
+        turn.append(Entry::Suspended { turn: turn.turn_ref(), suspension: Box::new(suspension) });
     }
 }
 

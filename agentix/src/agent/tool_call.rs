@@ -4,7 +4,7 @@
 use std::mem;
 use std::time::Duration;
 
-use crate::approval::{Approval, Approver};
+use crate::approval::{Approval, Approver, PendingApproval};
 use crate::error::Error;
 use crate::event::EventKind;
 use crate::hook::NextTool;
@@ -27,18 +27,28 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
     /// `before_tool` hooks (and an approver) edit each call in place: the log records each call
     /// as they left it, so every result answers the call written beside it. While the calls
     /// run, the step is held by a guard that hands it to `slot` if the turn is dropped first.
+    ///
+    /// A suspended step goes on here too: `results` answer its first calls, and `answer`
+    /// decides the call that waited. If the approver suspends a call, the step stays in the log
+    /// as it stands, to resume.
     pub(super) async fn run_tools<O: Observer>(
         &self,
         message: AssistantMessage,
+        results: Option<Vec<ToolResult>>,
+        mut answer: Option<Box<Answer>>,
         turn: &mut Turn,
         slot: &StepSlot,
         observer: &O,
     ) -> Result<(), Error> {
         let calls = message.tool_calls().count();
-        let mut step = StepInFlight::<P::Kept>::new(slot, message, calls);
+        let results = results.unwrap_or_else(|| Vec::with_capacity(calls));
+        let from = results.len();
+        let mut step = StepInFlight::<P::Kept>::new(slot, message, results, calls);
         let mut interruption = None;
-        for index in 0..calls {
-            if let Err(error) = self.run_tool_call(index, &mut step, turn, observer).await {
+        for index in from..calls {
+            let answered = answer.take();
+            if let Err(error) = self.run_tool_call(index, &mut step, turn, observer, answered).await
+            {
                 interruption = Some(error);
                 break;
             }
@@ -47,6 +57,10 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
             None => {
                 step.commit(turn, "");
                 Ok(())
+            }
+            Some(Error::AwaitingApproval { turn: turn_ref, pending }) => {
+                step.suspend(turn, (*pending).clone());
+                Err(Error::AwaitingApproval { turn: turn_ref, pending })
             }
             Some(error) => {
                 step.commit(turn, &error.to_string());
@@ -57,66 +71,77 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
 
     /// Runs the step's `index`-th call and pushes its result onto the step's results (where the
     /// `after_tool` and `tool_error` hooks then edit it: the result is not moved again). An
-    /// error ends the turn; the call has a result if the tool ran.
+    /// error ends the turn; the call has a result if the tool ran. A call `answered` was
+    /// escalated before its turn was suspended: the answer decides it, not `before_tool`.
     async fn run_tool_call<O: Observer>(
         &self,
         index: usize,
         step: &mut StepInFlight<'_, P::Kept>,
         turn: &mut Turn,
         observer: &O,
+        answered: Option<Box<Answer>>,
     ) -> Result<(), Error> {
         let StepInFlight { message, results, started, ran, .. } = step;
         let call = nth_call(message, index);
-        if <P::Chain as Chain>::PER_TOOL {
-            turn.tool_in_hand = self.tools.tool_id(&call.name).map_or(InHand::ByName, InHand::Tool);
-        }
-        fire(observer, turn, EventKind::BeforeTool);
-        let refusal = match run_guarded_chain!(
-            self,
-            turn,
-            observer,
-            BeforeTool,
-            before_tool / before_tool_in_place(call)
-        ) {
-            Flow::Continue => None,
-            Flow::Reject { hook, rejection } => Some((hook.to_owned(), rejection.reason)),
-            Flow::Escalate { hook, escalation } => {
-                let review = caught(|| self.approver.review(call, &escalation, turn)).await;
-                let approval = review.unwrap_or_else(|payload| {
-                    Approval::Reject(format!(
-                        "the approver panicked: {}",
-                        panic_message(payload.as_ref())
-                    ))
-                });
-                observer.observe(&Observation::Approval { hook, call, approval: &approval });
-                match approval {
-                    Approval::Approve => None,
-                    Approval::Edit(edited) => {
-                        let id = mem::take(&mut call.id);
-                        *call = ToolCall { id, ..edited };
-                        None
+        let refusal = match answered {
+            None => {
+                if <P::Chain as Chain>::PER_TOOL {
+                    turn.tool_in_hand =
+                        self.tools.tool_id(&call.name).map_or(InHand::ByName, InHand::Tool);
+                }
+                fire(observer, turn, EventKind::BeforeTool);
+                match run_guarded_chain!(
+                    self,
+                    turn,
+                    observer,
+                    BeforeTool,
+                    before_tool / before_tool_in_place(call)
+                ) {
+                    Flow::Continue => None,
+                    Flow::Reject { hook, rejection } => Some((hook.to_owned(), rejection.reason)),
+                    Flow::Escalate { hook, escalation } => {
+                        let review = caught(|| self.approver.review(call, &escalation, turn)).await;
+                        let approval = review.unwrap_or_else(|payload| {
+                            Approval::Reject(format!(
+                                "the approver panicked: {}",
+                                panic_message(payload.as_ref())
+                            ))
+                        });
+                        observer.observe(&Observation::Approval {
+                            hook,
+                            call,
+                            approval: &approval,
+                        });
+                        if approval == Approval::Suspend && !turn.runs_task() {
+                            return Err(suspended(turn, call, hook, escalation.reason));
+                        }
+                        approved(call, hook, approval)
                     }
-                    Approval::Reject(reason) => {
-                        Some((format!("the approver, on escalation by {hook}"), reason))
+                    // A guard that fails refuses the call: fail closed, and the turn goes on.
+                    Flow::Halt { hook, halt } if halt.failed => Some((
+                        hook.to_owned(),
+                        format!(
+                            "the before_tool hook `{hook}` failed, so the call is refused: {}",
+                            halt.reason
+                        ),
+                    )),
+                    Flow::Halt { hook, halt } => {
+                        return Err(halted(EventKind::BeforeTool, hook, halt));
                     }
+                    Flow::Failed { hook, failure } => Some((
+                        hook.to_owned(),
+                        format!(
+                            "{}, so the call is refused",
+                            failure.describe(EventKind::BeforeTool, hook)
+                        ),
+                    )),
                 }
             }
-            // A guard that fails refuses the call: fail closed, and the turn goes on.
-            Flow::Halt { hook, halt } if halt.failed => Some((
-                hook.to_owned(),
-                format!(
-                    "the before_tool hook `{hook}` failed, so the call is refused: {}",
-                    halt.reason
-                ),
-            )),
-            Flow::Halt { hook, halt } => return Err(halted(EventKind::BeforeTool, hook, halt)),
-            Flow::Failed { hook, failure } => Some((
-                hook.to_owned(),
-                format!(
-                    "{}, so the call is refused",
-                    failure.describe(EventKind::BeforeTool, hook)
-                ),
-            )),
+            Some(answer) => {
+                let Answer { hook, approval } = *answer;
+                observer.observe(&Observation::Approval { hook: &hook, call, approval: &approval });
+                approved(call, &hook, approval)
+            }
         };
         if let Some((by, reason)) = refusal {
             results.push(ToolResult::failure(call, ToolFailure::Rejected { by, reason }));
@@ -180,6 +205,40 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
             Some(End::Halt { hook, halt }) => Err(halted(event, hook, halt)),
             Some(End::Failed { hook, failure }) => Err(failure.error(event, hook)),
         }
+    }
+}
+
+/// The answer to a call escalated before its turn was suspended, and the hook that escalated it.
+pub(super) struct Answer {
+    pub(super) hook: String,
+    pub(super) approval: Approval,
+}
+
+/// The error that suspends the turn at `call`, escalated by `hook` for `reason`.
+#[cold]
+fn suspended(turn: &Turn, call: &ToolCall, hook: &str, reason: String) -> Error {
+    let pending = PendingApproval { call: call.clone(), hook: hook.to_owned(), reason };
+    Error::AwaitingApproval { turn: turn.turn_ref(), pending: Box::new(pending) }
+}
+
+/// What the approver's answer does to an escalated call: lets it run (edited, if the answer
+/// says so), or refuses it — by whom, and why.
+fn approved(call: &mut ToolCall, hook: &str, approval: Approval) -> Option<(String, String)> {
+    let by = || format!("the approver, on escalation by {hook}");
+    match approval {
+        Approval::Approve => None,
+        Approval::Edit(edited) => {
+            let id = mem::take(&mut call.id);
+            *call = ToolCall { id, ..edited };
+            None
+        }
+        Approval::Reject(reason) => Some((by(), reason)),
+        Approval::Suspend => Some((
+            by(),
+            "the approver suspended the call to wait for a person, and a session's task \
+             cannot wait across runs: refused"
+                .to_owned(),
+        )),
     }
 }
 

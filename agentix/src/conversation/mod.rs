@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use crate::approval::{Approval, PendingApproval, Suspension};
 use crate::event::EventKind;
 use crate::message::{AssistantMessage, Message, Part, Role, ToolResult};
 use crate::scope::Scope;
@@ -160,6 +161,23 @@ pub enum Entry {
         /// The error, displayed.
         error: String,
     },
+    /// The turn stopped at a tool call that waits for a person's approval
+    /// ([`Approval::Suspend`]): the step as it stood. The log ends here until
+    /// [`Agent::resume`](crate::Agent::resume) answers; no turn opens meanwhile.
+    Suspended {
+        /// The turn.
+        turn: TurnRef,
+        /// The step, the waiting call, and what the turn had counted.
+        suspension: Box<Suspension>,
+    },
+    /// The answer a suspended turn resumed with; the step goes on from the waiting call, and
+    /// joins the log whole (its assistant message and every result) when it ends.
+    Resumed {
+        /// The turn.
+        turn: TurnRef,
+        /// The answer.
+        approval: Box<Approval>,
+    },
     /// A summary of the log's entries before `through`, made by the agent's
     /// [`Summarizer`](crate::Summarizer) when compaction dropped them: from then on, requests
     /// carry it in their place. Each summary folds in the one before it, so a message is
@@ -185,6 +203,8 @@ impl Entry {
             | Entry::HookOutput { turn, .. }
             | Entry::HookSkipped { turn, .. }
             | Entry::Failed { turn, .. }
+            | Entry::Suspended { turn, .. }
+            | Entry::Resumed { turn, .. }
             | Entry::Summary { turn, .. } => *turn,
         }
     }
@@ -205,9 +225,12 @@ impl Entry {
                 Some(Message { role: Role::User, content: parts.clone() })
             }
             // A summary stands in for the entries it covers, at the head of a request, not here.
+            // A suspended step reaches the model whole, once resumed.
             Entry::Halted { .. }
             | Entry::HookSkipped { .. }
             | Entry::Failed { .. }
+            | Entry::Suspended { .. }
+            | Entry::Resumed { .. }
             | Entry::Summary { .. } => None,
         }
     }
@@ -312,6 +335,16 @@ impl Conversation {
     /// How many turns have been opened.
     pub fn turns(&self) -> u64 {
         self.turns
+    }
+
+    /// The tool call a suspended turn waits on, and that turn: `Some` while the log ends with
+    /// [`Entry::Suspended`]. No turn opens until [`Agent::resume`](crate::Agent::resume)
+    /// answers it.
+    pub fn pending_approval(&self) -> Option<(TurnRef, &PendingApproval)> {
+        match self.log.last() {
+            Some(Entry::Suspended { turn, suspension }) => Some((*turn, &suspension.pending)),
+            _ => None,
+        }
     }
 
     /// The session task the entry at `index` was written for: the task of its turn. `None` for

@@ -4,6 +4,7 @@
 
 use std::fmt;
 
+use crate::approval::{Approval, Suspension};
 use crate::message::ToolCall;
 
 use super::{Conversation, Entry, TurnRef};
@@ -67,6 +68,21 @@ pub enum LogProblem {
         /// The id.
         id: String,
     },
+    /// A suspended step whose waiting call is not its next unanswered call.
+    WaitingCallMismatch {
+        /// The id of the step's next unanswered call, if it has one.
+        next: Option<String>,
+        /// The id of the call the suspension says waits.
+        waiting: String,
+    },
+    /// A suspended turn that is not resumed by the entry after it.
+    NotResumed {
+        /// The turn.
+        turn: TurnRef,
+    },
+    /// A resumption that follows no suspended step of its turn, or that answers with
+    /// [`Approval::Suspend`](crate::Approval::Suspend), which answers nothing.
+    ResumedWithoutSuspension,
     /// A summary whose end is not the start of a turn (its own, or an earlier one) past the
     /// end of the summary before it.
     SummaryOutOfPlace {
@@ -108,6 +124,22 @@ impl fmt::Display for LogProblem {
             LogProblem::DuplicateCallId { id } => {
                 write!(f, "two tool calls share the id `{id}`")
             }
+            LogProblem::WaitingCallMismatch { next: Some(next), waiting } => write!(
+                f,
+                "the suspended step waits on the call `{waiting}`, but its next unanswered call \
+                 is `{next}`"
+            ),
+            LogProblem::WaitingCallMismatch { next: None, waiting } => write!(
+                f,
+                "the suspended step waits on the call `{waiting}`, but every call it has is \
+                 answered"
+            ),
+            LogProblem::NotResumed { turn } => {
+                write!(f, "{turn} was suspended by the entry before, and this does not resume it")
+            }
+            LogProblem::ResumedWithoutSuspension => f.write_str(
+                "a resumption that follows no suspended step, or that answers by suspending again",
+            ),
             LogProblem::SummaryOutOfPlace { through } => write!(
                 f,
                 "a summary through entry {through}, which is not the start of a turn before \
@@ -133,6 +165,8 @@ pub(crate) fn validate_log(log: &[Entry], counter: u64) -> Result<(), InvalidLog
     let mut current: Option<TurnRef> = None;
     // The calls the entry before left to answer, if it was an assistant message calling tools.
     let mut waiting: Option<Vec<&ToolCall>> = None;
+    // The turn the entry before suspended, if it was a suspended step.
+    let mut suspended: Option<TurnRef> = None;
     // Where the latest summary's entries end.
     let mut summarized = 0;
     for (index, entry) in log.iter().enumerate() {
@@ -157,6 +191,17 @@ pub(crate) fn validate_log(log: &[Entry], counter: u64) -> Result<(), InvalidLog
         }
         current = Some(turn);
 
+        match (suspended.take(), entry) {
+            (Some(turn), Entry::Resumed { turn: resumed, approval })
+                if *resumed == turn && !matches!(**approval, Approval::Suspend) => {}
+            (Some(turn), _) => return invalid(LogProblem::NotResumed { turn }),
+            (None, Entry::Resumed { .. }) => return invalid(LogProblem::ResumedWithoutSuspension),
+            (None, _) => {}
+        }
+        if let Entry::Suspended { turn, suspension } = entry {
+            check_suspension(suspension).map_err(|problem| InvalidLog { index, problem })?;
+            suspended = Some(*turn);
+        }
         match (waiting.take(), entry) {
             (Some(calls), Entry::ToolResults { results, .. }) => {
                 let answered = calls.len() == results.len()
@@ -201,5 +246,30 @@ pub(crate) fn validate_log(log: &[Entry], counter: u64) -> Result<(), InvalidLog
             },
         }),
         None => Ok(()),
+    }
+}
+
+/// A suspended step's rules: its calls have distinct ids, its results answer the first of them
+/// in order, and the waiting call is the next.
+fn check_suspension(suspension: &Suspension) -> Result<(), LogProblem> {
+    let Suspension { pending, message, results, .. } = suspension;
+    if let Some(id) = message.duplicate_call_id() {
+        return Err(LogProblem::DuplicateCallId { id: id.to_owned() });
+    }
+    let calls: Vec<&ToolCall> = message.tool_calls().collect();
+    let answered = results.len() <= calls.len()
+        && calls.iter().zip(results).all(|(call, result)| call.id == result.call_id);
+    if !answered {
+        return Err(LogProblem::ResultsMismatch {
+            calls: calls.iter().map(|call| call.id.clone()).collect(),
+            results: results.iter().map(|result| result.call_id.clone()).collect(),
+        });
+    }
+    match calls.get(results.len()) {
+        Some(next) if next.id == pending.call.id => Ok(()),
+        next => Err(LogProblem::WaitingCallMismatch {
+            next: next.map(|call| call.id.clone()),
+            waiting: pending.call.id.clone(),
+        }),
     }
 }
