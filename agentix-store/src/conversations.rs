@@ -7,7 +7,7 @@ use agentix::{Config, Conversation, Entry, Scope};
 use serde::{Deserialize, Serialize};
 use sqlx::Row;
 
-use crate::{Store, StoreError, sql};
+use crate::{Store, StoreError, approvals, sql};
 
 /// A conversation's version in the store: how many commits it has had. A commit names the
 /// version it was made against, and fails with [`StoreError::Conflict`] if another writer
@@ -54,12 +54,13 @@ impl Store {
         sqlx::query(sql(
             self.dialect,
             "INSERT INTO conversations (id, version, turns, config, scope, status) \
-             VALUES (?, 1, ?, ?, ?, 'idle')",
+             VALUES (?, 1, ?, ?, ?, ?)",
         ))
         .bind(id)
         .bind(to_i64(conversation.turns()))
         .bind(config)
         .bind(scope)
+        .bind(status(conversation))
         .execute(&mut *transaction)
         .await?;
         insert_entries(self, &mut transaction, id, conversation, 0).await?;
@@ -83,12 +84,13 @@ impl Store {
         let mut transaction = self.dialect.begin(&self.pool).await?;
         let advanced = sqlx::query(sql(
             self.dialect,
-            "UPDATE conversations SET version = version + 1, turns = ?, config = ?, scope = ? \
-             WHERE id = ? AND version = ?",
+            "UPDATE conversations SET version = version + 1, turns = ?, config = ?, scope = ?, \
+             status = ? WHERE id = ? AND version = ?",
         ))
         .bind(to_i64(conversation.turns()))
         .bind(config)
         .bind(scope)
+        .bind(status(conversation))
         .bind(id)
         .bind(expected.0)
         .execute(&mut *transaction)
@@ -210,8 +212,16 @@ async fn insert_entries(
         .bind(text)
         .execute(&mut **transaction)
         .await?;
+        if matches!(entry, Entry::Suspended { .. } | Entry::Resumed { .. }) {
+            approvals::record(store.dialect, transaction, id, seq as i64, entry).await?;
+        }
     }
     Ok(())
+}
+
+/// What a conversation is doing, as its `status` column says: waiting for an approval, or idle.
+fn status(conversation: &Conversation) -> &'static str {
+    if conversation.pending_approval().is_some() { "waiting" } else { "idle" }
 }
 
 /// A conversation's config and scope, as stored.

@@ -30,6 +30,7 @@
 //! # }).unwrap();
 //! ```
 
+mod approvals;
 mod committer;
 mod conversations;
 mod schema;
@@ -41,6 +42,7 @@ use sqlx::AnyPool;
 use sqlx::any::AnyPoolOptions;
 use sqlx::{AssertSqlSafe, Executor};
 
+pub use approvals::WaitingApproval;
 pub use committer::Committer;
 pub use conversations::{Stored, Version};
 pub use schema::SCHEMA_VERSION;
@@ -192,6 +194,18 @@ pub enum StoreError {
         conversation: String,
         /// Which field.
         field: &'static str,
+        /// What the decoder said.
+        message: String,
+    },
+    /// A stored approval's call does not decode.
+    #[error(
+        "conversation `{conversation}`, approval at entry {seq}: the stored call does not decode: {message}"
+    )]
+    CorruptApproval {
+        /// The conversation.
+        conversation: String,
+        /// The position in the log of the suspended step that waits for it.
+        seq: u64,
         /// What the decoder said.
         message: String,
     },

@@ -7,7 +7,7 @@ use crate::{Dialect, StoreError, sql};
 
 /// The schema version this crate writes and reads. Each migration below brings a store from
 /// the version before it to its own.
-pub const SCHEMA_VERSION: i64 = 1;
+pub const SCHEMA_VERSION: i64 = 2;
 
 /// Version 1: conversations, their entries, the audit of model calls, and approvals. JSON is
 /// kept as text: both backends read it back byte for byte.
@@ -59,8 +59,46 @@ const V1: &[&str] = &[
     )",
 ];
 
+/// Version 2: approvals and model calls keyed by their place in the conversation (`seq`: the
+/// suspended entry's, the call's order), so that one call id waiting twice, or a model called
+/// twice in one step, each keep a row. Neither table was written at version 1: recreated.
+const V2: &[&str] = &[
+    "DROP TABLE approvals",
+    "CREATE TABLE approvals (
+        conversation_id TEXT NOT NULL REFERENCES conversations (id),
+        seq BIGINT NOT NULL,
+        turn BIGINT NOT NULL,
+        call_id TEXT NOT NULL,
+        tool TEXT NOT NULL,
+        call TEXT NOT NULL,
+        hook TEXT NOT NULL,
+        reason TEXT NOT NULL,
+        status TEXT NOT NULL,
+        answer TEXT,
+        answered_seq BIGINT,
+        PRIMARY KEY (conversation_id, seq)
+    )",
+    "CREATE INDEX approvals_by_status ON approvals (status, conversation_id, seq)",
+    "DROP TABLE model_calls",
+    "CREATE TABLE model_calls (
+        conversation_id TEXT NOT NULL REFERENCES conversations (id),
+        seq BIGINT NOT NULL,
+        turn BIGINT NOT NULL,
+        step BIGINT NOT NULL,
+        request TEXT NOT NULL,
+        response TEXT,
+        input_tokens BIGINT,
+        output_tokens BIGINT,
+        cache_read_tokens BIGINT,
+        cache_write_tokens BIGINT,
+        latency_us BIGINT NOT NULL,
+        error TEXT,
+        PRIMARY KEY (conversation_id, seq)
+    )",
+];
+
 /// Every migration, by the version it brings the store to.
-const MIGRATIONS: &[(i64, &[&str])] = &[(1, V1)];
+const MIGRATIONS: &[(i64, &[&str])] = &[(1, V1), (2, V2)];
 
 /// Brings the store's schema to [`SCHEMA_VERSION`], in one transaction per migration; refuses
 /// a store whose version is newer than this crate's.

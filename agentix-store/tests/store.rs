@@ -211,6 +211,22 @@ async fn damaged_rows_are_typed_errors_and_stay_as_they_are(store: Store, url: S
     run("UPDATE conversations SET config = '[' WHERE id = 'bad-config'".into()).await;
     let error = store.load("bad-config").await.unwrap_err();
     assert!(matches!(error, StoreError::CorruptConversation { field: "config", .. }), "{error}");
+
+    // A waiting approval whose call does not decode.
+    run("INSERT INTO approvals (conversation_id, seq, turn, call_id, tool, call, hook, reason, \
+         status) VALUES ('gap', 1, 1, 'call_1', 'effect', '{', 'guard', 'why', 'pending')"
+        .into())
+    .await;
+    let error = store.pending_approvals().await.unwrap_err();
+    assert!(
+        matches!(&error, StoreError::CorruptApproval { conversation, seq: 1, .. } if conversation == "gap"),
+        "{error}"
+    );
+    assert!(
+        error.to_string().starts_with(
+            "conversation `gap`, approval at entry 1: the stored call does not decode"
+        )
+    );
 }
 
 async fn a_schema_from_the_future_is_refused(store: Store, url: String) {
