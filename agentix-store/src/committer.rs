@@ -2,8 +2,9 @@
 
 use std::sync::Mutex;
 
-use agentix::{Commit, CommitError, Conversation};
+use agentix::{Commit, CommitError, Conversation, ModelCall};
 
+use crate::model_calls::AuditedCall;
 use crate::{Store, StoreError, Stored, Version};
 
 /// Commits a turn's steps to a stored conversation, each in one transaction against the
@@ -28,12 +29,19 @@ use crate::{Store, StoreError, Stored, Version};
 /// # Ok::<_, agentix_store::StoreError>(())
 /// # }).unwrap();
 /// ```
+///
+/// It keeps the audit of the turn's model calls too ([`Commit::model_call`]): each call's
+/// request as sent, its response or error, its usage (cached tokens included) and latency are
+/// written to `model_calls` with the next commit, in its transaction — a step's calls are
+/// stored with the step, or not at all.
 #[derive(Debug)]
 pub struct Committer<'s> {
     store: &'s Store,
     id: String,
     /// The version last committed, and how many entries the store holds.
     state: Mutex<(Version, usize)>,
+    /// The model calls made since the last commit.
+    calls: Mutex<Vec<AuditedCall>>,
 }
 
 impl Store {
@@ -41,34 +49,54 @@ impl Store {
     /// version and its log.
     pub fn committer(&self, id: &str, stored: &Stored) -> Committer<'_> {
         let state = (stored.version, stored.conversation.log().len());
-        Committer { store: self, id: id.to_owned(), state: Mutex::new(state) }
+        Committer {
+            store: self,
+            id: id.to_owned(),
+            state: Mutex::new(state),
+            calls: Mutex::default(),
+        }
     }
 }
 
 impl Committer<'_> {
     /// The conversation's version after the last commit: what the next turn commits against.
     pub fn version(&self) -> Version {
-        self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).0
+        lock(&self.state).0
     }
 }
 
 impl Commit for Committer<'_> {
     async fn commit(&self, conversation: &Conversation) -> Result<(), CommitError> {
-        let (version, from) = *self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let (version, from) = *lock(&self.state);
         let through = conversation.log().len();
-        if through == from {
+        let calls = std::mem::take(&mut *lock(&self.calls));
+        if through == from && calls.is_empty() {
             return Ok(());
         }
-        match self.store.commit(&self.id, version, conversation, from).await {
+        match self.store.commit_audited(&self.id, version, conversation, from, &calls).await {
             Ok(version) => {
-                *self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) =
-                    (version, through);
+                *lock(&self.state) = (version, through);
                 Ok(())
             }
-            Err(error) => Err(CommitError {
-                conflict: matches!(error, StoreError::Conflict { .. }),
-                message: error.to_string(),
-            }),
+            Err(error) => {
+                // Nothing was written: the calls wait for the next commit, if there is one.
+                let mut kept = lock(&self.calls);
+                let later = std::mem::replace(&mut *kept, calls);
+                kept.extend(later);
+                Err(CommitError {
+                    conflict: matches!(error, StoreError::Conflict { .. }),
+                    message: error.to_string(),
+                })
+            }
         }
     }
+
+    fn model_call(&self, call: &ModelCall<'_>) {
+        let audited = AuditedCall::of(call);
+        lock(&self.calls).push(audited);
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }

@@ -7,6 +7,7 @@ use agentix::{Config, Conversation, Entry, Scope};
 use serde::{Deserialize, Serialize};
 use sqlx::Row;
 
+use crate::model_calls::{self, AuditedCall};
 use crate::{Store, StoreError, approvals, sql};
 
 /// A conversation's version in the store: how many commits it has had. A commit names the
@@ -80,6 +81,18 @@ impl Store {
         conversation: &Conversation,
         from: usize,
     ) -> Result<Version, StoreError> {
+        self.commit_audited(id, expected, conversation, from, &[]).await
+    }
+
+    /// [`commit`](Store::commit), with the model calls made since the last commit.
+    pub(crate) async fn commit_audited(
+        &self,
+        id: &str,
+        expected: Version,
+        conversation: &Conversation,
+        from: usize,
+        calls: &[AuditedCall],
+    ) -> Result<Version, StoreError> {
         let (config, scope) = encode_fields(conversation)?;
         let mut transaction = self.dialect.begin(&self.pool).await?;
         let advanced = sqlx::query(sql(
@@ -128,6 +141,7 @@ impl Store {
             });
         }
         insert_entries(self, &mut transaction, id, conversation, from).await?;
+        model_calls::insert(self.dialect, &mut transaction, id, calls).await?;
         transaction.commit().await?;
         Ok(Version(expected.0 + 1))
     }

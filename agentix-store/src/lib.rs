@@ -33,6 +33,7 @@
 mod approvals;
 mod committer;
 mod conversations;
+mod model_calls;
 mod schema;
 
 use std::borrow::Cow;
@@ -45,6 +46,7 @@ use sqlx::{AssertSqlSafe, Executor};
 pub use approvals::WaitingApproval;
 pub use committer::Committer;
 pub use conversations::{Stored, Version};
+pub use model_calls::AuditRecord;
 pub use schema::SCHEMA_VERSION;
 
 /// A store of conversations over SQLite or PostgreSQL.
@@ -205,6 +207,18 @@ pub enum StoreError {
         /// The conversation.
         conversation: String,
         /// The position in the log of the suspended step that waits for it.
+        seq: u64,
+        /// What the decoder said.
+        message: String,
+    },
+    /// A stored model call's request or response does not decode.
+    #[error(
+        "conversation `{conversation}`, model call {seq}: the stored call does not decode: {message}"
+    )]
+    CorruptModelCall {
+        /// The conversation.
+        conversation: String,
+        /// The call's place among the conversation's calls.
         seq: u64,
         /// What the decoder said.
         message: String,

@@ -2,8 +2,10 @@
 //! that dies mid-turn loses at most the step it was in.
 
 use std::future::{Future, ready};
+use std::time::Duration;
 
-use crate::conversation::Conversation;
+use crate::conversation::{Conversation, TurnRef};
+use crate::model::{ModelError, ModelRequest, ModelResponse};
 
 /// Commits a turn's log as it grows, one step at a time: after `pre` (the user message and what
 /// durable `pre` hooks produced), after each step (the assistant message with every tool
@@ -25,6 +27,32 @@ pub trait Commit: Sync {
         &self,
         conversation: &Conversation,
     ) -> impl Future<Output = Result<(), CommitError>> + Send;
+
+    /// Hears of one model call as it returns — the request as sent (past the `wrap_model`
+    /// hooks), what came back, how long it took — to keep with the next commit: an audit of
+    /// every call the turn paid for. Every call is followed by a commit (of its step, of the
+    /// turn's end). The default keeps nothing.
+    fn model_call(&self, call: &ModelCall<'_>) {
+        let _ = call;
+    }
+}
+
+/// One call of the model, as the loop made it (inside the `wrap_model` hooks: a hook that
+/// calls the model again makes a call of its own).
+#[derive(Clone, Copy, Debug)]
+#[non_exhaustive]
+pub struct ModelCall<'a> {
+    /// The turn.
+    pub turn: TurnRef,
+    /// The step within the turn, from 0.
+    pub step: u32,
+    /// The request as the model got it.
+    pub request: &'a ModelRequest,
+    /// Its answer (through the stream transformers, as the loop got it, usage included), or
+    /// how it failed.
+    pub outcome: Result<&'a ModelResponse, &'a ModelError>,
+    /// From sending the request to the answer's end.
+    pub latency: Duration,
 }
 
 /// A turn run on its own commits nowhere.

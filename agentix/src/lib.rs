@@ -284,7 +284,7 @@ pub use agentix_macros::hook;
 /// token. The function stays callable as `get_weather::call(...)`.
 pub use agentix_macros::tool;
 pub use approval::{Approval, Approver, NoApprover, PendingApproval, Suspension};
-pub use commit::{Commit, CommitError};
+pub use commit::{Commit, CommitError, ModelCall};
 pub use context::{AuditLog, AuditSink, CharsPerToken, Summarizer, TokenCounter, fence};
 pub use conversation::{Config, Conversation, Entry, InvalidLog, LogProblem, TurnRef};
 pub use error::{Component, Error};

@@ -112,7 +112,8 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
                     before_model / before_model_in_place(&mut request)
                 ) {
                     Flow::Continue => {
-                        let (response, spent) = self.call_model(&request, turn, observer).await;
+                        let (response, spent) =
+                            self.call_model(&request, turn, observer, committer).await;
                         turn.record_usage(spent, response.as_ref().ok().map(|answer| answer.usage));
                         response?.message
                     }

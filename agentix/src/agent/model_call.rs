@@ -5,7 +5,10 @@ use std::sync::{Mutex, PoisonError};
 
 use futures::StreamExt;
 
+use std::time::{Duration, Instant};
+
 use crate::approval::Approver;
+use crate::commit::{Commit, ModelCall};
 use crate::context::AuditSink;
 use crate::error::Error;
 use crate::event::EventKind;
@@ -30,11 +33,13 @@ use super::{Agent, fire};
 impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent<M, T, P, A, X> {
     /// Calls the model through the `wrap_model` hooks. Besides the answer, what every call the
     /// model answered cost — a wrap hook may call it more than once, or fail after it answered.
-    pub(super) async fn call_model<O: Observer>(
+    /// A committer hears of each call ([`Commit::model_call`]).
+    pub(super) async fn call_model<O: Observer, K: Commit>(
         &self,
         request: &ModelRequest,
         turn: &Turn,
         observer: &O,
+        committer: &K,
     ) -> (Result<ModelResponse, Error>, Usage) {
         fire(observer, turn, EventKind::WrapModel);
         let audit = self.settings.audit.as_deref();
@@ -47,6 +52,7 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
             transformer: &self.transformer,
             streamed: AtomicBool::new(false),
             spent: &spent,
+            committer,
         };
         let result = self.hooks.model_onion(turn, observer, model).call(request).await;
         let spent = spent.into_inner().unwrap_or_else(PoisonError::into_inner);
@@ -77,7 +83,7 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
 }
 
 /// The innermost `next` of the `wrap_model` chain: the model itself.
-struct CallModel<'a, M, O, X> {
+struct CallModel<'a, M, O, X, K> {
     model: &'a M,
     turn: &'a Turn,
     audit: Option<&'a dyn AuditSink>,
@@ -87,9 +93,13 @@ struct CallModel<'a, M, O, X> {
     streamed: AtomicBool,
     /// What the calls the model answered cost.
     spent: &'a Mutex<Usage>,
+    /// Hears of each call, if the turn commits.
+    committer: &'a K,
 }
 
-impl<M: Model, O: Observer, X: StreamTransformer> NextModel for CallModel<'_, M, O, X> {
+impl<M: Model, O: Observer, X: StreamTransformer, K: Commit> NextModel
+    for CallModel<'_, M, O, X, K>
+{
     async fn call(&self, request: &ModelRequest) -> Result<ModelResponse, ModelError> {
         if self.turn.aborted.get().is_some() {
             return Err(ModelError::Aborted);
@@ -102,6 +112,7 @@ impl<M: Model, O: Observer, X: StreamTransformer> NextModel for CallModel<'_, M,
             }
         }
         let limit = self.turn.config().model_timeout;
+        let started = K::COMMITS.then(Instant::now);
         let result = match bounded!(limit, caught(|| self.answer(request))) {
             Ok(Ok(Ok(response))) => {
                 *self.spent.lock().unwrap_or_else(PoisonError::into_inner) += response.usage;
@@ -114,12 +125,15 @@ impl<M: Model, O: Observer, X: StreamTransformer> NextModel for CallModel<'_, M,
             ))),
             Err(after) => Err(ModelError::TimedOut { after }),
         };
+        if let Some(started) = started {
+            self.tell_committer(request, &result, started.elapsed())?;
+        }
         self.turn.settle_model_call(None, result.is_ok());
         result
     }
 }
 
-impl<M: Model, O: Observer, X: StreamTransformer> CallModel<'_, M, O, X> {
+impl<M: Model, O: Observer, X: StreamTransformer, K: Commit> CallModel<'_, M, O, X, K> {
     /// The model's answer, its text through the stream transformers: streamed piece by piece
     /// when the observer wants the pieces, whole otherwise — assembled the same way either way.
     async fn answer(&self, request: &ModelRequest) -> Result<ModelResponse, ModelError> {
@@ -166,6 +180,25 @@ impl<M: Model, O: Observer, X: StreamTransformer> CallModel<'_, M, O, X> {
         }
         // Not streamed: the observer gets no pieces, the transformers' held-back tail included.
         answer.finish(&()).map_err(|panic| self.abandon_transformer(panic))
+    }
+
+    /// Tells the committer of the call; its panic abandons the call.
+    #[inline(never)]
+    fn tell_committer(
+        &self,
+        request: &ModelRequest,
+        result: &Result<ModelResponse, ModelError>,
+        latency: Duration,
+    ) -> Result<(), ModelError> {
+        let call = ModelCall {
+            turn: self.turn.turn_ref(),
+            step: self.turn.step(),
+            request,
+            outcome: result.as_ref(),
+            latency,
+        };
+        catch_unwind(AssertUnwindSafe(|| self.committer.model_call(&call)))
+            .map_err(|payload| self.abandon(Component::Committer, payload))
     }
 
     /// Abandons the call: `component` panicked. The turn ends with the component's error.
