@@ -48,7 +48,18 @@ impl Store {
     /// A committer for the conversation `stored` was loaded from (as `id`), picking up from its
     /// version and its log.
     pub fn committer(&self, id: &str, stored: &Stored) -> Committer<'_> {
-        let state = (stored.version, stored.conversation.log().len());
+        self.committer_at(id, stored.version, &stored.conversation)
+    }
+
+    /// A committer for the conversation stored as `id`, loaded at `version` as `conversation`
+    /// (for a caller that keeps the two apart).
+    pub fn committer_at(
+        &self,
+        id: &str,
+        version: Version,
+        conversation: &Conversation,
+    ) -> Committer<'_> {
+        let state = (version, conversation.log().len());
         Committer {
             store: self,
             id: id.to_owned(),

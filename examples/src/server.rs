@@ -1,4 +1,5 @@
-//! An agent served over HTTP with `axum`: conversations kept in the server's memory, a turn per
+//! An agent served over HTTP with `axum`: conversations kept in the server's memory — or in a
+//! store ([`router_with_store`]: SQLite, or PostgreSQL shared by many servers) — a turn per
 //! request, answered as JSON or streamed as Server-Sent Events.
 //!
 //! | request | answer |
@@ -18,6 +19,11 @@
 //!
 //! A turn runs in a task of its own: a client that disconnects does not cancel it, so the log
 //! always holds whole turns.
+//!
+//! With a store, each turn loads the conversation, commits each step as it runs, and a server
+//! that restarts serves the conversations it served before. Two servers sharing a PostgreSQL
+//! store never interleave turns on one log: the turn that commits second gets
+//! `409 conflict`. A store that fails is `500 store_failed`.
 
 use std::collections::HashMap;
 use std::convert::Infallible;
@@ -32,6 +38,7 @@ use agentix::{
     ModelRequest, ModelResponse, Outcome, Part, Role, StreamEvent, StreamTransformer, ToolCall,
     ToolSet,
 };
+use agentix_store::{Committer, Store, StoreError, Version};
 use axum::extract::rejection::JsonRejection;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode, header};
@@ -44,10 +51,12 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 use tokio::sync::{Mutex as TurnLock, OwnedMutexGuard};
 
-/// The server's state: the agent, and the conversations by id.
+/// The server's state: the agent, the conversations by id, and the store they live in, if
+/// they live in one (the slots then only keep a process from running two turns at once).
 struct App<M, T, P, A, X> {
     agent: Agent<M, T, P, A, X>,
     conversations: Mutex<HashMap<String, Arc<Slot>>>,
+    store: Option<Store>,
 }
 
 /// What each handler gets: the server's state.
@@ -65,6 +74,8 @@ struct Slot {
 struct Claim {
     // Dropped first: the conversation is free before the next turn may claim it.
     conversation: OwnedMutexGuard<Conversation>,
+    /// The stored version the conversation was loaded at, with a store.
+    version: Option<Version>,
     _running: Running,
 }
 
@@ -91,7 +102,7 @@ impl DerefMut for Claim {
     }
 }
 
-/// The routes above, serving `agent`.
+/// The routes above, serving `agent`, conversations in memory.
 pub fn router<M, T, P, A, X>(agent: Agent<M, T, P, A, X>) -> Router
 where
     M: Model + 'static,
@@ -100,16 +111,39 @@ where
     A: Approver + 'static,
     X: StreamTransformer + 'static,
 {
-    let app = Arc::new(App { agent, conversations: Mutex::new(HashMap::new()) });
+    routes(App { agent, conversations: Mutex::default(), store: None })
+}
+
+/// The routes above, serving `agent`, conversations in `store`.
+pub fn router_with_store<M, T, P, A, X>(agent: Agent<M, T, P, A, X>, store: Store) -> Router
+where
+    M: Model + 'static,
+    T: ToolSet + 'static,
+    P: Pipeline + 'static,
+    A: Approver + 'static,
+    X: StreamTransformer + 'static,
+{
+    routes(App { agent, conversations: Mutex::default(), store: Some(store) })
+}
+
+fn routes<M, T, P, A, X>(app: App<M, T, P, A, X>) -> Router
+where
+    M: Model + 'static,
+    T: ToolSet + 'static,
+    P: Pipeline + 'static,
+    A: Approver + 'static,
+    X: StreamTransformer + 'static,
+{
+    let app = Arc::new(app);
     Router::new()
         .route(
             "/conversations",
-            post(|State(app): Shared<M, T, P, A, X>| async move { app.create() }),
+            post(|State(app): Shared<M, T, P, A, X>| async move { app.create().await }),
         )
         .route(
             "/conversations/{id}",
             get(|State(app): Shared<M, T, P, A, X>, Path(id): Path<String>| async move {
-                app.conversation(&id)
+                app.conversation(&id).await
             }),
         )
         .route(
@@ -155,20 +189,32 @@ where
     A: Approver + 'static,
     X: StreamTransformer + 'static,
 {
-    fn create(&self) -> Response {
+    async fn create(&self) -> Response {
         let id = uuid::Uuid::new_v4().to_string();
+        if let Some(store) = &self.store
+            && let Err(error) = store.create(&id, &Conversation::new()).await
+        {
+            return ApiError::Store(error).into_response();
+        }
         lock(&self.conversations).insert(id.clone(), Arc::default());
         (StatusCode::CREATED, Json(json!({ "id": id }))).into_response()
     }
 
+    /// The conversation's slot. With a store, any id has one: the store says whether the
+    /// conversation exists (another server may have created it).
     fn slot(&self, id: &str) -> Result<Arc<Slot>, ApiError> {
-        lock(&self.conversations)
-            .get(id)
-            .cloned()
-            .ok_or_else(|| ApiError::UnknownConversation(id.to_owned()))
+        let mut conversations = lock(&self.conversations);
+        match conversations.get(id) {
+            Some(slot) => Ok(Arc::clone(slot)),
+            None if self.store.is_some() => {
+                Ok(Arc::clone(conversations.entry(id.to_owned()).or_default()))
+            }
+            None => Err(ApiError::UnknownConversation(id.to_owned())),
+        }
     }
 
-    /// Claims the conversation for one turn, or says a turn is already running on it.
+    /// Claims the conversation for one turn, or says a turn is already running on it. With a
+    /// store, the conversation is loaded as it is stored now.
     async fn claim(&self, id: &str) -> Result<Claim, ApiError> {
         let slot = self.slot(id)?;
         if slot.running.swap(true, Ordering::AcqRel) {
@@ -176,19 +222,35 @@ where
         }
         let running = Running(Arc::clone(&slot));
         // Only a read of the log can hold the conversation now, and only for a moment.
-        let conversation = Arc::clone(&slot.conversation).lock_owned().await;
-        Ok(Claim { conversation, _running: running })
+        let mut conversation = Arc::clone(&slot.conversation).lock_owned().await;
+        let mut version = None;
+        if let Some(store) = &self.store {
+            let stored = store.load(id).await.map_err(ApiError::Store)?;
+            *conversation = stored.conversation;
+            version = Some(stored.version);
+        }
+        Ok(Claim { conversation, version, _running: running })
     }
 
     /// The conversation as JSON; while a turn runs on it, its log is not settled: 409.
-    fn conversation(&self, id: &str) -> Result<Response, ApiError> {
+    async fn conversation(&self, id: &str) -> Result<Response, ApiError> {
         let slot = self.slot(id)?;
         let running = || ApiError::TurnRunning(id.to_owned());
         if slot.running.load(Ordering::Acquire) {
             return Err(running());
         }
+        if let Some(store) = &self.store {
+            let stored = store.load(id).await.map_err(ApiError::Store)?;
+            return Ok(Json(&stored.conversation).into_response());
+        }
         let conversation = slot.conversation.try_lock().map_err(|_| running())?;
         Ok(Json(&*conversation).into_response())
+    }
+
+    /// A committer for the claimed conversation, with a store.
+    fn committer<'s>(&'s self, id: &str, claim: &Claim) -> Option<Committer<'s>> {
+        let (store, version) = (self.store.as_ref()?, claim.version?);
+        Some(store.committer_at(id, version, &claim.conversation))
     }
 
     async fn send(
@@ -215,7 +277,12 @@ where
         } else {
             let turn = tokio::spawn(async move {
                 let mut conversation = conversation;
-                let outcome = self.agent.run(&mut conversation, message).await;
+                let outcome = match self.committer(&id, &conversation) {
+                    Some(committer) => {
+                        self.agent.run_committing(&mut conversation, message, &committer).await
+                    }
+                    None => self.agent.run(&mut conversation, message).await,
+                };
                 answer(id, conversation.turns(), outcome)
             });
             match turn.await {
@@ -236,19 +303,14 @@ where
         let (mut events, received) = futures::channel::mpsc::channel(64);
         tokio::spawn(async move {
             let mut conversation = conversation;
-            let mut outcome = None;
-            {
-                let mut turn = std::pin::pin!(self.agent.run_stream(&mut conversation, message));
-                while let Some(event) = turn.next().await {
-                    if let StreamEvent::Finished(finished) = event {
-                        outcome = Some(finished);
-                    } else if let Some(event) = sse_event(&event) {
-                        // A client that went away does not stop the turn: it runs to its end.
-                        let _ = events.send(Ok(event)).await;
-                    }
+            let outcome = match self.committer(&id, &conversation) {
+                Some(committer) => {
+                    let turn =
+                        self.agent.run_stream_committing(&mut conversation, message, &committer);
+                    relay(turn, &mut events).await
                 }
-            }
-            let outcome = outcome.expect("a turn's stream ends with its outcome");
+                None => relay(self.agent.run_stream(&mut conversation, message), &mut events).await,
+            };
             let last = match answer(id, conversation.turns(), outcome) {
                 Ok(answer) => json_event("done", &answer),
                 Err(error) => json_event("failed", &error.body()),
@@ -257,6 +319,23 @@ where
         });
         received
     }
+}
+
+/// Hands the turn's events to the response as they come; the turn's outcome.
+async fn relay(
+    turn: impl Stream<Item = StreamEvent>,
+    events: &mut futures::channel::mpsc::Sender<Result<Event, Infallible>>,
+) -> Outcome {
+    let mut turn = std::pin::pin!(turn);
+    while let Some(event) = turn.next().await {
+        if let StreamEvent::Finished(outcome) = event {
+            return outcome;
+        } else if let Some(event) = sse_event(&event) {
+            // A client that went away does not stop the turn: it runs to its end.
+            let _ = events.send(Ok(event)).await;
+        }
+    }
+    unreachable!("a turn's stream ends with its outcome")
 }
 
 /// Whether the client asked for the turn as Server-Sent Events.
@@ -317,6 +396,8 @@ pub enum ApiError {
     },
     /// The task running the turn ended without an outcome.
     Crashed(String),
+    /// The store failed, or has no conversation of that id.
+    Store(StoreError),
 }
 
 impl ApiError {
@@ -326,6 +407,11 @@ impl ApiError {
             ApiError::EmptyMessage => StatusCode::BAD_REQUEST,
             ApiError::BadRequest(rejection) => rejection.status(),
             ApiError::TurnRunning(_) => StatusCode::CONFLICT,
+            ApiError::Store(StoreError::NotFound { .. }) => StatusCode::NOT_FOUND,
+            ApiError::Store(_) => StatusCode::INTERNAL_SERVER_ERROR,
+            ApiError::Turn { error: Error::Commit(error), .. } if error.conflict => {
+                StatusCode::CONFLICT
+            }
             ApiError::Turn { error: Error::Halted { .. }, .. } => StatusCode::UNPROCESSABLE_ENTITY,
             ApiError::Turn { error: Error::Model(_), .. } => StatusCode::BAD_GATEWAY,
             ApiError::Turn { error: Error::TurnTimedOut { .. }, .. } => StatusCode::GATEWAY_TIMEOUT,
@@ -346,6 +432,7 @@ impl ApiError {
             ),
             ApiError::Turn { turn, error } => {
                 let code = match error {
+                    Error::Commit(error) if error.conflict => "conflict",
                     Error::Halted { .. } => "halted",
                     Error::Model(_) => "model_failed",
                     Error::TurnTimedOut { .. } => "turn_timed_out",
@@ -354,6 +441,10 @@ impl ApiError {
                 return json!({ "error": { "code": code, "message": error.to_string(), "turn": turn } });
             }
             ApiError::Crashed(why) => ("turn_crashed", format!("the turn's task ended: {why}")),
+            ApiError::Store(StoreError::NotFound { conversation }) => {
+                ("unknown_conversation", format!("no conversation has the id `{conversation}`"))
+            }
+            ApiError::Store(error) => ("store_failed", error.to_string()),
         };
         json!({ "error": { "code": code, "message": message } })
     }

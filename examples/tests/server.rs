@@ -10,7 +10,7 @@ use agentix::{
     Agent, AssistantMessage, Conversation, Entry, Hook, Model, ModelError, ModelRequest,
     ModelResponse, Outcome, Part, Turn, Verdict, hook,
 };
-use examples::server::{DemoModel, TurnAnswer, router};
+use examples::server::{DemoModel, TurnAnswer, demo_agent, router, router_with_store};
 use examples::weather::GetWeather;
 use serde_json::{Value, json};
 use tokio::sync::Notify;
@@ -290,4 +290,75 @@ async fn bad_requests_get_a_json_error_naming_what_was_wrong() {
     assert!(
         matches!(&log[1], Entry::Assistant { message, .. } if message.content == [Part::text("at last")])
     );
+}
+
+/// A store in a fresh directory: a SQLite file, as `--database sqlite://…` opens it.
+async fn sqlite_store(name: &str) -> (agentix_store::Store, std::path::PathBuf) {
+    let dir = std::env::temp_dir().join(format!(
+        "agentix-server-{name}-{}-{}",
+        std::process::id(),
+        uuid::Uuid::new_v4()
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+    let url = format!("sqlite://{}", dir.join("chats.db").display());
+    (agentix_store::Store::open(&url).await.unwrap(), dir)
+}
+
+#[tokio::test]
+async fn a_restarted_server_goes_on_with_its_stored_conversations() {
+    let (store, dir) = sqlite_store("restart").await;
+    let client = client();
+    let first = serve(router_with_store(demo_agent(), store.clone())).await;
+    let id = create(&client, &first).await;
+    let (status, body) = send(&client, &first, &id, "Oslo").await;
+    assert_eq!(status, 200, "{body}");
+    let streamed = streamed_answer(&stream(&client, &first, &id, "Bergen").await);
+    assert_eq!(streamed.turn, 2);
+
+    // Another server over the same file: what the first served, it serves.
+    let reopened =
+        agentix_store::Store::open(&format!("sqlite://{}", dir.join("chats.db").display()))
+            .await
+            .unwrap();
+    let second = serve(router_with_store(demo_agent(), reopened)).await;
+    assert_turns(&log_of(&client, &second, &id).await, &["Oslo".into(), "Bergen".into()]);
+    let (status, body) = send(&client, &second, &id, "Tromsø").await;
+    assert_eq!((status, body["turn"].as_u64()), (200, Some(3)), "{body}");
+    let log = log_of(&client, &second, &id).await;
+    assert_turns(&log, &["Oslo".into(), "Bergen".into(), "Tromsø".into()]);
+    assert_eq!(store.load(&id).await.unwrap().conversation.log(), log, "each step committed");
+
+    let (status, body) = send(&client, &second, "nobody", "Oslo").await;
+    assert_eq!((status, body["error"]["code"].as_str()), (404, Some("unknown_conversation")));
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[tokio::test]
+async fn two_servers_on_one_store_never_interleave_a_conversation() {
+    let (store, dir) = sqlite_store("two").await;
+    let slow = || {
+        Agent::builder(DemoModel { latency: Duration::from_millis(200) }).tool(GetWeather).build()
+    };
+    let client = client();
+    let one = serve(router_with_store(slow(), store.clone())).await;
+    let two = serve(router_with_store(slow(), store.clone())).await;
+    let id = create(&client, &one).await;
+    let (a, b) = tokio::join!(send(&client, &one, &id, "Oslo"), send(&client, &two, &id, "Bergen"));
+    let mut statuses = [a.0, b.0];
+    statuses.sort_unstable();
+    assert_eq!(statuses, [200, 409], "{a:?} {b:?}");
+    let lost = if a.0 == 409 { &a.1 } else { &b.1 };
+    assert_eq!(lost["error"]["code"], "conflict", "{lost}");
+    // The log holds whole steps of one turn after another, never the two mixed.
+    let log = store.load(&id).await.unwrap().conversation.log().to_vec();
+    let won = if a.0 == 200 { "Oslo" } else { "Bergen" };
+    let turns: Vec<u64> = log.iter().map(|entry| entry.turn().0).collect();
+    assert!(turns.is_sorted(), "{log:#?}");
+    let answered = log.iter().filter(|entry| matches!(entry, Entry::ToolResults { .. })).count();
+    assert_eq!(answered, 1, "only the winner's step: {log:#?}");
+    assert!(
+        log.iter()
+            .any(|entry| matches!(entry, Entry::User { message, .. } if message.text() == won))
+    );
+    std::fs::remove_dir_all(dir).unwrap();
 }

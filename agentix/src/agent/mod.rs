@@ -152,6 +152,18 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
         self.observed(conversation, message.into(), &(), &(), None, committer)
     }
 
+    /// [`run_stream`](Agent::run_stream), committing each step through `committer` as
+    /// [`run_committing`](Agent::run_committing) does: a served turn that streams and is stored.
+    pub fn run_stream_committing<'a, K: Commit>(
+        &'a self,
+        conversation: &'a mut Conversation,
+        message: impl Into<Message>,
+        committer: &'a K,
+    ) -> impl Stream<Item = StreamEvent> + Send + 'a {
+        let message = message.into();
+        stream_while!(|queue| self.observed(conversation, message, &queue, &(), None, committer))
+    }
+
     /// Goes on with a turn the approver suspended ([`Approval::Suspend`]), `approval`
     /// answering the call it waits on ([`Conversation::pending_approval`]): approve it, reject
     /// it, or edit it. The step goes on from that call — the calls before it keep their results,
