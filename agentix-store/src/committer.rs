@@ -2,10 +2,12 @@
 
 use std::sync::Mutex;
 
+use agentix::session::SessionState;
 use agentix::{Commit, CommitError, Conversation, ModelCall};
 
 use crate::model_calls::AuditedCall;
-use crate::{Store, StoreError, Stored, Version};
+use crate::sessions::commit_error;
+use crate::{Store, Stored, Version};
 
 /// Commits a turn's steps to a stored conversation, each in one transaction against the
 /// version it last saw: made by [`Store::committer`], given to
@@ -42,6 +44,8 @@ pub struct Committer<'s> {
     state: Mutex<(Version, usize)>,
     /// The model calls made since the last commit.
     calls: Mutex<Vec<AuditedCall>>,
+    /// The session a session's run commits its state as; the conversation's id by default.
+    session: Option<String>,
 }
 
 impl Store {
@@ -65,11 +69,20 @@ impl Store {
             id: id.to_owned(),
             state: Mutex::new(state),
             calls: Mutex::default(),
+            session: None,
         }
     }
 }
 
 impl Committer<'_> {
+    /// This committer, committing a session's state
+    /// ([`Session::run_committing`](agentix::session::Session::run_committing)) as the session
+    /// `id`; without it, a session is stored under its conversation's id.
+    pub fn in_session(mut self, id: impl Into<String>) -> Self {
+        self.session = Some(id.into());
+        self
+    }
+
     /// The conversation's version after the last commit: what the next turn commits against.
     pub fn version(&self) -> Version {
         lock(&self.state).0
@@ -94,12 +107,14 @@ impl Commit for Committer<'_> {
                 let mut kept = lock(&self.calls);
                 let later = std::mem::replace(&mut *kept, calls);
                 kept.extend(later);
-                Err(CommitError {
-                    conflict: matches!(error, StoreError::Conflict { .. }),
-                    message: error.to_string(),
-                })
+                Err(commit_error(error))
             }
         }
+    }
+
+    async fn commit_session(&self, state: &SessionState) -> Result<(), CommitError> {
+        let session = self.session.as_deref().unwrap_or(&self.id);
+        self.store.save_session(session, &self.id, state).await.map_err(commit_error)
     }
 
     fn model_call(&self, call: &ModelCall<'_>) {

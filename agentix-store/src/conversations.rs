@@ -150,12 +150,14 @@ impl Store {
     /// is: a row that does not decode, a gap in the log, or a log that breaks a rule is an
     /// error naming the conversation and the entry, and nothing is changed to make it load.
     pub async fn load(&self, id: &str) -> Result<Stored, StoreError> {
+        // One snapshot: the row and the entries of the same commit.
+        let mut snapshot = self.dialect.begin_read(&self.pool).await?;
         let row = sqlx::query(sql(
             self.dialect,
             "SELECT version, turns, config, scope FROM conversations WHERE id = ?",
         ))
         .bind(id)
-        .fetch_optional(&self.pool)
+        .fetch_optional(&mut *snapshot)
         .await?
         .ok_or_else(|| StoreError::NotFound { conversation: id.to_owned() })?;
         let version: i64 = row.try_get("version")?;
@@ -167,8 +169,9 @@ impl Store {
             "SELECT seq, entry FROM entries WHERE conversation_id = ? ORDER BY seq",
         ))
         .bind(id)
-        .fetch_all(&self.pool)
+        .fetch_all(&mut *snapshot)
         .await?;
+        snapshot.commit().await?;
         let mut log = Vec::with_capacity(rows.len());
         for (index, row) in rows.iter().enumerate() {
             let seq: i64 = row.try_get("seq")?;

@@ -35,6 +35,7 @@ mod committer;
 mod conversations;
 mod model_calls;
 mod schema;
+mod sessions;
 
 use std::borrow::Cow;
 use std::time::Duration;
@@ -48,6 +49,7 @@ pub use committer::Committer;
 pub use conversations::{Stored, Version};
 pub use model_calls::AuditRecord;
 pub use schema::SCHEMA_VERSION;
+pub use sessions::{StoredSession, StoredTask, TaskState};
 
 /// A store of conversations over SQLite or PostgreSQL.
 #[derive(Clone, Debug)]
@@ -74,6 +76,21 @@ impl Dialect {
         match self {
             Dialect::Sqlite => pool.begin_with("BEGIN IMMEDIATE").await,
             Dialect::Postgres => pool.begin().await,
+        }
+    }
+
+    /// Begins a transaction that reads one snapshot of the store: a conversation's row and its
+    /// entries as one commit left them, whatever another writer commits meanwhile.
+    pub(crate) async fn begin_read(
+        self,
+        pool: &AnyPool,
+    ) -> Result<sqlx::Transaction<'static, sqlx::Any>, sqlx::Error> {
+        match self {
+            // In WAL mode a read transaction keeps the snapshot of its first read.
+            Dialect::Sqlite => pool.begin_with("BEGIN").await,
+            Dialect::Postgres => {
+                pool.begin_with("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY").await
+            }
         }
     }
 }
@@ -221,6 +238,20 @@ pub enum StoreError {
         /// The call's place among the conversation's calls.
         seq: u64,
         /// What the decoder said.
+        message: String,
+    },
+    /// No session of that id is stored.
+    #[error("no session `{session}` is stored")]
+    SessionNotFound {
+        /// The id asked for.
+        session: String,
+    },
+    /// A stored session's rows do not make a session.
+    #[error("session `{session}`: the stored session is damaged: {message}")]
+    CorruptSession {
+        /// The session.
+        session: String,
+        /// What is wrong.
         message: String,
     },
     /// The stored log has a gap: an entry is missing.

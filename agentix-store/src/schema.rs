@@ -61,7 +61,8 @@ const V1: &[&str] = &[
 
 /// Version 2: approvals and model calls keyed by their place in the conversation (`seq`: the
 /// suspended entry's, the call's order), so that one call id waiting twice, or a model called
-/// twice in one step, each keep a row. Neither table was written at version 1: recreated.
+/// twice in one step, each keep a row (neither table was written at version 1: recreated);
+/// sessions, their plans and their tasks.
 const V2: &[&str] = &[
     "DROP TABLE approvals",
     "CREATE TABLE approvals (
@@ -94,6 +95,38 @@ const V2: &[&str] = &[
         latency_us BIGINT NOT NULL,
         error TEXT,
         PRIMARY KEY (conversation_id, seq)
+    )",
+    "CREATE TABLE sessions (
+        id TEXT PRIMARY KEY,
+        conversation_id TEXT NOT NULL REFERENCES conversations (id),
+        status TEXT NOT NULL,
+        stopped TEXT,
+        steps BIGINT NOT NULL,
+        follow_ups BIGINT NOT NULL
+    )",
+    "CREATE TABLE plans (
+        session_id TEXT NOT NULL REFERENCES sessions (id),
+        plan_id BIGINT NOT NULL,
+        title TEXT,
+        total BIGINT NOT NULL,
+        completed BIGINT NOT NULL,
+        succeeded BIGINT NOT NULL,
+        PRIMARY KEY (session_id, plan_id)
+    )",
+    "CREATE TABLE tasks (
+        session_id TEXT NOT NULL REFERENCES sessions (id),
+        task_id BIGINT NOT NULL,
+        position BIGINT NOT NULL,
+        plan_id BIGINT,
+        title TEXT,
+        prompt TEXT NOT NULL,
+        max_turns BIGINT,
+        status TEXT NOT NULL,
+        turn BIGINT,
+        steps BIGINT,
+        reason TEXT,
+        answer TEXT,
+        PRIMARY KEY (session_id, task_id)
     )",
 ];
 

@@ -56,6 +56,41 @@ on_both_backends! {
     damaged_rows_are_typed_errors_and_stay_as_they_are => damaged_rows_are_typed_errors_and_stay_as_they_are;
     a_schema_from_the_future_is_refused => a_schema_from_the_future_is_refused;
     unknown_and_duplicate_ids_are_typed_errors => unknown_and_duplicate_ids_are_typed_errors;
+    a_load_while_another_writer_commits_reads_one_commit => a_load_reads_one_commit;
+}
+
+/// A reader loading while a writer commits turn after turn: each load is the state one commit
+/// left — the row's turn counter and the entries agree — never half of one and half of the next
+/// (it loads: a log whose entries run ahead of the counter is refused).
+async fn a_load_reads_one_commit(store: Store, _url: String) {
+    store.create("busy", &Conversation::new()).await.unwrap();
+    let writer = {
+        let store = store.clone();
+        tokio::spawn(async move {
+            for _ in 0..40 {
+                let mut stored = store.load("busy").await.unwrap();
+                let committer = store.committer("busy", &stored);
+                let model = ScriptedModel::new().text("ok");
+                let agent = Agent::builder(&model).build();
+                agent.run_committing(&mut stored.conversation, "hi", &committer).await.unwrap();
+            }
+        })
+    };
+    let mut loads = 0;
+    while !writer.is_finished() {
+        let stored =
+            store.load("busy").await.unwrap_or_else(|error| panic!("load {loads}: {error}"));
+        // A turn commits its user message, then its answer.
+        let (entries, turns) =
+            (stored.conversation.log().len() as u64, stored.conversation.turns());
+        assert!(
+            entries == 2 * turns || entries + 1 == 2 * turns,
+            "{entries} entries, {turns} turns"
+        );
+        loads += 1;
+    }
+    writer.await.unwrap();
+    assert!(loads > 0);
 }
 
 async fn committed_turns_load_back_exactly(store: Store, _url: String) {

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use crate::conversation::{Conversation, TurnRef};
 use crate::model::{ModelError, ModelRequest, ModelResponse};
+use crate::session::SessionState;
 
 /// Commits a turn's log as it grows, one step at a time: after `pre` (the user message and what
 /// durable `pre` hooks produced), after each step (the assistant message with every tool
@@ -34,6 +35,19 @@ pub trait Commit: Sync {
     /// turn's end). The default keeps nothing.
     fn model_call(&self, call: &ModelCall<'_>) {
         let _ = call;
+    }
+
+    /// Commits a session's state — its queue, its plans, the tasks that ended — as a session
+    /// run with [`Session::run_committing`](crate::session::Session::run_committing) reaches
+    /// each point where it changed: after its start, as each task starts its turn and after it
+    /// ends, after follow-up work is queued, as it ends. A failed commit stops the session as a session hook's failure does.
+    /// The default commits nothing.
+    fn commit_session(
+        &self,
+        state: &SessionState,
+    ) -> impl Future<Output = Result<(), CommitError>> + Send {
+        let _ = state;
+        ready(Ok(()))
     }
 }
 

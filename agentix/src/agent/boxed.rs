@@ -7,6 +7,7 @@ use futures::Stream;
 
 use crate::Outcome;
 use crate::approval::Approver;
+use crate::commit::{Commit, CommitError, ModelCall};
 use crate::conversation::Conversation;
 use crate::event::TurnStart;
 use crate::message::Message;
@@ -111,7 +112,7 @@ trait DynAgent: Send + Sync {
         message: Message,
         observer: &'a dyn ObserveDyn,
         streams: bool,
-        task: Option<(&'a dyn GateDyn, TaskContext)>,
+        task: Option<ErasedTask<'a>>,
     ) -> BoxFuture<'a, Outcome>;
 
     fn run_stream<'a>(
@@ -138,7 +139,7 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> DynAg
         message: Message,
         observer: &'a dyn ObserveDyn,
         streams: bool,
-        task: Option<(&'a dyn GateDyn, TaskContext)>,
+        task: Option<ErasedTask<'a>>,
     ) -> BoxFuture<'a, Outcome> {
         // Whether the model's answer streams is the observer's type's choice, so the erased
         // observer's type carries it.
@@ -177,7 +178,7 @@ async fn erased_turn<M, T, P, A, X, const STREAMS: bool>(
     conversation: &mut Conversation,
     message: Message,
     observer: &dyn ObserveDyn,
-    task: Option<(&dyn GateDyn, TaskContext)>,
+    task: Option<ErasedTask<'_>>,
 ) -> Outcome
 where
     M: Model,
@@ -189,26 +190,69 @@ where
     let observer = Erased::<STREAMS>(observer);
     match task {
         None => agent.observed(conversation, message, &observer, &(), None, &()).await,
-        Some((gate, task)) => {
+        Some((gate, task, None)) => {
             let gate = ErasedGate(gate);
             agent.observed(conversation, message, &observer, &gate, Some(Box::new(task)), &()).await
         }
+        Some((gate, task, Some(committer))) => {
+            let (gate, committer) = (ErasedGate(gate), ErasedCommit(committer));
+            let task = Some(Box::new(task));
+            agent.observed(conversation, message, &observer, &gate, task, &committer).await
+        }
     }
 }
+
+/// A session's task, its types erased: its `turn_start` gate, what the turn knows of it, and
+/// the committer of its steps if the session commits.
+type ErasedTask<'a> = (&'a dyn GateDyn, TaskContext, Option<&'a dyn CommitDyn>);
 
 /// A session runs its tasks on a boxed agent as on a typed one. Each task's turn costs one
 /// allocation for its future, and each of its steps one for the session's `turn_start` hooks,
 /// called through `dyn`.
 impl TaskRunner for BoxedAgent {
-    fn run_task<'a, O: Observer, G: TurnGate>(
+    fn run_task<'a, O: Observer, G: TurnGate, K: Commit>(
         &'a self,
         conversation: &'a mut Conversation,
         message: Message,
         observer: &'a O,
         gate: &'a G,
         task: TaskContext,
+        committer: &'a K,
     ) -> impl Future<Output = Outcome> + Send + 'a {
-        self.agent.run_observed(conversation, message, observer, O::STREAMS, Some((gate, task)))
+        let committer = K::COMMITS.then_some(committer as &dyn CommitDyn);
+        let task = Some((gate as &dyn GateDyn, task, committer));
+        self.agent.run_observed(conversation, message, observer, O::STREAMS, task)
+    }
+}
+
+/// [`Commit`], callable through `dyn`: a session's committer, for its tasks' turns.
+trait CommitDyn: Sync {
+    fn commit<'a>(&'a self, conversation: &'a Conversation) -> BoxFuture<'a, CommitResult>;
+    fn model_call(&self, call: &ModelCall<'_>);
+}
+
+type CommitResult = Result<(), CommitError>;
+
+impl<K: Commit> CommitDyn for K {
+    fn commit<'a>(&'a self, conversation: &'a Conversation) -> BoxFuture<'a, CommitResult> {
+        Box::pin(Commit::commit(self, conversation))
+    }
+
+    fn model_call(&self, call: &ModelCall<'_>) {
+        Commit::model_call(self, call);
+    }
+}
+
+/// A committer whose type was erased.
+struct ErasedCommit<'k>(&'k dyn CommitDyn);
+
+impl Commit for ErasedCommit<'_> {
+    async fn commit(&self, conversation: &Conversation) -> CommitResult {
+        self.0.commit(conversation).await
+    }
+
+    fn model_call(&self, call: &ModelCall<'_>) {
+        self.0.model_call(call);
     }
 }
 

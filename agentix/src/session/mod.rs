@@ -54,7 +54,10 @@ pub use task::{
 
 pub(crate) use submit_plan::PlanInbox;
 
+use crate::caught;
+use crate::commit::Commit;
 use crate::conversation::{Conversation, TurnRef};
+use crate::error::Component;
 use crate::error::Error;
 use crate::event::{Event, EventKind, Forbidden};
 use crate::message::{AssistantMessage, Message};
@@ -308,7 +311,20 @@ impl<R: TaskRunner, S: SessionChain> Session<R, S> {
     /// run, or the error of the session hook that ended it. A session that ended runs no more:
     /// [`Error::SessionEnded`].
     pub fn run(&mut self) -> impl Future<Output = Result<Vec<TaskReport>, Error>> + Send + '_ {
-        self.observed(&())
+        self.observed(&(), &())
+    }
+
+    /// [`run`](Session::run), committing through `committer`: each task's turn step by step,
+    /// as [`Agent::run_committing`](crate::Agent::run_committing) commits a turn, and the
+    /// session's state ([`Commit::commit_session`]) after its start, as each task starts its
+    /// turn and after it ends, when follow-up work is queued, and as it ends. A failed commit stops the session as a session
+    /// hook's failure does (the tasks left end `cancelled`, `session_end` fires), and `run`
+    /// returns [`Error::Commit`].
+    pub fn run_committing<'a, K: Commit>(
+        &'a mut self,
+        committer: &'a K,
+    ) -> impl Future<Output = Result<Vec<TaskReport>, Error>> + Send + 'a {
+        self.observed(&(), committer)
     }
 
     /// [`run`](Session::run), reporting the session's events ([`Observation::Session`]) and
@@ -317,19 +333,23 @@ impl<R: TaskRunner, S: SessionChain> Session<R, S> {
         &'a mut self,
         observer: &'a O,
     ) -> impl Future<Output = Result<Vec<TaskReport>, Error>> + Send + 'a {
-        self.observed(observer)
+        self.observed(observer, &())
     }
 
     /// [`run`](Session::run), streamed: the session's events ([`StreamEvent::Session`]) and
     /// each task's turn's stream events, in order, ending with
     /// [`SessionEvent::RunEnded`]. Dropping the stream midway is dropping `run`.
     pub fn run_stream(&mut self) -> impl Stream<Item = StreamEvent> + Send + '_ {
-        stream_while!(|queue| self.observed(&queue))
+        stream_while!(|queue| self.observed(&queue, &()))
     }
 
-    async fn observed<O: Observer>(&mut self, observer: &O) -> Result<Vec<TaskReport>, Error> {
+    async fn observed<O: Observer, K: Commit>(
+        &mut self,
+        observer: &O,
+        committer: &K,
+    ) -> Result<Vec<TaskReport>, Error> {
         let watched = Watched::new(observer);
-        let result = self.run_tasks(&watched).await;
+        let result = self.run_tasks(&watched, committer).await;
         if O::STREAMS || !O::SILENT {
             let result = result.clone();
             watched.observe(&Observation::Session(&SessionEvent::RunEnded { result }));
@@ -337,20 +357,22 @@ impl<R: TaskRunner, S: SessionChain> Session<R, S> {
         result
     }
 
-    async fn run_tasks<O: Observer>(
+    async fn run_tasks<O: Observer, K: Commit>(
         &mut self,
         observer: &Watched<'_, O>,
+        committer: &K,
     ) -> Result<Vec<TaskReport>, Error> {
         if self.state.ended {
             return Err(Error::SessionEnded);
         }
         if !self.state.ending {
-            self.run_queue(observer).await;
+            self.run_queue(observer, committer).await;
             self.state.ending = true;
         }
         emit(observer, || SessionEvent::Ended);
         let end = settle(self.hooks.session_end(&self.state, observer).await);
         self.state.ended = true;
+        let end = end.and(self.commit_session(committer).await);
         match (&self.state.stopped, end.and(observer.failed())) {
             (Some(error), _) => Err(error.clone()),
             (None, Err(error)) => Err(error),
@@ -366,7 +388,11 @@ impl<R: TaskRunner, S: SessionChain> Session<R, S> {
     /// Everything before `session_end`: `session_start`, what a dropped run left, the queue
     /// until it is empty and `all_tasks_complete` adds nothing, or until a session hook stops
     /// the session, whose tasks left then end `cancelled`.
-    async fn run_queue<O: Observer>(&mut self, observer: &Watched<'_, O>) {
+    async fn run_queue<O: Observer, K: Commit>(
+        &mut self,
+        observer: &Watched<'_, O>,
+        committer: &K,
+    ) {
         if !self.state.started {
             emit(observer, || SessionEvent::Started);
             let started = settle(self.hooks.session_start(&self.state, observer).await);
@@ -382,13 +408,15 @@ impl<R: TaskRunner, S: SessionChain> Session<R, S> {
         } else {
             self.review_plans(observer).await;
         }
+        self.commit_and_stop_on(committer).await;
         // An observer that panicked ends the session, as it ends a turn: it hears nothing more.
         while self.state.stopped.is_none() && observer.failed().is_ok() {
             match self.state.queue.pop_front() {
-                Some(task) => self.run_task(task, observer).await,
+                Some(task) => self.run_task(task, observer, committer).await,
                 None if self.follow_up(observer).await => {}
                 None => break,
             }
+            self.commit_and_stop_on(committer).await;
         }
         self.stop_on(observer.failed());
         if let Some(error) = self.state.stopped.clone() {
@@ -407,6 +435,27 @@ impl<R: TaskRunner, S: SessionChain> Session<R, S> {
         }
     }
 
+    /// Commits the session's state, if the run commits; a failed commit stops the session.
+    async fn commit_and_stop_on<K: Commit>(&mut self, committer: &K) {
+        let committed = self.commit_session(committer).await;
+        self.stop_on(committed);
+    }
+
+    /// Commits the session's state, if the run commits.
+    async fn commit_session<K: Commit>(&self, committer: &K) -> Result<(), Error> {
+        if !K::COMMITS {
+            return Ok(());
+        }
+        let committed = caught(|| committer.commit_session(&self.state)).await;
+        match committed {
+            Ok(result) => result.map_err(Error::Commit),
+            Err(payload) => Err(Error::ComponentPanicked {
+                component: Component::Committer,
+                message: crate::panic_message(payload.as_ref()),
+            }),
+        }
+    }
+
     /// Records the first error that stops the session.
     fn stop_on(&mut self, result: Result<(), Error>) {
         if let Err(error) = result
@@ -418,7 +467,12 @@ impl<R: TaskRunner, S: SessionChain> Session<R, S> {
 
     /// One task: `task_start`, its turn, the plans it submitted, `task_complete`. A session
     /// hook's halt or failure stops the session.
-    async fn run_task<O: Observer>(&mut self, mut task: QueuedTask, observer: &O) {
+    async fn run_task<O: Observer, K: Commit>(
+        &mut self,
+        mut task: QueuedTask,
+        observer: &O,
+        committer: &K,
+    ) {
         let (id, plan) = (task.id(), task.plan());
         self.state.running = Some(Running::new(task.clone(), self.state.steps()));
         emit(observer, || SessionEvent::TaskStarted { task: task.clone() });
@@ -449,6 +503,14 @@ impl<R: TaskRunner, S: SessionChain> Session<R, S> {
             self.stop_on(stop.map_or(Ok(()), Err));
             return self.finish_running(observer).await;
         }
+        // The store sees the task running before its turn starts.
+        if let Err(error) = self.commit_session(committer).await {
+            let running = self.state.running.as_mut().expect("the task is running");
+            running.ended = Some(Ended::cancelled(error.to_string(), None));
+            self.stop_on(Err(error));
+            return self.finish_running(observer).await;
+        }
+        let running = self.state.running.as_mut().expect("the task is running");
         let turn = TurnRef(self.conversation.turns() + 1);
         running.turn = Some(turn);
         if self.conversation.scope().resource::<Arc<PlanInbox>>().is_none() {
@@ -462,8 +524,9 @@ impl<R: TaskRunner, S: SessionChain> Session<R, S> {
             max_turns: task.task.max_turns,
         };
         let message = Message::user(task.task.prompt);
+        let conversation = &mut self.conversation;
         let outcome =
-            self.agent.run_task(&mut self.conversation, message, observer, &gate, context).await;
+            self.agent.run_task(conversation, message, observer, &gate, context, committer).await;
         let (ended, stop) = match outcome {
             Ok(answer) => (Ended::succeeded(answer, turn), None),
             Err(error) if ends_the_session(&error) => {
@@ -693,14 +756,17 @@ impl Ended {
     }
 }
 
-/// Whether a turn's error is a session hook's halt or failure (at `turn_start`): it ends the
-/// session, not only the task.
+/// Whether a turn's error is a session hook's halt or failure (at `turn_start`), or a failed
+/// commit: it ends the session, not only the task.
 fn ends_the_session(error: &Error) -> bool {
     match error {
         Error::Halted { event, .. }
         | Error::HookFailed { event, .. }
         | Error::HookPanicked { event, .. }
         | Error::HookTimedOut { event, .. } => event.is_session(),
+        // The store has moved on (another writer) or failed: the next task's turn would only
+        // fail to commit again.
+        Error::Commit(_) | Error::ComponentPanicked { component: Component::Committer, .. } => true,
         _ => false,
     }
 }

@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use crate::Outcome;
 use crate::agent::Agent;
 use crate::approval::Approver;
+use crate::commit::Commit;
 use crate::conversation::Conversation;
 use crate::event::{EventKind, TurnStart};
 use crate::message::Message;
@@ -95,30 +96,33 @@ impl sealed::Sealed for crate::agent::BoxedAgent {}
 /// [`BoxedAgent`](crate::BoxedAgent), or a reference or `Arc` to one. Sealed: the session
 /// reaches into the turn's loop through it.
 pub trait TaskRunner: sealed::Sealed + Send + Sync {
-    /// Runs one task's turn: `message` opens it, `gate` runs before each step.
+    /// Runs one task's turn: `message` opens it, `gate` runs before each step, `committer`
+    /// commits each step.
     #[doc(hidden)]
-    fn run_task<'a, O: Observer, G: TurnGate>(
+    fn run_task<'a, O: Observer, G: TurnGate, K: Commit>(
         &'a self,
         conversation: &'a mut Conversation,
         message: Message,
         observer: &'a O,
         gate: &'a G,
         task: TaskContext,
+        committer: &'a K,
     ) -> impl Future<Output = Outcome> + Send + 'a;
 }
 
 impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> TaskRunner
     for Agent<M, T, P, A, X>
 {
-    fn run_task<'a, O: Observer, G: TurnGate>(
+    fn run_task<'a, O: Observer, G: TurnGate, K: Commit>(
         &'a self,
         conversation: &'a mut Conversation,
         message: Message,
         observer: &'a O,
         gate: &'a G,
         task: TaskContext,
+        committer: &'a K,
     ) -> impl Future<Output = Outcome> + Send + 'a {
-        self.observed(conversation, message, observer, gate, Some(Box::new(task)), &())
+        self.observed(conversation, message, observer, gate, Some(Box::new(task)), committer)
     }
 }
 
@@ -126,15 +130,16 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> TaskR
 macro_rules! forwarded {
     ($($pointer:ty),*) => {$(
         impl<R: TaskRunner + ?Sized> TaskRunner for $pointer {
-            fn run_task<'a, O: Observer, G: TurnGate>(
+            fn run_task<'a, O: Observer, G: TurnGate, K: Commit>(
                 &'a self,
                 conversation: &'a mut Conversation,
                 message: Message,
                 observer: &'a O,
                 gate: &'a G,
                 task: TaskContext,
+                committer: &'a K,
             ) -> impl Future<Output = Outcome> + Send + 'a {
-                (**self).run_task(conversation, message, observer, gate, task)
+                (**self).run_task(conversation, message, observer, gate, task, committer)
             }
         }
     )*};

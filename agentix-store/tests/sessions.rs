@@ -1,0 +1,215 @@
+//! Sessions in the store: a session run with a store's committer commits each task's turn step
+//! by step and its tasks and plans as they change; a session killed midway (`SIGKILL`, a real
+//! process) leaves its finished tasks, the one running and the queue in the store, and a new
+//! process runs the unfinished ones — over SQLite and PostgreSQL.
+
+mod support;
+
+use std::os::unix::process::ExitStatusExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::{Arc, Mutex};
+
+use agentix::event::TaskStart;
+use agentix::session::{Plan, QueuedTask, Session, SessionState, Task, TaskStatus};
+use agentix::{Agent, Conversation, Entry, ModelRequest, ScriptedModel, Verdict};
+use agentix_store::{Store, StoreError, TaskState};
+
+/// Each stored task's id and state.
+type Snapshot = Vec<(u64, TaskState)>;
+
+/// Reads the stored session as each task starts: what the store held then.
+struct Peek {
+    store: Store,
+    seen: Arc<Mutex<Vec<Snapshot>>>,
+}
+
+impl agentix::on::TaskStart for Peek {
+    async fn task_start(&self, _: &mut QueuedTask, _: &SessionState) -> Verdict<TaskStart> {
+        let stored = self.store.load_session("s").await.unwrap();
+        let states = stored.tasks.iter().map(|task| (task.id.get(), task.state)).collect();
+        self.seen.lock().unwrap().push(states);
+        Verdict::Continue
+    }
+}
+
+on_both_backends! {
+    a_committed_session_stores_its_turns_tasks_and_plans => a_committed_session;
+}
+
+async fn a_committed_session(store: Store, _url: String) {
+    store.create("c", &Conversation::new()).await.unwrap();
+    let model = ScriptedModel::new().text("one").text("two").text("three");
+    let agent = Agent::builder(&model).build();
+    let stored = store.load("c").await.unwrap();
+    let committer = store.committer("c", &stored).in_session("s");
+    let seen = Arc::default();
+    let peek = Peek { store: store.clone(), seen: Arc::clone(&seen) };
+    let mut session = Session::builder(&agent).conversation(stored.conversation).hook(peek).build();
+    session.enqueue(Task::new("first").titled("the first")).unwrap();
+    session.submit_plan(Plan::new([Task::new("second"), Task::new("third")]).titled("p")).unwrap();
+    let reports = session.run_committing(&committer).await.unwrap();
+    assert_eq!(reports.len(), 3);
+
+    // As each task started, the store held the tasks before it ended and the rest queued.
+    use TaskState::{Ended, Queued};
+    let success = Ended(TaskStatus::Success);
+    assert_eq!(
+        *seen.lock().unwrap(),
+        [
+            vec![(1, Queued), (2, Queued), (3, Queued)],
+            vec![(1, success), (2, Queued), (3, Queued)],
+            vec![(1, success), (2, success), (3, Queued)],
+        ]
+    );
+
+    let saved = store.load_session("s").await.unwrap();
+    assert_eq!(
+        (saved.conversation.as_str(), saved.ended, saved.stopped.as_ref()),
+        ("c", true, None)
+    );
+    assert_eq!(saved.steps, 3);
+    let tasks: Vec<(&str, TaskState, Option<&str>)> = saved
+        .tasks
+        .iter()
+        .map(|task| (task.task.prompt.as_str(), task.state, task.answer.as_deref()))
+        .collect();
+    assert_eq!(
+        tasks,
+        [
+            ("first", success, Some("one")),
+            ("second", success, Some("two")),
+            ("third", success, Some("three"))
+        ]
+    );
+    assert_eq!(saved.tasks[0].task.title.as_deref(), Some("the first"));
+    assert_eq!(saved.tasks[1].plan.map(|plan| plan.get()), Some(1));
+    assert_eq!(saved.tasks[2].turn.map(|turn| turn.0), Some(3));
+    assert_eq!(saved.plans.len(), 1);
+    assert_eq!(
+        (saved.plans[0].total, saved.plans[0].completed, saved.plans[0].succeeded),
+        (2, 2, 2)
+    );
+    assert!(saved.unfinished().is_empty());
+
+    // Every turn's steps are in the store, each entry with its task.
+    let log = store.load("c").await.unwrap().conversation.log().to_vec();
+    assert_eq!(log, session.conversation().log());
+    assert_eq!(log.len(), 6);
+    assert_eq!(store.model_calls("c").await.unwrap().len(), 3);
+
+    let missing = store.load_session("nobody").await.unwrap_err();
+    assert!(matches!(missing, StoreError::SessionNotFound { .. }), "{missing}");
+}
+
+const CHILD: &str = "AGENTIX_SESSION_CHILD";
+
+/// The model: each task's answer, counted in a file; it dies in the call `die_at` names.
+struct Dying {
+    calls: PathBuf,
+    die_at: Option<usize>,
+}
+
+impl agentix::Model for Dying {
+    async fn complete(
+        &self,
+        request: &ModelRequest,
+    ) -> Result<agentix::ModelResponse, agentix::ModelError> {
+        let before = std::fs::read_to_string(&self.calls).unwrap_or_default().lines().count();
+        {
+            use std::io::Write;
+            let mut file =
+                std::fs::OpenOptions::new().create(true).append(true).open(&self.calls).unwrap();
+            writeln!(file, "call").unwrap();
+            file.sync_all().unwrap();
+        }
+        if self.die_at == Some(before + 1) {
+            let pid = std::process::id().to_string();
+            let _ = Command::new("kill").args(["-9", &pid]).status();
+            std::thread::sleep(std::time::Duration::from_secs(60));
+        }
+        let prompt = request.messages.last().map(|message| message.text()).unwrap_or_default();
+        Ok(agentix::AssistantMessage::text(format!("done: {prompt}")).into())
+    }
+}
+
+/// The child's side: `first` runs a session of three tasks and dies in the second's model
+/// call; `again` runs the first session's unfinished tasks in a new session. In a normal test
+/// run (no child variable) it does nothing.
+#[test]
+fn child() {
+    let Ok(spec) = std::env::var(CHILD) else { return };
+    let fields: Vec<&str> = spec.splitn(3, '|').collect();
+    let [url, dir, mode] = fields[..] else { panic!("a child spec: {spec}") };
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    runtime.block_on(async {
+        let store = Store::open(url).await.unwrap();
+        let calls = Path::new(dir).join("model_calls");
+        let die_at = (mode == "first").then_some(2);
+        let agent = Agent::builder(Dying { calls, die_at }).build();
+        let stored = store.load("c").await.unwrap();
+        let (session_id, tasks) = match mode {
+            "first" => ("s1", vec![Task::new("a"), Task::new("b"), Task::new("c")]),
+            _ => ("s2", store.load_session("s1").await.unwrap().unfinished()),
+        };
+        let committer = store.committer("c", &stored).in_session(session_id);
+        let mut session = Session::builder(&agent).conversation(stored.conversation).build();
+        for task in tasks {
+            session.enqueue(task).unwrap();
+        }
+        let reports = session.run_committing(&committer).await.unwrap();
+        assert!(reports.iter().all(|report| report.status == TaskStatus::Success));
+    });
+}
+
+fn run_child(url: &str, dir: &Path, mode: &str) -> std::process::ExitStatus {
+    Command::new(std::env::current_exe().unwrap())
+        .args(["child", "--exact", "--test-threads=1"])
+        .env(CHILD, format!("{url}|{}|{mode}", dir.display()))
+        .stdout(std::process::Stdio::null())
+        .status()
+        .unwrap()
+}
+
+async fn a_session_killed_midway(store: Store, url: String) {
+    let dir = support::TempDir::new("session");
+    store.create("c", &Conversation::new()).await.unwrap();
+    let status = run_child(&url, &dir.0, "first");
+    assert_eq!(status.signal(), Some(9), "killed in the second task's model call");
+
+    let first = store.load_session("s1").await.unwrap();
+    let states: Vec<TaskState> = first.tasks.iter().map(|task| task.state).collect();
+    assert_eq!(
+        states,
+        [TaskState::Ended(TaskStatus::Success), TaskState::Running, TaskState::Queued]
+    );
+    assert!(!first.ended);
+    let unfinished: Vec<String> = first.unfinished().into_iter().map(|task| task.prompt).collect();
+    assert_eq!(unfinished, ["b", "c"]);
+    // The log: the first task's turn whole, the second's user message (committed after `pre`).
+    let log = store.load("c").await.unwrap().conversation.log().to_vec();
+    assert_eq!(log.len(), 3, "{log:#?}");
+
+    assert!(run_child(&url, &dir.0, "again").success());
+    let second = store.load_session("s2").await.unwrap();
+    assert!(second.ended);
+    let answers: Vec<Option<&str>> =
+        second.tasks.iter().map(|task| task.answer.as_deref()).collect();
+    assert_eq!(answers, [Some("done: b"), Some("done: c")]);
+    let log = store.load("c").await.unwrap().conversation.log().to_vec();
+    let users: Vec<String> = log
+        .iter()
+        .filter_map(|entry| match entry {
+            Entry::User { message, .. } => Some(message.text().into_owned()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(users, ["a", "b", "b", "c"], "the cut-short turn stays; b runs again after it");
+    // The first task's model call is not made again: 1 + 1 (the one that died) + 2.
+    let calls = std::fs::read_to_string(dir.0.join("model_calls")).unwrap().lines().count();
+    assert_eq!(calls, 4);
+}
+
+on_both_backends! {
+    a_session_killed_midway_is_finished_by_a_new_process => a_session_killed_midway;
+}
