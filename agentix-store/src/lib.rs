@@ -33,6 +33,7 @@
 mod approvals;
 mod committer;
 mod conversations;
+mod lease;
 mod model_calls;
 mod schema;
 mod sessions;
@@ -47,6 +48,7 @@ use sqlx::{AssertSqlSafe, Executor};
 pub use approvals::WaitingApproval;
 pub use committer::Committer;
 pub use conversations::{Stored, Version};
+pub use lease::{Lease, Waiting};
 pub use model_calls::AuditRecord;
 pub use schema::SCHEMA_VERSION;
 pub use sessions::{StoredSession, StoredTask, TaskState};
@@ -181,6 +183,17 @@ pub enum StoreError {
         expected: Version,
         /// The version the store holds.
         found: Version,
+    },
+    /// Another worker holds the conversation's lease ([`Store::lease`]), past the wait asked
+    /// for.
+    #[error("conversation `{conversation}` is leased to `{holder}` for {for_ms} ms more")]
+    Leased {
+        /// The conversation.
+        conversation: String,
+        /// Who holds the lease.
+        holder: String,
+        /// How much longer it holds it, unless released first.
+        for_ms: i64,
     },
     /// No conversation of that id is stored.
     #[error("no conversation `{conversation}` is stored")]

@@ -15,9 +15,10 @@ use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
 
 use agentix::{Agent, Commit, CommitError, Conversation, Entry, ScriptedModel, Turn};
-use agentix_store::Store;
+use agentix_store::{Store, StoreError, Waiting};
 use serde_json::json;
 
 /// Where the child kills itself.
@@ -185,6 +186,18 @@ fn child() {
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     runtime.block_on(async {
         let store = Store::open(url).await.unwrap();
+        // A worker that waits: the lease first, then the conversation as the last holder left it.
+        let lease = match mode.strip_prefix("race-wait:") {
+            None => None,
+            Some(go) => {
+                while !Path::new(go).exists() {
+                    tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+                }
+                let owner = std::process::id().to_string();
+                let (ttl, wait) = (Duration::from_secs(30), Waiting::UpTo(Duration::from_secs(30)));
+                Some(store.lease("c", &owner, ttl, wait).await.unwrap())
+            }
+        };
         let mut stored = store.load("c").await.unwrap();
         let model = Dying { script: turn_script(), calls: AtomicUsize::new(0), kill };
         let tool = Effect { effects: PathBuf::from(effects), kill };
@@ -204,6 +217,9 @@ fn child() {
             Ok(answer) => assert_eq!(answer.joined_text(), "All three done."),
             Err(agentix::Error::Commit(error)) if error.conflict => std::process::exit(LOST),
             Err(error) => panic!("{error}"),
+        }
+        if let Some(lease) = lease {
+            lease.release().await.unwrap();
         }
     });
 }
@@ -341,6 +357,46 @@ async fn two_workers_race(store: Store, url: String) {
     assert_eq!(stored.conversation.turns(), 1);
 }
 
+/// Two processes that wait for the conversation's lease: one runs its turn, the other waits
+/// for it to release the lease, loads what it left, and runs its turn after — two whole turns,
+/// no conflict.
+async fn two_workers_wait(store: Store, url: String) {
+    let dir = support::TempDir::new("wait");
+    store.create("c", &Conversation::new()).await.unwrap();
+    let go = dir.0.join("go");
+    let mode = format!("race-wait:{}", go.display());
+    let workers: Vec<std::process::Child> = ["one", "two"]
+        .into_iter()
+        .map(|message| child_command(&url, &dir.0.join("effects"), &mode, message).spawn().unwrap())
+        .collect();
+    std::fs::write(&go, b"go").unwrap();
+    let codes: Vec<i32> =
+        workers.into_iter().map(|mut worker| worker.wait().unwrap().code().unwrap()).collect();
+    assert_eq!(codes, [0, 0], "both turns committed");
+    let stored = store.load("c").await.unwrap();
+    let log = stored.conversation.log();
+    assert_eq!((log.len(), stored.conversation.turns()), (12, 2), "{log:#?}");
+    // One whole turn, then the other: each turn's entries together.
+    assert!(log[..6].iter().all(|entry| entry.turn().0 == 1));
+    assert!(log[6..].iter().all(|entry| entry.turn().0 == 2));
+
+    // Held, the lease is refused to another owner at once, and waited for in vain past a bound.
+    let held = store.lease("c", "me", Duration::from_secs(30), Waiting::No).await.unwrap();
+    let refused = store.lease("c", "you", Duration::from_secs(30), Waiting::No).await.unwrap_err();
+    assert!(matches!(&refused, StoreError::Leased { holder, .. } if holder == "me"), "{refused}");
+    let waited =
+        store.lease("c", "you", Duration::from_secs(30), Waiting::UpTo(Duration::from_millis(50)));
+    assert!(matches!(waited.await, Err(StoreError::Leased { .. })));
+    // Released, it is free; run out, it is free too.
+    held.release().await.unwrap();
+    let short = store.lease("c", "you", Duration::from_millis(1), Waiting::No).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(5)).await;
+    let after = store.lease("c", "me", Duration::from_secs(1), Waiting::No).await.unwrap();
+    after.release().await.unwrap();
+    drop(short);
+}
+
 on_both_backends! {
     two_processes_on_one_conversation_one_commits_the_other_conflicts => two_workers_race;
+    two_processes_that_wait_for_the_lease_run_one_after_the_other => two_workers_wait;
 }
