@@ -8,7 +8,6 @@ mod support;
 
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use agentix::event::BeforeTool;
@@ -18,17 +17,9 @@ use agentix::{
 };
 use agentix_store::Store;
 use serde_json::json;
+use support::{append, die, lines};
 
 const CHILD: &str = "AGENTIX_APPROVALS_CHILD";
-
-/// Kills this process the way a power cut would: no unwinding, no flush.
-fn die() -> ! {
-    let pid = std::process::id().to_string();
-    let _ = Command::new("kill").args(["-9", &pid]).status();
-    loop {
-        std::thread::sleep(std::time::Duration::from_secs(1));
-    }
-}
 
 /// A tool whose side effect is a line appended to a file: its name and recipient.
 struct Effect {
@@ -51,17 +42,6 @@ impl agentix::Tool for Effect {
         append(&self.effects, &line);
         Ok(format!("{line} done"))
     }
-}
-
-fn append(path: &Path, line: &str) {
-    use std::io::Write;
-    let mut file = std::fs::OpenOptions::new().create(true).append(true).open(path).unwrap();
-    writeln!(file, "{line}").unwrap();
-    file.sync_all().unwrap();
-}
-
-fn lines(path: &Path) -> Vec<String> {
-    std::fs::read_to_string(path).unwrap_or_default().lines().map(str::to_owned).collect()
 }
 
 /// The model, each call counted in a file shared by every process.
@@ -169,12 +149,7 @@ fn child() {
 }
 
 fn run_child(url: &str, dir: &Path, mode: &str) -> std::process::ExitStatus {
-    Command::new(std::env::current_exe().unwrap())
-        .args(["child", "--exact", "--test-threads=1"])
-        .env(CHILD, format!("{url}|{}|{mode}", dir.display()))
-        .stdout(std::process::Stdio::null())
-        .status()
-        .unwrap()
+    support::run_child(CHILD, format!("{url}|{}|{mode}", dir.display()))
 }
 
 /// Suspends a turn in one process (killed after), then answers it from another.

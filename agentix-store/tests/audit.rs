@@ -13,6 +13,7 @@ use agentix::{
 };
 use agentix_store::Store;
 use serde_json::json;
+use support::Clock;
 
 /// Overloaded once, then a step calling `clock` (with cached tokens), then a slow answer.
 #[derive(Default)]
@@ -63,23 +64,6 @@ impl agentix::on::WrapModel for RetryOnce {
             Err(_) => next.call(request).await,
             answer => answer,
         }
-    }
-}
-
-struct Clock;
-
-impl agentix::Tool for Clock {
-    const NAME: &'static str = "clock";
-    type Args = serde_json::Value;
-    type Output = String;
-    type Error = std::convert::Infallible;
-
-    fn description(&self) -> &str {
-        "The time."
-    }
-
-    async fn call(&self, _: serde_json::Value, _: &Turn) -> Result<String, Self::Error> {
-        Ok("noon".to_owned())
     }
 }
 

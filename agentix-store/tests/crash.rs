@@ -20,6 +20,7 @@ use std::time::Duration;
 use agentix::{Agent, Commit, CommitError, Conversation, Entry, ScriptedModel, Turn};
 use agentix_store::{Store, StoreError, Waiting};
 use serde_json::json;
+use support::die;
 
 /// Where the child kills itself.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -77,15 +78,6 @@ fn decode(text: &str) -> Option<Point> {
     })
 }
 
-/// Kills this process the way a power cut or the OOM killer would: no unwinding, no flush.
-fn die() -> ! {
-    let pid = std::process::id().to_string();
-    let _ = Command::new("kill").args(["-9", &pid]).status();
-    loop {
-        std::thread::sleep(std::time::Duration::from_secs(1));
-    }
-}
-
 /// A tool whose side effect is a line appended to a file, synced, before it answers.
 struct Effect {
     effects: PathBuf,
@@ -107,11 +99,7 @@ impl agentix::Tool for Effect {
         if self.kill == Some(Point::BeforeEffect(tool_named(&name))) {
             die();
         }
-        use std::io::Write;
-        let mut file =
-            std::fs::OpenOptions::new().create(true).append(true).open(&self.effects).unwrap();
-        writeln!(file, "{name}").unwrap();
-        file.sync_all().unwrap();
+        support::append(&self.effects, &name);
         if self.kill == Some(Point::AfterEffect(tool_named(&name))) {
             die();
         }
@@ -247,10 +235,6 @@ fn child_command(url: &str, effects: &Path, mode: &str, message: &str) -> Comman
     command
 }
 
-fn effects(path: &Path) -> Vec<String> {
-    std::fs::read_to_string(path).unwrap_or_default().lines().map(str::to_owned).collect()
-}
-
 /// The tool results a log holds, by the name the model gave each call.
 fn results(log: &[Entry]) -> Vec<String> {
     log.iter()
@@ -283,7 +267,7 @@ async fn crash_at_every_point(fresh: impl AsyncFn(&str) -> (Store, String)) {
         // The prefixes a turn's commits leave: nothing, the user message, then each step whole.
         assert!([0, 1, 3, 5, 6].contains(&kept), "{point:?}: {kept} entries: {log:#?}");
         let committed = results(log);
-        let done = effects(&effects_file);
+        let done = support::lines(&effects_file);
         // Every committed result's effect happened; a finished effect with no committed result
         // is a step that was not committed.
         assert!(committed.iter().all(|tool| done.contains(tool)), "{point:?}");
@@ -299,7 +283,7 @@ async fn crash_at_every_point(fresh: impl AsyncFn(&str) -> (Store, String)) {
         // The turn run again ran each tool once more: a tool whose call finished in the step
         // the crash cut short had its effect twice (documented: at least once), and its first
         // result is nowhere in the log.
-        let all = effects(&effects_file);
+        let all = support::lines(&effects_file);
         for tool in TOOLS {
             let times = all.iter().filter(|done| *done == tool).count();
             let before = usize::from(done.iter().any(|done| done == tool));

@@ -7,7 +7,6 @@ mod support;
 
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::{Arc, Mutex};
 
 use agentix::event::TaskStart;
@@ -115,18 +114,10 @@ impl agentix::Model for Dying {
         &self,
         request: &ModelRequest,
     ) -> Result<agentix::ModelResponse, agentix::ModelError> {
-        let before = std::fs::read_to_string(&self.calls).unwrap_or_default().lines().count();
-        {
-            use std::io::Write;
-            let mut file =
-                std::fs::OpenOptions::new().create(true).append(true).open(&self.calls).unwrap();
-            writeln!(file, "call").unwrap();
-            file.sync_all().unwrap();
-        }
+        let before = support::lines(&self.calls).len();
+        support::append(&self.calls, "call");
         if self.die_at == Some(before + 1) {
-            let pid = std::process::id().to_string();
-            let _ = Command::new("kill").args(["-9", &pid]).status();
-            std::thread::sleep(std::time::Duration::from_secs(60));
+            support::die();
         }
         let prompt = request.messages.last().map(|message| message.text()).unwrap_or_default();
         Ok(agentix::AssistantMessage::text(format!("done: {prompt}")).into())
@@ -163,12 +154,7 @@ fn child() {
 }
 
 fn run_child(url: &str, dir: &Path, mode: &str) -> std::process::ExitStatus {
-    Command::new(std::env::current_exe().unwrap())
-        .args(["child", "--exact", "--test-threads=1"])
-        .env(CHILD, format!("{url}|{}|{mode}", dir.display()))
-        .stdout(std::process::Stdio::null())
-        .status()
-        .unwrap()
+    support::run_child(CHILD, format!("{url}|{}|{mode}", dir.display()))
 }
 
 async fn a_session_killed_midway(store: Store, url: String) {
@@ -206,7 +192,7 @@ async fn a_session_killed_midway(store: Store, url: String) {
         .collect();
     assert_eq!(users, ["a", "b", "b", "c"], "the cut-short turn stays; b runs again after it");
     // The first task's model call is not made again: 1 + 1 (the one that died) + 2.
-    let calls = std::fs::read_to_string(dir.0.join("model_calls")).unwrap().lines().count();
+    let calls = support::lines(&dir.0.join("model_calls")).len();
     assert_eq!(calls, 4);
 }
 

@@ -9,6 +9,7 @@ use agentix::{Agent, Config, Conversation, Entry, Hook, Scope, ScriptedModel, Tu
 use agentix_store::{SCHEMA_VERSION, Store, StoreError, Version};
 use serde_json::json;
 use sqlx::Executor;
+use support::Clock;
 
 /// Remembers the user's name in the scope, and leaves durable output in the log.
 struct Memory;
@@ -29,24 +30,6 @@ struct Visits(u32);
 
 impl agentix::ScopeValue for Visits {
     const KEY: &'static str = "visits";
-}
-
-/// A tool the model calls once.
-struct Clock;
-
-impl agentix::Tool for Clock {
-    const NAME: &'static str = "clock";
-    type Args = serde_json::Value;
-    type Output = String;
-    type Error = std::convert::Infallible;
-
-    fn description(&self) -> &str {
-        "The time."
-    }
-
-    async fn call(&self, _: serde_json::Value, _: &Turn) -> Result<String, Self::Error> {
-        Ok("noon".to_owned())
-    }
 }
 
 on_both_backends! {

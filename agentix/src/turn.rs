@@ -192,26 +192,7 @@ impl Turn {
     ) -> Self {
         let (turn_ref, user_entry) =
             conversation.open_turn(message, task.as_ref().map(|task| task.tag));
-        Turn {
-            task,
-            conversation,
-            turn_ref,
-            user_entry,
-            step: 0,
-            retries: 0,
-            injections: Vec::new(),
-            usage: Usage::default(),
-            last_usage: None,
-            committed: 0,
-            running_hook: "",
-            running_durable: false,
-            running_event: no_event(),
-            running_component: None,
-            aborted: OnceLock::new(),
-            tool_in_hand: InHand::Unsought,
-            blame: Mutex::default(),
-            blamed: AtomicBool::new(false),
-        }
+        Turn::at(conversation, task, turn_ref, user_entry, TurnState::default())
     }
 
     /// Reopens the suspended turn `turn_ref` of `conversation` (whose log ends with its
@@ -222,9 +203,21 @@ impl Turn {
             .iter()
             .rposition(|entry| matches!(entry, Entry::User { turn, .. } if *turn == turn_ref))
             .expect("a validated log opens each turn with its user message");
+        Turn::at(conversation, None, turn_ref, user_entry, state)
+    }
+
+    /// The turn `turn_ref`, opened at `user_entry`, with what it has counted so far.
+    #[inline(always)]
+    fn at(
+        conversation: Conversation,
+        task: Option<Box<TaskContext>>,
+        turn_ref: TurnRef,
+        user_entry: usize,
+        state: TurnState,
+    ) -> Self {
         let TurnState { step, retries, injections, usage, last_usage, committed } = state;
         Turn {
-            task: None,
+            task,
             conversation,
             turn_ref,
             user_entry,

@@ -5,7 +5,7 @@
 
 #![allow(dead_code)]
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -154,4 +154,55 @@ macro_rules! on_both_backends {
             }
         }
     )*};
+}
+
+/// Kills this process the way a power cut or the OOM killer would: no unwinding, no flush.
+pub fn die() -> ! {
+    let pid = std::process::id().to_string();
+    let _ = Command::new("kill").args(["-9", &pid]).status();
+    loop {
+        std::thread::sleep(std::time::Duration::from_secs(1));
+    }
+}
+
+/// Appends a line to a file and syncs it: a side effect that survives the process.
+pub fn append(path: &Path, line: &str) {
+    use std::io::Write;
+    let mut file = std::fs::OpenOptions::new().create(true).append(true).open(path).unwrap();
+    writeln!(file, "{line}").unwrap();
+    file.sync_all().unwrap();
+}
+
+/// The lines of a file; none if it does not exist.
+pub fn lines(path: &Path) -> Vec<String> {
+    std::fs::read_to_string(path).unwrap_or_default().lines().map(str::to_owned).collect()
+}
+
+/// This test binary run again as a child, running only its `child` test, with `spec` in the
+/// variable `var`; its status.
+pub fn run_child(var: &str, spec: String) -> std::process::ExitStatus {
+    Command::new(std::env::current_exe().unwrap())
+        .args(["child", "--exact", "--test-threads=1"])
+        .env(var, spec)
+        .stdout(Stdio::null())
+        .status()
+        .unwrap()
+}
+
+/// A tool the model calls: the time, always noon.
+pub struct Clock;
+
+impl agentix::Tool for Clock {
+    const NAME: &'static str = "clock";
+    type Args = serde_json::Value;
+    type Output = String;
+    type Error = std::convert::Infallible;
+
+    fn description(&self) -> &str {
+        "The time."
+    }
+
+    async fn call(&self, _: serde_json::Value, _: &agentix::Turn) -> Result<String, Self::Error> {
+        Ok("noon".to_owned())
+    }
 }
