@@ -136,10 +136,15 @@ const MIGRATIONS: &[(i64, &[&str])] = &[(1, V1), (2, V2)];
 /// Brings the store's schema to [`SCHEMA_VERSION`], in one transaction per migration; refuses
 /// a store whose version is newer than this crate's.
 pub(crate) async fn migrate(pool: &AnyPool, dialect: Dialect) -> Result<(), StoreError> {
-    sqlx::query("CREATE TABLE IF NOT EXISTS agentix_schema (version BIGINT NOT NULL)")
-        .execute(pool)
-        .await?;
+    // Workers opening one store at once migrate it once: the first holds the lock (SQLite's
+    // `BEGIN IMMEDIATE`, PostgreSQL's advisory lock), the others then find it migrated.
     let mut transaction = dialect.begin(pool).await?;
+    if dialect == Dialect::Postgres {
+        sqlx::query("SELECT pg_advisory_xact_lock(7375830561) ").execute(&mut *transaction).await?;
+    }
+    sqlx::query("CREATE TABLE IF NOT EXISTS agentix_schema (version BIGINT NOT NULL)")
+        .execute(&mut *transaction)
+        .await?;
     let found: Option<i64> = sqlx::query_scalar("SELECT MAX(version) FROM agentix_schema")
         .fetch_one(&mut *transaction)
         .await?;

@@ -378,3 +378,33 @@ async fn a_committer_that_panics_fails_the_turn_naming_it_inside_the_loop_and_at
         assert_eq!(model.calls(), usize::from(at == 3));
     }
 }
+
+/// Workers opening one new store at once: it is migrated once, and every worker opens it.
+async fn many_open_a_new_store_at_once(url: &str) {
+    let mut opens = tokio::task::JoinSet::new();
+    for _ in 0..8 {
+        let url = url.to_owned();
+        opens.spawn(async move { Store::open(&url).await.map(drop) });
+    }
+    while let Some(opened) = opens.join_next().await {
+        opened.unwrap().unwrap();
+    }
+    let pool = raw(url).await;
+    let versions: Vec<i64> =
+        sqlx::query_scalar("SELECT version FROM agentix_schema ORDER BY version")
+            .fetch_all(&pool)
+            .await
+            .unwrap();
+    assert_eq!(versions, (1..=SCHEMA_VERSION).collect::<Vec<_>>(), "each migration once");
+}
+
+#[tokio::test]
+async fn workers_opening_a_new_store_at_once_migrate_it_once_over_sqlite() {
+    let dir = support::TempDir::new("new-store");
+    many_open_a_new_store_at_once(&format!("sqlite://{}", dir.0.join("store.db").display())).await;
+}
+
+#[tokio::test]
+async fn workers_opening_a_new_store_at_once_migrate_it_once_over_postgres() {
+    many_open_a_new_store_at_once(&support::postgres_database("new_store")).await;
+}

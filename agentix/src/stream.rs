@@ -62,28 +62,54 @@ pub enum StreamEvent {
 
 /// A stream of what `$queue` (a fresh [`Queue`], bound to that name) collects while the
 /// future `$run` (which observes into it) runs, ending when the future does: how a turn and a
-/// session stream the same loop they run.
+/// session stream the same loop they run. A turn refused before it opened (an invalid message,
+/// a conversation waiting for an approval) reports no end: its stream still ends with
+/// [`StreamEvent::Finished`], from the future's outcome.
 macro_rules! stream_while {
     (|$queue:ident| $run:expr) => {
         async_stream::stream! {
             let $queue = $crate::stream::Queue::default();
             let mut run = std::pin::pin!($run);
+            let mut reported = false;
             loop {
-                let finished = std::future::poll_fn(|cx| match run.as_mut().poll(cx) {
-                    std::task::Poll::Ready(_) => std::task::Poll::Ready(true),
-                    std::task::Poll::Pending if !$queue.is_empty() => std::task::Poll::Ready(false),
+                let done = std::future::poll_fn(|cx| match run.as_mut().poll(cx) {
+                    std::task::Poll::Ready(output) => std::task::Poll::Ready(Some(output)),
+                    std::task::Poll::Pending if !$queue.is_empty() => std::task::Poll::Ready(None),
                     std::task::Poll::Pending => std::task::Poll::Pending,
                 })
                 .await;
                 while let Some(event) = $queue.pop() {
+                    reported |= matches!(event, $crate::stream::StreamEvent::Finished(_));
                     yield event;
                 }
-                if finished {
+                if let Some(output) = done {
+                    if !reported && let Some(last) = $crate::stream::Ending::unreported(output) {
+                        yield last;
+                    }
                     break;
                 }
             }
         }
     };
+}
+
+/// What a streamed run's output says at its end if the run did not report it.
+pub(crate) trait Ending {
+    fn unreported(self) -> Option<StreamEvent>;
+}
+
+/// A turn's outcome: its `Finished`.
+impl Ending for Outcome {
+    fn unreported(self) -> Option<StreamEvent> {
+        Some(StreamEvent::Finished(self))
+    }
+}
+
+/// A session's run always reports its end (`RunEnded`).
+impl Ending for Result<Vec<crate::session::TaskReport>, crate::Error> {
+    fn unreported(self) -> Option<StreamEvent> {
+        None
+    }
 }
 
 /// Collects a turn's observations for the stream to hand out.

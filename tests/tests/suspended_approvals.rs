@@ -356,3 +356,155 @@ fn kind(entry: &Entry) -> &'static str {
         _ => "other",
     }
 }
+
+/// Injects a transient note at `pre`: it lives only in this turn's requests.
+struct Note;
+
+impl agentix::on::Pre for Note {
+    async fn pre(&self, turn: &mut Turn) -> Verdict<agentix::event::Pre> {
+        turn.inject("a note for this turn only");
+        Verdict::Continue
+    }
+}
+
+#[tokio::test]
+async fn a_turn_suspended_in_a_later_step_resumes_with_its_counters_and_injections() {
+    // Step 0 looks up Oslo; step 1 asks for Tromsø, which waits; then the answer.
+    let model = ScriptedModel::new()
+        .tool_call("get_weather", json!({ "city": "Oslo" }))
+        .tool_call("get_weather", json!({ "city": "Tromsø" }))
+        .text("Both sunny.");
+    let meter = Meter::default();
+    let agent = Agent::builder(&model)
+        .tool(Weather::default())
+        .hook(AskFor(&["Tromsø"]))
+        .hook(Note)
+        .hook::<_, BeforeModel, _>(meter.clone())
+        .approver(|_: ToolCall, _| async { Approval::Suspend })
+        .build();
+    let mut conversation = Conversation::new();
+    let _ = agent.run(&mut conversation, "weather?").await;
+    let stored = serde_json::to_string(&conversation).unwrap();
+    let mut revived: Conversation = serde_json::from_str(&stored).unwrap();
+    let reply = agent.resume(&mut revived, Approval::Approve).await.unwrap();
+    assert_eq!(reply.joined_text(), "Both sunny.");
+    assert_eq!(*meter.steps.lock().unwrap(), [0, 1, 2], "the resumed turn's next step is 2");
+    let last = model.requests().pop().unwrap();
+    let texts: Vec<String> =
+        last.messages.iter().map(|message| message.text().into_owned()).collect();
+    assert!(texts.iter().any(|text| text.contains("a note for this turn only")), "{texts:#?}");
+
+    // The same, bounded at two steps: the resumed step is the turn's second, its last.
+    let model = ScriptedModel::new()
+        .tool_call("get_weather", json!({ "city": "Oslo" }))
+        .tool_call("get_weather", json!({ "city": "Tromsø" }))
+        .text("unreachable");
+    let agent = Agent::builder(&model)
+        .tool(Weather::default())
+        .hook(AskFor(&["Tromsø"]))
+        .approver(|_: ToolCall, _| async { Approval::Suspend })
+        .build();
+    let mut conversation = Conversation::new();
+    conversation.config_mut().max_steps = 2;
+    let _ = agent.run(&mut conversation, "weather?").await;
+    let outcome = agent.resume(&mut conversation, Approval::Approve).await;
+    assert_eq!(outcome, Err(Error::StepLimit { limit: 2 }));
+    assert_eq!(model.calls(), 2);
+}
+
+#[tokio::test]
+async fn streams_refused_before_the_turn_opens_still_finish() {
+    let setup = setup();
+    let agent = agent!(setup, &["Tromsø"]);
+    let mut conversation = Conversation::new();
+    let nothing: Vec<StreamEvent> =
+        agent.resume_stream(&mut conversation, Approval::Approve).collect().await;
+    assert!(
+        matches!(nothing.as_slice(), [StreamEvent::Finished(Err(Error::CannotResume { .. }))]),
+        "{nothing:?}"
+    );
+    let _ = agent.run(&mut conversation, "weather?").await;
+    let refused: Vec<StreamEvent> = agent.run_stream(&mut conversation, "again").collect().await;
+    assert!(
+        matches!(refused.as_slice(), [StreamEvent::Finished(Err(Error::AwaitingApproval { .. }))]),
+        "{refused:?}"
+    );
+}
+
+/// Commits nowhere, recording how long the log was at each commit; the commit of a log that
+/// ends suspended never returns when `hang` is set.
+#[derive(Default)]
+struct Recording {
+    lengths: Mutex<Vec<usize>>,
+    hang: bool,
+}
+
+impl agentix::Commit for Recording {
+    async fn commit(&self, conversation: &Conversation) -> Result<(), agentix::CommitError> {
+        self.lengths.lock().unwrap().push(conversation.log().len());
+        if self.hang && conversation.pending_approval().is_some() {
+            std::future::pending::<()>().await;
+        }
+        Ok(())
+    }
+}
+
+#[tokio::test]
+async fn a_streamed_suspension_finishes_after_its_commit() {
+    let setup = setup();
+    let agent = agent!(setup, &["Tromsø"]);
+    let mut conversation = Conversation::new();
+    let committer = Recording::default();
+    let mut stream =
+        std::pin::pin!(agent.run_stream_committing(&mut conversation, "weather?", &committer));
+    while let Some(event) = stream.next().await {
+        if let StreamEvent::Finished(outcome) = event {
+            assert_eq!(waiting_on(&outcome).2, "Tromsø is far");
+            // The suspended step is committed before the stream says the run ended.
+            assert_eq!(committer.lengths.lock().unwrap().last(), Some(&2));
+            break;
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_run_dropped_while_its_suspension_commits_leaves_the_log_suspended() {
+    let setup = setup();
+    let agent = agent!(setup, &["Tromsø"]);
+    let mut conversation = Conversation::new();
+    let committer = Recording { hang: true, ..Recording::default() };
+    let run = agent.run_committing(&mut conversation, "weather?", &committer);
+    let cut = tokio::time::timeout(std::time::Duration::from_millis(50), run).await;
+    assert!(cut.is_err(), "the commit hangs: the run is dropped");
+    conversation.validate().unwrap();
+    assert!(conversation.pending_approval().is_some(), "{:#?}", conversation.log());
+    agent.resume(&mut conversation, Approval::Approve).await.unwrap();
+}
+
+#[tokio::test]
+async fn a_resumption_must_be_followed_by_its_step_and_the_waiting_call_must_be_the_messages() {
+    let setup = setup();
+    let mut conversation = Conversation::new();
+    let agent = agent!(setup, &["Tromsø"]);
+    let _ = agent.run(&mut conversation, "weather?").await;
+    let log = conversation.log().to_vec();
+    let problem = |log: Vec<Entry>| {
+        Conversation::from_parts(agentix::Config::default(), log, 1, agentix::Scope::default())
+            .unwrap_err()
+            .to_string()
+    };
+    let mut ends_resumed = log.clone();
+    ends_resumed
+        .push(Entry::Resumed { turn: agentix::TurnRef(1), approval: Box::new(Approval::Approve) });
+    assert_eq!(
+        problem(ends_resumed),
+        "log entry 2: turn 1 was resumed by the entry before, and this is not the step it resumed"
+    );
+    let mut differs = log.clone();
+    let Entry::Suspended { suspension, .. } = &mut differs[1] else { panic!() };
+    suspension.pending.call.arguments = json!({ "city": "Oslo" });
+    assert_eq!(
+        problem(differs),
+        "log entry 1: the suspended step's waiting call `call_2` differs from the call its message holds"
+    );
+}

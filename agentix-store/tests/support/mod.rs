@@ -42,6 +42,12 @@ pub async fn sqlite(name: &str) -> (Store, String, TempDir) {
 
 /// A PostgreSQL store in a database of its own, created for the test.
 pub async fn postgres(name: &str) -> (Store, String) {
+    let url = postgres_database(name);
+    (Store::open(&url).await.unwrap(), url)
+}
+
+/// A new, empty PostgreSQL database for the test: its URL.
+pub fn postgres_database(name: &str) -> String {
     static COUNT: AtomicU32 = AtomicU32::new(0);
     let server = server();
     let database = format!(
@@ -60,8 +66,7 @@ pub async fn postgres(name: &str) -> (Store, String) {
         .status()
         .expect("psql runs");
     assert!(status.success(), "CREATE DATABASE {database}");
-    let url = format!("{server}/{database}");
-    (Store::open(&url).await.unwrap(), url)
+    format!("{server}/{database}")
 }
 
 /// The server's URL without a database: `postgres://agentix@127.0.0.1:PORT`.

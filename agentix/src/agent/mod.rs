@@ -331,16 +331,22 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
             Post,
             post / post_in_place(&mut outcome)
         );
-        after_post(post_flow, &mut outcome, turn, observer);
-        if let (Ok(_), Err(error)) = (&outcome, observer.failed()) {
-            // The observer panicked at `post`, or at hearing that the turn ended.
-            record(turn, &error);
-            outcome = Err(error);
-        }
+        after_post(post_flow, &mut outcome, turn);
+        // The observer panicked at `post`.
+        observer_failed(&mut outcome, turn, observer);
         // The turn's end: what `post` produced, or the record of how the turn failed.
         if K::COMMITS
             && let (Ok(_), Err(error)) = (&outcome, commit_end(committer, turn).await)
         {
+            outcome = Err(error);
+        }
+        // Told once the turn is committed: a stream's `Finished` comes after its last commit.
+        observer.observe(&Observation::TurnEnded { turn: turn.turn_ref(), outcome: &outcome });
+        if observer_failed(&mut outcome, turn, observer)
+            && K::COMMITS
+            && let Err(error) = commit_end(committer, turn).await
+        {
+            // The observer panicked at hearing that the turn ended: the log says so too.
             outcome = Err(error);
         }
         turn.finish();
@@ -393,14 +399,32 @@ async fn suspended<K: Commit>(
     observer: &impl Observer,
     committer: &K,
 ) -> Outcome {
-    observer.observe(&Observation::TurnEnded { turn: turn.turn_ref(), outcome: &outcome });
+    // Ended here: a drop while the step commits leaves the log as it is, suspended.
+    turn.finish();
     if K::COMMITS
         && let Err(error) = commit_end(committer, turn).await
     {
         outcome = Err(error);
     }
-    turn.finish();
+    observer.observe(&Observation::TurnEnded { turn: turn.turn_ref(), outcome: &outcome });
     outcome
+}
+
+/// Whether the observer panicked while the turn was still going well: the turn then ends with
+/// its error, recorded in the log.
+fn observer_failed(
+    outcome: &mut Outcome,
+    turn: &mut Turn,
+    observer: &Watched<'_, impl Observer>,
+) -> bool {
+    match (&*outcome, observer.failed()) {
+        (Ok(_), Err(error)) => {
+            record(turn, &error);
+            *outcome = Err(error);
+            true
+        }
+        _ => false,
+    }
 }
 
 /// The error of a turn that waits on `pending`.
@@ -456,12 +480,7 @@ fn before_post(outcome: &Outcome, turn: &mut Turn) {
 
 /// Commits what durable `post` hooks produced and folds a `post` hook's halt or panic into the
 /// outcome: it ends a completed turn; after a failure, the failure stays the cause.
-fn after_post(
-    post_flow: Flow<crate::event::Post>,
-    outcome: &mut Outcome,
-    turn: &mut Turn,
-    observer: &impl Observer,
-) {
+fn after_post(post_flow: Flow<crate::event::Post>, outcome: &mut Outcome, turn: &mut Turn) {
     turn.commit_durable(EventKind::Post);
     let post_error = match post_flow {
         Flow::Continue => None,
@@ -474,7 +493,6 @@ fn after_post(
             *outcome = Err(error);
         }
     }
-    observer.observe(&Observation::TurnEnded { turn: turn.turn_ref(), outcome });
 }
 
 fn fire<O: Observer>(observer: &O, turn: &Turn, event: EventKind) {

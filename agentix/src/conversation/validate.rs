@@ -83,6 +83,17 @@ pub enum LogProblem {
     /// A resumption that follows no suspended step of its turn, or that answers with
     /// [`Approval::Suspend`](crate::Approval::Suspend), which answers nothing.
     ResumedWithoutSuspension,
+    /// A resumption not followed by the step it resumed (that step whole, or suspended again).
+    ResumedStepMissing {
+        /// The turn.
+        turn: TurnRef,
+    },
+    /// A suspended step whose waiting call, as shown to the person, is not the call in its
+    /// message that would run.
+    WaitingCallDiffers {
+        /// The call's id.
+        id: String,
+    },
     /// A summary whose end is not the start of a turn (its own, or an earlier one) past the
     /// end of the summary before it.
     SummaryOutOfPlace {
@@ -137,6 +148,14 @@ impl fmt::Display for LogProblem {
             LogProblem::NotResumed { turn } => {
                 write!(f, "{turn} was suspended by the entry before, and this does not resume it")
             }
+            LogProblem::ResumedStepMissing { turn } => write!(
+                f,
+                "{turn} was resumed by the entry before, and this is not the step it resumed"
+            ),
+            LogProblem::WaitingCallDiffers { id } => write!(
+                f,
+                "the suspended step's waiting call `{id}` differs from the call its message holds"
+            ),
             LogProblem::ResumedWithoutSuspension => f.write_str(
                 "a resumption that follows no suspended step, or that answers by suspending again",
             ),
@@ -167,6 +186,8 @@ pub(crate) fn validate_log(log: &[Entry], counter: u64) -> Result<(), InvalidLog
     let mut waiting: Option<Vec<&ToolCall>> = None;
     // The turn the entry before suspended, if it was a suspended step.
     let mut suspended: Option<TurnRef> = None;
+    // The turn the entry before resumed, if it was a resumption.
+    let mut resumed: Option<TurnRef> = None;
     // Where the latest summary's entries end.
     let mut summarized = 0;
     for (index, entry) in log.iter().enumerate() {
@@ -191,6 +212,16 @@ pub(crate) fn validate_log(log: &[Entry], counter: u64) -> Result<(), InvalidLog
         }
         current = Some(turn);
 
+        if let Some(turn) = resumed.take() {
+            let goes_on = matches!(entry, Entry::Assistant { turn: step, .. }
+                | Entry::Suspended { turn: step, .. } if *step == turn);
+            if !goes_on {
+                return invalid(LogProblem::ResumedStepMissing { turn });
+            }
+        }
+        if let Entry::Resumed { turn, .. } = entry {
+            resumed = Some(*turn);
+        }
         match (suspended.take(), entry) {
             (Some(turn), Entry::Resumed { turn: resumed, approval })
                 if *resumed == turn && !matches!(**approval, Approval::Suspend) => {}
@@ -238,6 +269,12 @@ pub(crate) fn validate_log(log: &[Entry], counter: u64) -> Result<(), InvalidLog
             waiting = (!calls.is_empty()).then_some(calls);
         }
     }
+    if let Some(turn) = resumed {
+        return Err(InvalidLog {
+            index: log.len() - 1,
+            problem: LogProblem::ResumedStepMissing { turn },
+        });
+    }
     match waiting {
         Some(calls) => Err(InvalidLog {
             index: log.len() - 1,
@@ -266,7 +303,10 @@ fn check_suspension(suspension: &Suspension) -> Result<(), LogProblem> {
         });
     }
     match calls.get(results.len()) {
-        Some(next) if next.id == pending.call.id => Ok(()),
+        Some(next) if **next == pending.call => Ok(()),
+        Some(next) if next.id == pending.call.id => {
+            Err(LogProblem::WaitingCallDiffers { id: next.id.clone() })
+        }
         next => Err(LogProblem::WaitingCallMismatch {
             next: next.map(|call| call.id.clone()),
             waiting: pending.call.id.clone(),
