@@ -22,9 +22,9 @@ pub struct WaitingApproval {
 }
 
 impl Store {
-    /// Every tool call waiting for an answer, in every conversation, oldest conversation id
-    /// first. A conversation's approval is listed from the commit that suspended its turn until
-    /// the commit that resumed it.
+    /// Every tool call waiting for an answer, in every conversation, ordered by conversation
+    /// id (in the database's order for text) and position. A conversation's approval is listed
+    /// from the commit that suspended its turn until the commit that resumed it.
     pub async fn pending_approvals(&self) -> Result<Vec<WaitingApproval>, StoreError> {
         let rows = sqlx::query(
             "SELECT conversation_id, seq, turn, call, hook, reason FROM approvals \

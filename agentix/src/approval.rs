@@ -52,7 +52,8 @@ pub enum Approval {
     /// [`Error::AwaitingApproval`](crate::Error::AwaitingApproval), and
     /// [`Agent::resume`](crate::Agent::resume) goes on from the call with the person's answer.
     /// `post` runs once, when the resumed turn ends. A session's task cannot wait across runs:
-    /// there, this answer rejects the call.
+    /// there, this answer rejects the call (observers hear the approver's `Suspend`, then the
+    /// call's rejection).
     Suspend,
 }
 

@@ -23,7 +23,10 @@
 //! With a store, each turn loads the conversation, commits each step as it runs, and a server
 //! that restarts serves the conversations it served before. Two servers sharing a PostgreSQL
 //! store never interleave turns on one log: the turn that commits second gets
-//! `409 conflict`. A store that fails is `500 store_failed`.
+//! `409 conflict`. A store that fails, at a load or at a turn's commit, is `500 store_failed`;
+//! a conversation whose turn waits for a person's approval (an agent whose approver suspends,
+//! here or in another process sharing the store) is `409 awaiting_approval` until it is
+//! resumed — this example serves no route to answer it.
 
 use std::collections::HashMap;
 use std::convert::Infallible;
@@ -225,11 +228,20 @@ where
         let mut conversation = Arc::clone(&slot.conversation).lock_owned().await;
         let mut version = None;
         if let Some(store) = &self.store {
-            let stored = store.load(id).await.map_err(ApiError::Store)?;
+            let stored = store.load(id).await.map_err(|error| self.forget_unknown(id, error))?;
             *conversation = stored.conversation;
             version = Some(stored.version);
         }
         Ok(Claim { conversation, version, _running: running })
+    }
+
+    /// A store's error; an id the store does not know keeps no slot (a client asking for
+    /// made-up ids must not grow the map).
+    fn forget_unknown(&self, id: &str, error: StoreError) -> ApiError {
+        if matches!(error, StoreError::NotFound { .. }) {
+            lock(&self.conversations).remove(id);
+        }
+        ApiError::Store(error)
     }
 
     /// The conversation as JSON; while a turn runs on it, its log is not settled: 409.
@@ -240,7 +252,7 @@ where
             return Err(running());
         }
         if let Some(store) = &self.store {
-            let stored = store.load(id).await.map_err(ApiError::Store)?;
+            let stored = store.load(id).await.map_err(|error| self.forget_unknown(id, error))?;
             return Ok(Json(&stored.conversation).into_response());
         }
         let conversation = slot.conversation.try_lock().map_err(|_| running())?;
@@ -412,6 +424,7 @@ impl ApiError {
             ApiError::Turn { error: Error::Commit(error), .. } if error.conflict => {
                 StatusCode::CONFLICT
             }
+            ApiError::Turn { error: Error::AwaitingApproval { .. }, .. } => StatusCode::CONFLICT,
             ApiError::Turn { error: Error::Halted { .. }, .. } => StatusCode::UNPROCESSABLE_ENTITY,
             ApiError::Turn { error: Error::Model(_), .. } => StatusCode::BAD_GATEWAY,
             ApiError::Turn { error: Error::TurnTimedOut { .. }, .. } => StatusCode::GATEWAY_TIMEOUT,
@@ -433,6 +446,8 @@ impl ApiError {
             ApiError::Turn { turn, error } => {
                 let code = match error {
                     Error::Commit(error) if error.conflict => "conflict",
+                    Error::Commit(_) => "store_failed",
+                    Error::AwaitingApproval { .. } => "awaiting_approval",
                     Error::Halted { .. } => "halted",
                     Error::Model(_) => "model_failed",
                     Error::TurnTimedOut { .. } => "turn_timed_out",

@@ -362,3 +362,41 @@ async fn two_servers_on_one_store_never_interleave_a_conversation() {
     );
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+/// Every call needs a person's yes.
+#[hook(before_tool)]
+async fn ask_a_person(
+    _call: &mut agentix::ToolCall,
+    _turn: &mut Turn,
+) -> Verdict<agentix::event::BeforeTool> {
+    Verdict::escalate("a person decides")
+}
+
+#[tokio::test]
+async fn a_stored_conversation_waiting_for_approval_is_409_until_resumed() {
+    let (store, dir) = sqlite_store("waiting").await;
+    let agent = Agent::builder(DemoModel::default())
+        .tool(GetWeather)
+        .hook(ask_a_person)
+        .approver(|_: agentix::ToolCall, _| async { agentix::Approval::Suspend })
+        .build();
+    let client = client();
+    let base = serve(router_with_store(agent, store.clone())).await;
+    let id = create(&client, &base).await;
+    let (status, body) = send(&client, &base, &id, "Oslo").await;
+    assert_eq!(
+        (status, body["error"]["code"].as_str()),
+        (409, Some("awaiting_approval")),
+        "{body}"
+    );
+    let (status, body) = send(&client, &base, &id, "Bergen").await;
+    assert_eq!(
+        (status, body["error"]["code"].as_str()),
+        (409, Some("awaiting_approval")),
+        "{body}"
+    );
+    // The suspension is in the store, waiting for whoever answers it.
+    let waiting = store.pending_approvals().await.unwrap();
+    assert_eq!((waiting.len(), waiting[0].conversation.as_str()), (1, id.as_str()));
+    std::fs::remove_dir_all(dir).unwrap();
+}

@@ -172,7 +172,14 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
     /// a later call.
     ///
     /// The conversation may come from another process: a suspended turn is in its log, whole,
-    /// and a store keeps it across a restart.
+    /// and a store keeps it across a restart. Two processes answering one suspension at once
+    /// would both run the call (the second's commit then conflicts): with many workers, take
+    /// the conversation's lease first (`agentix_store::Store::lease`).
+    ///
+    /// What the resumed part is, for observers and limits: it fires no `pre` (that ran), it
+    /// reports the answer as an [`Observation::Approval`] and its end as a second
+    /// [`Observation::TurnEnded`] of the same turn (the first said it was waiting), and the
+    /// conversation's `turn_timeout` counts from the resumption.
     ///
     /// ```
     /// use agentix::{Agent, Approval, Conversation, Error, ScriptedModel, Verdict, Turn};
