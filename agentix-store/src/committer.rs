@@ -36,6 +36,9 @@ use crate::{Store, Stored, Version};
 /// request as sent, its response or error, its usage (cached tokens included) and latency are
 /// written to `model_calls` with the next commit, in its transaction — a step's calls are
 /// stored with the step, or not at all.
+///
+/// A commit whose future is dropped (a run cancelled while it committed) may have landed or
+/// not: after a dropped run, load the conversation again and take a new committer.
 #[derive(Debug)]
 pub struct Committer<'s> {
     store: &'s Store,
@@ -77,7 +80,10 @@ impl Store {
 impl Committer<'_> {
     /// This committer, committing a session's state
     /// ([`Session::run_committing`](agentix::session::Session::run_committing)) as the session
-    /// `id`; without it, a session is stored under its conversation's id.
+    /// `id`; without it, a session is stored under its conversation's id, and a later session
+    /// on that conversation replaces its record: name each one that must be kept. A session's
+    /// state is written only while the conversation is at this committer's version: a session
+    /// whose turns lost the race writes nothing over the winner's.
     pub fn in_session(mut self, id: impl Into<String>) -> Self {
         self.session = Some(id.into());
         self
@@ -114,7 +120,9 @@ impl Commit for Committer<'_> {
 
     async fn commit_session(&self, state: &SessionState) -> Result<(), CommitError> {
         let session = self.session.as_deref().unwrap_or(&self.id);
-        self.store.save_session(session, &self.id, state).await.map_err(commit_error)
+        let version = self.version();
+        let saved = self.store.save_session_at(session, &self.id, state, Some(version)).await;
+        saved.map_err(commit_error)
     }
 
     fn model_call(&self, call: &ModelCall<'_>) {

@@ -109,21 +109,7 @@ impl Store {
         .execute(&mut *transaction)
         .await?;
         if advanced.rows_affected() == 0 {
-            let found: Option<i64> = sqlx::query_scalar(sql(
-                self.dialect,
-                "SELECT version FROM conversations WHERE id = ?",
-            ))
-            .bind(id)
-            .fetch_optional(&mut *transaction)
-            .await?;
-            return Err(match found {
-                None => StoreError::NotFound { conversation: id.to_owned() },
-                Some(found) => StoreError::Conflict {
-                    conversation: id.to_owned(),
-                    expected,
-                    found: Version(found),
-                },
-            });
+            return Err(self.conflict_or_missing(&mut transaction, id, expected).await?);
         }
         let stored: Option<i64> = sqlx::query_scalar(sql(
             self.dialect,
@@ -144,6 +130,28 @@ impl Store {
         model_calls::insert(self.dialect, &mut transaction, id, calls).await?;
         transaction.commit().await?;
         Ok(Version(expected.0 + 1))
+    }
+
+    /// Why conversation `id` is not at `expected`: another writer moved it, or it is not stored.
+    pub(crate) async fn conflict_or_missing(
+        &self,
+        transaction: &mut sqlx::Transaction<'static, sqlx::Any>,
+        id: &str,
+        expected: Version,
+    ) -> Result<StoreError, StoreError> {
+        let found: Option<i64> =
+            sqlx::query_scalar(sql(self.dialect, "SELECT version FROM conversations WHERE id = ?"))
+                .bind(id)
+                .fetch_optional(&mut **transaction)
+                .await?;
+        Ok(match found {
+            None => StoreError::NotFound { conversation: id.to_owned() },
+            Some(found) => StoreError::Conflict {
+                conversation: id.to_owned(),
+                expected,
+                found: Version(found),
+            },
+        })
     }
 
     /// Loads the conversation stored under `id`, checked as a conversation read back with serde

@@ -6,7 +6,7 @@ use agentix::session::{PlanId, PlanProgress, QueuedTask, SessionState, Task, Tas
 use agentix::{CommitError, TurnRef};
 use sqlx::Row;
 
-use crate::{Store, StoreError, sql};
+use crate::{Store, StoreError, Version, sql};
 
 /// A session as the store keeps it.
 #[derive(Clone, Debug, PartialEq)]
@@ -34,8 +34,13 @@ pub struct StoredSession {
 impl StoredSession {
     /// The tasks it had not finished — the one running when it stopped, then those queued —
     /// to queue in a new session after a crash. (A task that was running may have left steps
-    /// in the conversation: it runs again from its prompt.)
+    /// in the conversation: it runs again from its prompt.) None if the session was stopped
+    /// (`stopped`): its tasks left were cancelled on purpose, whether or not the store had
+    /// heard of it when the process died.
     pub fn unfinished(&self) -> Vec<Task> {
+        if self.stopped.is_some() {
+            return Vec::new();
+        }
         self.tasks
             .iter()
             .filter(|task| matches!(task.state, TaskState::Running | TaskState::Queued))
@@ -132,7 +137,35 @@ impl Store {
         conversation: &str,
         state: &SessionState,
     ) -> Result<(), StoreError> {
+        self.save_session_at(session, conversation, state, None).await
+    }
+
+    /// [`save_session`](Store::save_session), if the conversation is still at `expected` (a
+    /// committer's): a session whose turns lost the race writes nothing over the winner's.
+    pub(crate) async fn save_session_at(
+        &self,
+        session: &str,
+        conversation: &str,
+        state: &SessionState,
+        expected: Option<Version>,
+    ) -> Result<(), StoreError> {
         let mut transaction = self.dialect.begin(&self.pool).await?;
+        if let Some(expected) = expected {
+            // Locks the conversation's row until the session is written.
+            let current = sqlx::query(sql(
+                self.dialect,
+                "UPDATE conversations SET version = version WHERE id = ? AND version = ?",
+            ))
+            .bind(conversation)
+            .bind(expected.0)
+            .execute(&mut *transaction)
+            .await?;
+            if current.rows_affected() == 0 {
+                return Err(self
+                    .conflict_or_missing(&mut transaction, conversation, expected)
+                    .await?);
+            }
+        }
         sqlx::query(sql(
             self.dialect,
             "INSERT INTO sessions (id, conversation_id, status, stopped, steps, follow_ups) \

@@ -199,3 +199,90 @@ async fn a_session_killed_midway(store: Store, url: String) {
 on_both_backends! {
     a_session_killed_midway_is_finished_by_a_new_process => a_session_killed_midway;
 }
+
+on_both_backends! {
+    a_session_that_lost_the_race_writes_nothing_over_the_winners => a_session_that_lost_the_race;
+    a_boxed_agents_session_commits_its_turns_and_their_model_calls => a_boxed_agents_session;
+}
+
+/// Two sessions loaded from one version: the first runs; the second's first commit finds the
+/// version moved — it stops, its tasks cancelled, and the stored session stays the first's.
+async fn a_session_that_lost_the_race(store: Store, _url: String) {
+    store.create("c", &Conversation::new()).await.unwrap();
+    let first = store.load("c").await.unwrap();
+    let second = store.load("c").await.unwrap();
+    let model = ScriptedModel::new().text("first's answer").text("unreachable");
+    let agent = Agent::builder(&model).build();
+
+    let committer = store.committer("c", &first);
+    let mut winner = Session::builder(&agent).conversation(first.conversation).build();
+    winner.enqueue(Task::new("the winner's task")).unwrap();
+    winner.run_committing(&committer).await.unwrap();
+
+    let committer = store.committer("c", &second);
+    let mut loser = Session::builder(&agent).conversation(second.conversation).build();
+    loser.enqueue(Task::new("the loser's task")).unwrap();
+    let error = loser.run_committing(&committer).await.unwrap_err();
+    assert!(matches!(&error, agentix::Error::Commit(commit) if commit.conflict), "{error}");
+    let report = &loser.state().completed()[0];
+    assert_eq!(report.status, TaskStatus::Cancelled);
+    assert_eq!(model.calls(), 1, "the loser's task never reached the model");
+
+    let saved = store.load_session("c").await.unwrap();
+    let prompts: Vec<&str> = saved.tasks.iter().map(|task| task.task.prompt.as_str()).collect();
+    assert_eq!(prompts, ["the winner's task"]);
+    assert_eq!(saved.tasks[0].state, TaskState::Ended(TaskStatus::Success));
+    assert!(saved.ended && saved.stopped.is_none());
+    let log = store.load("c").await.unwrap().conversation.log().to_vec();
+    assert_eq!(log.len(), 2, "{log:#?}");
+}
+
+/// A session on a boxed agent commits as one on a typed agent: each turn's steps and the model
+/// calls they made.
+async fn a_boxed_agents_session(store: Store, _url: String) {
+    store.create("c", &Conversation::new()).await.unwrap();
+    let agent = Agent::builder(ScriptedModel::new().text("one").text("two")).build().boxed();
+    let stored = store.load("c").await.unwrap();
+    let committer = store.committer("c", &stored).in_session("boxed");
+    let mut session = Session::builder(&agent).conversation(stored.conversation).build();
+    session.enqueue(Task::new("first")).unwrap();
+    session.enqueue(Task::new("second")).unwrap();
+    session.run_committing(&committer).await.unwrap();
+    assert_eq!(store.load("c").await.unwrap().conversation.log(), session.conversation().log());
+    let calls = store.model_calls("c").await.unwrap();
+    assert_eq!(calls.len(), 2);
+    assert_eq!(calls[1].response.as_ref().unwrap()["content"][0]["text"], "two");
+    assert!(store.load_session("boxed").await.unwrap().ended);
+}
+
+#[tokio::test]
+async fn a_session_on_a_conversation_waiting_for_an_approval_stops() {
+    let model = ScriptedModel::new().tool_call("clock", serde_json::json!({})).text("noon");
+    let agent = Agent::builder(&model)
+        .tool(support::Clock)
+        .hook(AskAlways)
+        .approver(|_: agentix::ToolCall, _| async { agentix::Approval::Suspend })
+        .build();
+    let mut conversation = Conversation::new();
+    let _ = agent.run(&mut conversation, "time?").await;
+    let mut session = Session::builder(&agent).conversation(conversation).build();
+    session.enqueue(Task::new("later")).unwrap();
+    let error = session.run().await.unwrap_err();
+    assert!(matches!(error, agentix::Error::AwaitingApproval { .. }), "{error}");
+    let report = &session.state().completed()[0];
+    assert_eq!((report.status, report.turn), (TaskStatus::Cancelled, None));
+    assert_eq!(model.calls(), 1);
+}
+
+/// Every call needs a person's yes.
+struct AskAlways;
+
+impl agentix::on::BeforeTool for AskAlways {
+    async fn before_tool(
+        &self,
+        _: &mut agentix::ToolCall,
+        _: &mut agentix::Turn,
+    ) -> Verdict<agentix::event::BeforeTool> {
+        Verdict::escalate("a person decides")
+    }
+}

@@ -15,7 +15,9 @@ use crate::session::SessionState;
 /// [`Agent::run_committing`](crate::Agent::run_committing) calls it at each; a turn run
 /// without one pays nothing for it.
 ///
-/// A commit that fails ends the turn with [`Error::Commit`](crate::Error::Commit): the
+/// A commit that fails ends the turn with [`Error::Commit`](crate::Error::Commit) — whatever
+/// else ended it, the store being behind is what the caller must act on — or, if the committer
+/// panicked, [`Error::ComponentPanicked`](crate::Error::ComponentPanicked) naming it: the
 /// conversation in memory then holds more than the store, and the caller loads it again.
 pub trait Commit: Sync {
     /// Whether there is anything to commit to: the loop skips the calls at compile time

@@ -145,7 +145,9 @@ pub enum Observation<'a> {
     },
     /// Something happened in a session, beside its turns.
     Session(&'a crate::session::SessionEvent),
-    /// The turn ended; `post` hooks have run.
+    /// The turn's run ended, its last step committed (with a committer): it ended, `post`
+    /// hooks have run — or it stopped to wait for an approval (`Error::AwaitingApproval`,
+    /// `post` not yet run), and its resumption ends it again.
     TurnEnded {
         /// The turn.
         turn: TurnRef,

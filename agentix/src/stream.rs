@@ -51,7 +51,10 @@ pub enum StreamEvent {
     },
     /// A tool call finished, with the result the model will read.
     ToolResult(ToolResult),
-    /// The turn ended; `post` hooks have run. Always the last event.
+    /// The turn's run ended, as [`Observation::TurnEnded`](crate::Observation::TurnEnded)
+    /// says (after its last commit; `post` has run unless the turn waits for an approval); a
+    /// turn refused before it opened finishes with its error. The last event of a turn's
+    /// stream; in a session's stream, the session's events follow each task's.
     Finished(Outcome),
     /// Something happened in a session, beside its turns: a session's streamed run yields
     /// these between its tasks' turns, and ends with [`SessionEvent::RunEnded`].

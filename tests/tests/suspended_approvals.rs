@@ -441,6 +441,8 @@ struct Recording {
 
 impl agentix::Commit for Recording {
     async fn commit(&self, conversation: &Conversation) -> Result<(), agentix::CommitError> {
+        // A commit takes time, as a database's does: the run is pending meanwhile.
+        tokio::task::yield_now().await;
         self.lengths.lock().unwrap().push(conversation.log().len());
         if self.hang && conversation.pending_approval().is_some() {
             std::future::pending::<()>().await;
@@ -507,4 +509,24 @@ async fn a_resumption_must_be_followed_by_its_step_and_the_waiting_call_must_be_
         problem(differs),
         "log entry 1: the suspended step's waiting call `call_2` differs from the call its message holds"
     );
+}
+
+#[tokio::test]
+async fn a_boxed_agent_suspends_and_resumes() {
+    let setup = setup();
+    let agent = Agent::builder(three_cities())
+        .tool(Weather { calls: setup.weather.clone() })
+        .hook(AskFor(&["Tromsø"]))
+        .approver(|_: ToolCall, _| async { Approval::Suspend })
+        .build()
+        .boxed();
+    let mut conversation = Conversation::new();
+    let committer = Recording::default();
+    let outcome = agent.run_committing(&mut conversation, "weather?", &committer).await;
+    assert_eq!(waiting_on(&outcome).2, "Tromsø is far");
+    assert_eq!(committer.lengths.lock().unwrap().last(), Some(&2), "the suspension committed");
+    let reply = agent.resume_committing(&mut conversation, Approval::Approve, &committer).await;
+    assert_eq!(reply.unwrap().joined_text(), "Sunny everywhere.");
+    assert_eq!(committer.lengths.lock().unwrap().last(), Some(&6));
+    assert_eq!(cities(&setup.weather), ["Oslo", "Tromsø", "Bergen"]);
 }

@@ -6,7 +6,7 @@ use std::pin::Pin;
 use futures::Stream;
 
 use crate::Outcome;
-use crate::approval::Approver;
+use crate::approval::{Approval, Approver};
 use crate::commit::{Commit, CommitError, ModelCall};
 use crate::conversation::Conversation;
 use crate::event::TurnStart;
@@ -34,8 +34,8 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
     }
 }
 
-/// An [`Agent`] with its type erased: every way of running a turn that `Agent` has, behind one
-/// type.
+/// An [`Agent`] with its type erased: a turn run, observed, streamed, committed, or resumed,
+/// behind one type.
 ///
 /// ```
 /// use std::collections::HashMap;
@@ -76,6 +76,36 @@ impl BoxedAgent {
         observer: &'a O,
     ) -> impl Future<Output = Outcome> + Send + 'a {
         self.agent.run_observed(conversation, message.into(), observer, O::STREAMS, None)
+    }
+
+    /// Runs one turn, committing each step; see [`Agent::run_committing`]. The committer is
+    /// called through a reference to `dyn`: one allocation per commit.
+    pub fn run_committing<'a, K: Commit>(
+        &'a self,
+        conversation: &'a mut Conversation,
+        message: impl Into<Message>,
+        committer: &'a K,
+    ) -> impl Future<Output = Outcome> + Send + 'a {
+        self.agent.run_committing(conversation, message.into(), committer)
+    }
+
+    /// Goes on with a suspended turn; see [`Agent::resume`].
+    pub fn resume<'a>(
+        &'a self,
+        conversation: &'a mut Conversation,
+        approval: Approval,
+    ) -> impl Future<Output = Outcome> + Send + 'a {
+        self.agent.resume(conversation, approval, None)
+    }
+
+    /// Goes on with a suspended turn, committing each step; see [`Agent::resume_committing`].
+    pub fn resume_committing<'a, K: Commit>(
+        &'a self,
+        conversation: &'a mut Conversation,
+        approval: Approval,
+        committer: &'a K,
+    ) -> impl Future<Output = Outcome> + Send + 'a {
+        self.agent.resume(conversation, approval, Some(committer))
     }
 
     /// Runs one turn, streamed; see [`Agent::run_stream`].
@@ -120,6 +150,20 @@ trait DynAgent: Send + Sync {
         conversation: &'a mut Conversation,
         message: Message,
     ) -> BoxStream<'a, StreamEvent>;
+
+    fn run_committing<'a>(
+        &'a self,
+        conversation: &'a mut Conversation,
+        message: Message,
+        committer: &'a dyn CommitDyn,
+    ) -> BoxFuture<'a, Outcome>;
+
+    fn resume<'a>(
+        &'a self,
+        conversation: &'a mut Conversation,
+        approval: Approval,
+        committer: Option<&'a dyn CommitDyn>,
+    ) -> BoxFuture<'a, Outcome>;
 }
 
 impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> DynAgent
@@ -168,6 +212,35 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> DynAg
         message: Message,
     ) -> BoxStream<'a, StreamEvent> {
         Box::pin(Agent::run_stream(self, conversation, message))
+    }
+
+    fn run_committing<'a>(
+        &'a self,
+        conversation: &'a mut Conversation,
+        message: Message,
+        committer: &'a dyn CommitDyn,
+    ) -> BoxFuture<'a, Outcome> {
+        Box::pin(async move {
+            let committer = ErasedCommit(committer);
+            Agent::run_committing(self, conversation, message, &committer).await
+        })
+    }
+
+    fn resume<'a>(
+        &'a self,
+        conversation: &'a mut Conversation,
+        approval: Approval,
+        committer: Option<&'a dyn CommitDyn>,
+    ) -> BoxFuture<'a, Outcome> {
+        Box::pin(async move {
+            match committer {
+                None => Agent::resume(self, conversation, approval).await,
+                Some(committer) => {
+                    let committer = ErasedCommit(committer);
+                    Agent::resume_committing(self, conversation, approval, &committer).await
+                }
+            }
+        })
     }
 }
 

@@ -341,9 +341,12 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
         after_post(post_flow, &mut outcome, turn);
         // The observer panicked at `post`.
         observer_failed(&mut outcome, turn, observer);
-        // The turn's end: what `post` produced, or the record of how the turn failed.
+        // Ended here: a drop during the last commit records no cancellation after the end.
+        turn.finish();
+        // The turn's end: what `post` produced, or the record of how the turn failed. A failed
+        // commit is the turn's error whatever ended it: the store is behind the log.
         if K::COMMITS
-            && let (Ok(_), Err(error)) = (&outcome, commit_end(committer, turn).await)
+            && let Err(error) = commit_end(committer, turn).await
         {
             outcome = Err(error);
         }
@@ -356,7 +359,6 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
             // The observer panicked at hearing that the turn ended: the log says so too.
             outcome = Err(error);
         }
-        turn.finish();
         outcome
     }
 

@@ -317,9 +317,12 @@ impl<R: TaskRunner, S: SessionChain> Session<R, S> {
     /// [`run`](Session::run), committing through `committer`: each task's turn step by step,
     /// as [`Agent::run_committing`](crate::Agent::run_committing) commits a turn, and the
     /// session's state ([`Commit::commit_session`]) after its start, as each task starts its
-    /// turn and after it ends, when follow-up work is queued, and as it ends. A failed commit stops the session as a session
-    /// hook's failure does (the tasks left end `cancelled`, `session_end` fires), and `run`
-    /// returns [`Error::Commit`].
+    /// turn and after it ends, when follow-up work is queued, and as it ends. A failed commit —
+    /// a task's turn's or the session's — stops the session as a session hook's failure does
+    /// (the tasks left end `cancelled`, `session_end` fires), and `run` returns
+    /// [`Error::Commit`] (or [`Error::ComponentPanicked`] if the committer panicked). A session
+    /// whose end failed to commit commits it at its next run (which then says
+    /// [`Error::SessionEnded`]).
     pub fn run_committing<'a, K: Commit>(
         &'a mut self,
         committer: &'a K,
@@ -363,6 +366,11 @@ impl<R: TaskRunner, S: SessionChain> Session<R, S> {
         committer: &K,
     ) -> Result<Vec<TaskReport>, Error> {
         if self.state.ended {
+            // A run dropped (or failed) at committing the end commits it now.
+            if !self.state.end_committed {
+                self.commit_session(committer).await?;
+                self.state.end_committed = true;
+            }
             return Err(Error::SessionEnded);
         }
         if !self.state.ending {
@@ -372,7 +380,9 @@ impl<R: TaskRunner, S: SessionChain> Session<R, S> {
         emit(observer, || SessionEvent::Ended);
         let end = settle(self.hooks.session_end(&self.state, observer).await);
         self.state.ended = true;
-        let end = end.and(self.commit_session(committer).await);
+        let committed = self.commit_session(committer).await;
+        self.state.end_committed = committed.is_ok();
+        let end = end.and(committed);
         match (&self.state.stopped, end.and(observer.failed())) {
             (Some(error), _) => Err(error.clone()),
             (None, Err(error)) => Err(error),
@@ -432,6 +442,8 @@ impl<R: TaskRunner, S: SessionChain> Session<R, S> {
             }
             // The session has its cause: a hook's halt as it winds down is not another.
             self.deliver(observer).await;
+            // The store sees the tasks cancelled before `session_end` runs.
+            self.commit_and_stop_on(committer).await;
         }
     }
 
@@ -503,8 +515,16 @@ impl<R: TaskRunner, S: SessionChain> Session<R, S> {
             self.stop_on(stop.map_or(Ok(()), Err));
             return self.finish_running(observer).await;
         }
-        // The store sees the task running before its turn starts.
-        if let Err(error) = self.commit_session(committer).await {
+        // The store sees the task running before its turn starts. A conversation waiting for
+        // an approval (a turn run on it outside the session suspended) opens no turn: the
+        // session stops, rather than fail each task in turn.
+        let waiting = self.conversation.pending_approval();
+        let waiting = waiting.map(|(turn, pending)| Error::AwaitingApproval {
+            turn,
+            pending: Box::new(pending.clone()),
+        });
+        let ready = waiting.map_or(Ok(()), Err);
+        if let Err(error) = ready.and(self.commit_session(committer).await) {
             let running = self.state.running.as_mut().expect("the task is running");
             running.ended = Some(Ended::cancelled(error.to_string(), None));
             self.stop_on(Err(error));

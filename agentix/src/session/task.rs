@@ -302,6 +302,8 @@ pub struct SessionState {
     pub(crate) ending: bool,
     /// Whether `session_end`'s hooks ran to their end.
     pub(crate) ended: bool,
+    /// Whether the committer (if the run commits) has committed the session's end.
+    pub(crate) end_committed: bool,
 }
 
 impl SessionState {
