@@ -482,24 +482,62 @@ fn poll_guarded<F: std::future::Future>(
     }
 }
 
-/// Durations in the log and the config, as whole milliseconds: readable, and exact for every
-/// timeout worth setting.
+/// Durations in the log and the config, in milliseconds: a number when whole (readable, and
+/// every timeout worth setting is), else the text `"MS.NNNNNN"` (the nanoseconds past the last
+/// millisecond), so that every duration reads back exactly.
 mod millis {
+    use std::fmt;
     use std::time::Duration;
 
-    use serde::{Deserialize, Deserializer, Serializer};
+    use serde::de::{self, Visitor};
+    use serde::{Deserializer, Serializer};
 
     pub(crate) fn serialize<S: Serializer>(
         duration: &Duration,
         serializer: S,
     ) -> Result<S::Ok, S::Error> {
-        serializer.serialize_u64(u64::try_from(duration.as_millis()).unwrap_or(u64::MAX))
+        let millis = u64::try_from(duration.as_millis()).unwrap_or(u64::MAX);
+        match duration.subsec_nanos() % 1_000_000 {
+            0 => serializer.serialize_u64(millis),
+            nanos => serializer.collect_str(&format_args!("{millis}.{nanos:06}")),
+        }
     }
 
     pub(crate) fn deserialize<'de, D: Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Duration, D::Error> {
-        u64::deserialize(deserializer).map(Duration::from_millis)
+        deserializer.deserialize_any(Millis)
+    }
+
+    struct Millis;
+
+    impl Visitor<'_> for Millis {
+        type Value = Duration;
+
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("milliseconds: a whole number, or \"MS.NNNNNN\"")
+        }
+
+        fn visit_u64<E: de::Error>(self, millis: u64) -> Result<Duration, E> {
+            Ok(Duration::from_millis(millis))
+        }
+
+        fn visit_i64<E: de::Error>(self, millis: i64) -> Result<Duration, E> {
+            u64::try_from(millis)
+                .map(Duration::from_millis)
+                .map_err(|_| E::custom("a duration cannot be negative"))
+        }
+
+        fn visit_str<E: de::Error>(self, text: &str) -> Result<Duration, E> {
+            let invalid = || E::invalid_value(de::Unexpected::Str(text), &self);
+            let (millis, nanos) = text.split_once('.').ok_or_else(invalid)?;
+            let millis: u64 = millis.parse().map_err(|_| invalid())?;
+            if nanos.len() != 6 {
+                return Err(invalid());
+            }
+            let nanos: u32 = nanos.parse().map_err(|_| invalid())?;
+            Ok(Duration::from_millis(millis) + Duration::from_nanos(u64::from(nanos)))
+        }
     }
 
     /// The same, for a duration that may be absent.
@@ -521,7 +559,9 @@ mod millis {
         pub(crate) fn deserialize<'de, D: Deserializer<'de>>(
             deserializer: D,
         ) -> Result<Option<Duration>, D::Error> {
-            Option::<u64>::deserialize(deserializer).map(|millis| millis.map(Duration::from_millis))
+            #[derive(Deserialize)]
+            struct Wrapped(#[serde(with = "super")] Duration);
+            Option::<Wrapped>::deserialize(deserializer).map(|wrapped| wrapped.map(|it| it.0))
         }
     }
 }

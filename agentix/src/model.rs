@@ -190,8 +190,10 @@ impl std::ops::AddAssign for Usage {
     }
 }
 
-/// Why a model call failed.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+/// Why a model call failed. It serializes, and reads back exactly: a journal that records a
+/// failed call replays the model's own error.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum ModelError {
     /// A [`ScriptedModel`] was called more times than it has responses.

@@ -78,3 +78,65 @@ async fn a_turn_in_flight_serializes_and_reads_back() {
     assert_eq!(turn.injections()[0].hook, "Snapshot");
     assert_eq!(serde_json::to_value(&turn).unwrap(), json);
 }
+
+/// Every model error and every tool failure reads back exactly as it was — durations to the
+/// nanosecond included: a journal that records one replays the same error.
+#[test]
+fn model_errors_and_tool_failures_round_trip_exactly() {
+    use agentix::ModelError;
+    use std::time::Duration;
+    let odd = Duration::new(3, 250_000_001);
+    let errors = [
+        ModelError::ScriptExhausted { call: 3 },
+        ModelError::Transport("connection reset".into()),
+        ModelError::Provider {
+            provider: "openai".into(),
+            status: 429,
+            message: "slow down".into(),
+            retry_after: Some(odd),
+        },
+        ModelError::Provider {
+            provider: "anthropic".into(),
+            status: 500,
+            message: "oops".into(),
+            retry_after: None,
+        },
+        ModelError::InvalidResponse { provider: "gemini".into(), message: "bad json".into() },
+        ModelError::Refused { provider: "openai".into(), reason: "SAFETY".into() },
+        ModelError::TimedOut { after: odd },
+        ModelError::DuplicateCallId { id: "call_1".into() },
+        ModelError::Aborted,
+        ModelError::Other("something else".into()),
+    ];
+    for error in &errors {
+        round_trip(error);
+    }
+    assert_eq!(round_trip(&ModelError::Aborted), json!("aborted"));
+    assert_eq!(round_trip(&ModelError::Transport("reset".into())), json!({ "transport": "reset" }));
+
+    let failures = [
+        ToolFailure::UnknownTool { available: vec!["a".into()] },
+        ToolFailure::InvalidArguments { message: "missing city".into() },
+        ToolFailure::Failed { message: "down".into() },
+        ToolFailure::Panicked { message: "boom".into() },
+        ToolFailure::TimedOut { after: odd },
+        ToolFailure::TimedOut { after: Duration::from_millis(1500) },
+        ToolFailure::Rejected { by: "guard".into(), reason: "no".into() },
+        ToolFailure::NotRun { reason: "halted".into() },
+        ToolFailure::Interrupted { reason: "dropped".into() },
+    ];
+    for failure in &failures {
+        round_trip(failure);
+    }
+    // Whole milliseconds stay a number, as logs written before read them; the rest is exact.
+    assert_eq!(
+        round_trip(&ToolFailure::TimedOut { after: Duration::from_millis(1500) }),
+        json!({ "kind": "timed_out", "after_ms": 1500 })
+    );
+    assert_eq!(
+        round_trip(&ToolFailure::TimedOut { after: odd }),
+        json!({ "kind": "timed_out", "after_ms": "3250.000001" })
+    );
+    let config = agentix::Config { tool_timeout: Some(odd), ..agentix::Config::default() };
+    round_trip(&config);
+}
