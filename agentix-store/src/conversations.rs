@@ -154,9 +154,10 @@ impl Store {
         })
     }
 
-    /// Loads the conversation stored under `id`, checked as a conversation read back with serde
-    /// is: a row that does not decode, a gap in the log, or a log that breaks a rule is an
-    /// error naming the conversation and the entry, and nothing is changed to make it load.
+    /// Loads the conversation stored under `id` (its [`id`](Conversation::id) then), checked as
+    /// a conversation read back with serde is: a row that does not decode, a gap in the log, or
+    /// a log that breaks a rule is an error naming the conversation and the entry, and nothing
+    /// is changed to make it load.
     pub async fn load(&self, id: &str) -> Result<Stored, StoreError> {
         // One snapshot: the row and the entries of the same commit.
         let mut snapshot = self.dialect.begin_read(&self.pool).await?;
@@ -207,7 +208,7 @@ impl Store {
                     source,
                 }
             })?;
-        Ok(Stored { conversation, version: Version(version) })
+        Ok(Stored { conversation: conversation.with_id(id), version: Version(version) })
     }
 }
 

@@ -307,6 +307,8 @@ async fn a_turn_commits_each_step_as_it_runs(store: Store, _url: String) {
         .text("Noon, still.");
     let agent = Agent::builder(&model).tool(Clock).hook(Memory).build();
     let mut stored = store.load("steps").await.unwrap();
+    assert_eq!(stored.conversation.id(), Some("steps"), "a loaded conversation has its key");
+    assert!(stored.conversation.unsaved().is_empty());
     let checked = Checked {
         inner: store.committer("steps", &stored),
         store: &store,

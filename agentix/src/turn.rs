@@ -271,6 +271,15 @@ impl Turn {
         self.turn_ref
     }
 
+    /// A key naming one tool call for good: the conversation's id (`-` if it has none), the
+    /// turn, the call's id — the same however often the call is attempted (a `wrap_tool`
+    /// retry, a turn resumed or replayed after a crash). Pass it to the system a tool acts on,
+    /// and an effect attempted twice is applied once.
+    pub fn idempotency_key(&self, call: &ToolCall) -> String {
+        let conversation = self.conversation.id().unwrap_or("-");
+        format!("{conversation}/{}/{}", self.turn_ref.0, call.id)
+    }
+
     /// The index of the current step (model call and its tool calls), from 0.
     pub fn step(&self) -> u32 {
         self.step

@@ -140,3 +140,49 @@ fn model_errors_and_tool_failures_round_trip_exactly() {
     let config = agentix::Config { tool_timeout: Some(odd), ..agentix::Config::default() };
     round_trip(&config);
 }
+
+/// A tool's idempotency key, as a `wrap_tool` hook reads it.
+#[derive(Clone, Default)]
+struct Keys(Arc<Mutex<Vec<String>>>);
+
+impl agentix::on::WrapTool for Keys {
+    async fn wrap_tool(
+        &self,
+        call: &ToolCall,
+        turn: &Turn,
+        next: &impl agentix::NextTool,
+    ) -> ToolResult {
+        self.0.lock().unwrap().push(turn.idempotency_key(call));
+        next.call(call).await
+    }
+}
+
+/// A conversation keeps its id through serde, and says which entries it gained since it was
+/// read back: what a backend writes, and only those.
+#[tokio::test]
+async fn a_conversation_has_an_id_and_knows_its_unsaved_entries() {
+    let model = agentix::ScriptedModel::new()
+        .tool_call("get_weather", json!({ "city": "Oslo" }))
+        .text("sunny")
+        .text("still sunny");
+    let keys = Keys::default();
+    let agent =
+        agentix::Agent::builder(&model).tool(tests::Weather::default()).hook(keys.clone()).build();
+    let mut conversation = agentix::Conversation::new().with_id("chat-7");
+    assert_eq!(conversation.id(), Some("chat-7"));
+    agent.run(&mut conversation, "weather?").await.unwrap();
+    assert_eq!(conversation.unsaved().len(), 4, "a new conversation's whole log");
+    assert_eq!(*keys.0.lock().unwrap(), ["chat-7/1/call_1"]);
+
+    let stored = serde_json::to_string(&conversation).unwrap();
+    let mut revived: agentix::Conversation = serde_json::from_str(&stored).unwrap();
+    assert_eq!(revived.id(), Some("chat-7"));
+    assert!(revived.unsaved().is_empty(), "read back: nothing new");
+    agent.run(&mut revived, "and now?").await.unwrap();
+    assert_eq!(revived.unsaved().len(), 2, "the second turn's user message and answer");
+    assert_eq!(revived.unsaved(), &revived.log()[4..]);
+    revived.mark_saved();
+    assert!(revived.unsaved().is_empty());
+    let anonymous = agentix::Conversation::new();
+    assert_eq!(anonymous.id(), None);
+}

@@ -248,6 +248,9 @@ impl Entry {
 #[derive(Debug, Default, Serialize, Deserialize)]
 #[serde(try_from = "Stored")]
 pub struct Conversation {
+    /// Its id where it is kept (a store's key): what tools' idempotency keys start with.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    id: Option<String>,
     config: Config,
     log: Vec<Entry>,
     turns: u64,
@@ -256,11 +259,16 @@ pub struct Conversation {
     /// Each entry's tokens, counted once, kept between turns.
     #[serde(skip)]
     pub(crate) ledger: Ledger,
+    /// How many entries the log held when it was loaded (or last marked saved).
+    #[serde(skip)]
+    saved: usize,
 }
 
 /// A conversation as stored, before its log is checked.
 #[derive(Deserialize)]
 struct Stored {
+    #[serde(default)]
+    id: Option<String>,
     config: Config,
     log: Vec<Entry>,
     turns: u64,
@@ -272,8 +280,9 @@ impl TryFrom<Stored> for Conversation {
     type Error = InvalidLog;
 
     fn try_from(stored: Stored) -> Result<Self, InvalidLog> {
-        let Stored { config, log, turns, scope } = stored;
-        Conversation::from_parts(config, log, turns, scope)
+        let Stored { id, config, log, turns, scope } = stored;
+        let conversation = Conversation::from_parts(config, log, turns, scope)?;
+        Ok(Conversation { id, ..conversation })
     }
 }
 
@@ -298,7 +307,33 @@ impl Conversation {
         scope: Scope,
     ) -> Result<Self, InvalidLog> {
         validate::validate_log(&log, turns)?;
-        Ok(Conversation { config, log, turns, scope, ledger: Ledger::default() })
+        let saved = log.len();
+        Ok(Conversation { id: None, config, log, turns, scope, ledger: Ledger::default(), saved })
+    }
+
+    /// This conversation, known as `id` where it is kept: a store's key. Tools' idempotency
+    /// keys start with it ([`Turn::idempotency_key`](crate::Turn::idempotency_key)).
+    pub fn with_id(mut self, id: impl Into<String>) -> Self {
+        self.id = Some(id.into());
+        self
+    }
+
+    /// Its id where it is kept, if it has one.
+    pub fn id(&self) -> Option<&str> {
+        self.id.as_deref()
+    }
+
+    /// The entries added since it was loaded ([`from_parts`](Conversation::from_parts), serde)
+    /// or last [marked saved](Conversation::mark_saved): what a backend that keeps entries
+    /// writes, and only those. A new conversation's whole log.
+    pub fn unsaved(&self) -> &[Entry] {
+        &self.log[self.saved.min(self.log.len())..]
+    }
+
+    /// Marks every entry saved: [`unsaved`](Conversation::unsaved) is empty until the log
+    /// grows again.
+    pub fn mark_saved(&mut self) {
+        self.saved = self.log.len();
     }
 
     /// This conversation with `scope` as its ambient state.
