@@ -14,6 +14,7 @@ use crate::lock;
 use crate::message::{Message, Part};
 use crate::model::ModelRequest;
 use crate::tool::ToolSpec;
+use crate::turn::Turn;
 
 /// Counts tokens, for the context budget and the injection reserve. Plug in the model's real
 /// tokenizer for exact budgets; the default, [`CharsPerToken`], estimates.
@@ -149,11 +150,14 @@ impl TokenCounter for CharsPerToken {
 pub trait Summarizer: Send + Sync {
     /// A summary of everything dropped so far: `earlier`, the summary of what was dropped
     /// before (if anything was), followed by `dropped`, the turns' messages dropped since, in
-    /// order. It is placed, as a user message, where they were.
+    /// order. It is placed, as a user message, where they were. `turn` is the turn whose
+    /// request needed the room: its conversation's id, its reference, its scope — what a
+    /// summarizer that calls a model (and journals the call) names the call by.
     fn summarize(
         &self,
         earlier: Option<&str>,
         dropped: &[Message],
+        turn: &Turn,
     ) -> impl Future<Output = String> + Send;
 }
 
@@ -163,8 +167,9 @@ impl<S: Summarizer + ?Sized> Summarizer for Arc<S> {
         &self,
         earlier: Option<&str>,
         dropped: &[Message],
+        turn: &Turn,
     ) -> impl Future<Output = String> + Send {
-        (**self).summarize(earlier, dropped)
+        (**self).summarize(earlier, dropped, turn)
     }
 }
 
@@ -175,6 +180,7 @@ pub(crate) trait DynSummarizer: Send + Sync {
         &'a self,
         earlier: Option<&'a str>,
         dropped: &'a [Message],
+        turn: &'a Turn,
     ) -> Pin<Box<dyn Future<Output = String> + Send + 'a>>;
 }
 
@@ -183,8 +189,9 @@ impl<S: Summarizer> DynSummarizer for S {
         &'a self,
         earlier: Option<&'a str>,
         dropped: &'a [Message],
+        turn: &'a Turn,
     ) -> Pin<Box<dyn Future<Output = String> + Send + 'a>> {
-        Box::pin(self.summarize(earlier, dropped))
+        Box::pin(self.summarize(earlier, dropped, turn))
     }
 }
 

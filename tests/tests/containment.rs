@@ -90,7 +90,7 @@ impl Once {
 struct PanickingSummarizer(Once);
 
 impl Summarizer for PanickingSummarizer {
-    async fn summarize(&self, _: Option<&str>, _: &[Message]) -> String {
+    async fn summarize(&self, _: Option<&str>, _: &[Message], _turn: &agentix::Turn) -> String {
         if self.0.first() {
             panic!("summarizer down");
         }

@@ -300,7 +300,12 @@ async fn a_revived_conversation_continues_exactly_as_the_original() {
 struct Counting;
 
 impl Summarizer for Counting {
-    async fn summarize(&self, earlier: Option<&str>, dropped: &[Message]) -> String {
+    async fn summarize(
+        &self,
+        earlier: Option<&str>,
+        dropped: &[Message],
+        _turn: &agentix::Turn,
+    ) -> String {
         let before: usize =
             earlier.map_or(0, |earlier| earlier.split(' ').next().unwrap().parse().unwrap());
         format!("{} earlier messages", before + dropped.len())
@@ -349,7 +354,12 @@ async fn compaction_drops_the_oldest_turns_whole_and_a_summarizer_replaces_them(
 struct Wordy;
 
 impl Summarizer for Wordy {
-    async fn summarize(&self, _earlier: Option<&str>, _dropped: &[Message]) -> String {
+    async fn summarize(
+        &self,
+        _earlier: Option<&str>,
+        _dropped: &[Message],
+        _turn: &agentix::Turn,
+    ) -> String {
         "w".repeat(187)
     }
 }

@@ -130,12 +130,20 @@ proptest! {
     }
 }
 
-/// What a summarizer was given, call by call: the summary so far, and the texts dropped since.
+/// What a summarizer was given, call by call: the summary so far, and the texts dropped since;
+/// and the turn that asked, with the first text of that turn's user message.
 #[derive(Default)]
-struct Recording(Mutex<Vec<(Option<String>, Vec<String>)>>);
+struct Recording(Mutex<Vec<(Option<String>, Vec<String>)>>, Mutex<Vec<(u64, String)>>);
 
 impl Summarizer for Recording {
-    async fn summarize(&self, earlier: Option<&str>, dropped: &[Message]) -> String {
+    async fn summarize(
+        &self,
+        earlier: Option<&str>,
+        dropped: &[Message],
+        turn: &agentix::Turn,
+    ) -> String {
+        let asking = (turn.turn_ref().0, turn.user_message().text().into_owned());
+        self.1.lock().unwrap().push(asking);
         let texts: Vec<String> =
             dropped.iter().map(|message| message.text().into_owned()).collect();
         let mut calls = self.0.lock().unwrap();
@@ -159,6 +167,10 @@ fn over_a_thousand_turns_each_message_is_summarized_once() {
         block_on(agent.run(&mut conversation, format!("question {n}"))).unwrap();
     }
     let calls = std::mem::take(&mut *recording.0.lock().unwrap());
+    // Each call came from the turn whose request needed the room: the turn in progress.
+    let asking = std::mem::take(&mut *recording.1.lock().unwrap());
+    assert_eq!(asking.len(), calls.len());
+    assert!(asking.iter().all(|(turn, user)| *user == format!("question {}", turn - 1)));
     // Every message dropped reached the summarizer once, in order, and each call folded in
     // the summary the one before it made.
     let given: Vec<&String> = calls.iter().flat_map(|(_, texts)| texts).collect();
@@ -265,7 +277,12 @@ fn a_request_that_cannot_fit_adds_no_summary_to_the_log() {
 struct Brief;
 
 impl Summarizer for Brief {
-    async fn summarize(&self, earlier: Option<&str>, dropped: &[Message]) -> String {
+    async fn summarize(
+        &self,
+        earlier: Option<&str>,
+        dropped: &[Message],
+        _turn: &agentix::Turn,
+    ) -> String {
         format!("{} and {} more", earlier.unwrap_or("nothing"), dropped.len())
     }
 }

@@ -84,7 +84,7 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
             while least <= target && plan.history_from > floor {
                 let dropped = floor..plan.history_from;
                 let text =
-                    summarize(turn.log(), summarizer.as_ref(), summary.as_deref(), dropped).await?;
+                    summarize(turn, summarizer.as_ref(), summary.as_deref(), dropped).await?;
                 (floor, summary) = (plan.history_from, Some(text));
                 plan = plan_from(floor, logged(&summary)).0;
             }
@@ -201,13 +201,13 @@ fn summary_message(text: &str) -> Message {
 /// `earlier`, the summary so far, with the messages of the log's `dropped` entries folded in.
 /// A panic in the summarizer ends the turn, naming it.
 async fn summarize(
-    log: &[Entry],
+    turn: &Turn,
     summarizer: &dyn DynSummarizer,
     earlier: Option<&str>,
     dropped: Range<usize>,
 ) -> Result<String, Error> {
-    let dropped: Vec<Message> = log[dropped].iter().filter_map(Entry::to_message).collect();
-    caught(|| summarizer.summarize_boxed(earlier, &dropped))
+    let dropped: Vec<Message> = turn.log()[dropped].iter().filter_map(Entry::to_message).collect();
+    caught(|| summarizer.summarize_boxed(earlier, &dropped, turn))
         .await
         .map_err(|payload| component_panicked(Component::Summarizer, payload))
 }

@@ -14,7 +14,12 @@ use ui_tests::{Clock, finished, spawn_each_run};
 struct Brief;
 
 impl Summarizer for Brief {
-    async fn summarize(&self, _earlier: Option<&str>, dropped: &[Message]) -> String {
+    async fn summarize(
+        &self,
+        _earlier: Option<&str>,
+        dropped: &[Message],
+        _turn: &agentix::Turn,
+    ) -> String {
         format!("{} messages", dropped.len())
     }
 }
