@@ -282,6 +282,10 @@ pub use agentix_macros::hook;
 /// serialized for the model, `E` displayed to it as a failure) or a plain `T`. It must be an
 /// `async fn`, not generic, its future `Send`; each rule is a compile error at the offending
 /// token. The function stays callable as `get_weather::call(...)`.
+///
+/// `#[tool(call_id)]` hands the tool its call's identity while it runs: `turn.tool_call_id()`,
+/// and `turn.tool_idempotency_key()` (conversation, turn, call id) — the same however often the
+/// call is attempted, for a side effect that must apply once.
 pub use agentix_macros::tool;
 pub use approval::{Approval, Approver, NoApprover, PendingApproval, Suspension};
 pub use commit::{Commit, CommitError, ModelCall};

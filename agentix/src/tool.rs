@@ -58,6 +58,13 @@ pub trait Tool: Send + Sync {
     /// The failure, displayed to the model. Owned (`'static`), as the output is.
     type Error: fmt::Display + Send + 'static;
 
+    /// Whether the tool reads its call's identity while it runs
+    /// ([`Turn::tool_call_id`], [`Turn::tool_idempotency_key`]): a tool whose side effect must
+    /// apply once, however often the call is attempted or replayed. The loop then keeps the
+    /// call's id on the turn for the call's length — a copy of the id per call, paid only by
+    /// the tools that ask (`#[tool(call_id)]`).
+    const WANTS_CALL_ID: bool = false;
+
     /// What the tool does, for the model.
     fn description(&self) -> &str;
 
@@ -387,7 +394,14 @@ impl<Rest: ToolSet, T: Tool + 'static> ToolSet for Toolbox<Rest, T> {
             Ok(args) => args,
             Err(error) => return Some(invalid_arguments(call, &error)),
         };
-        let mut returned = match hooks.run_tool(self.tool.call(args, turn)).await {
+        if T::WANTS_CALL_ID {
+            turn.hand_call_id(Some(&call.id));
+        }
+        let returned = hooks.run_tool(self.tool.call(args, turn)).await;
+        if T::WANTS_CALL_ID {
+            turn.hand_call_id(None);
+        }
+        let mut returned = match returned {
             Ok(returned) => returned,
             Err(after) => return Some(ToolResult::failure(call, ToolFailure::TimedOut { after })),
         };

@@ -105,6 +105,10 @@ pub struct Turn {
     /// has nothing to clear and takes no lock.
     #[serde(skip)]
     blamed: AtomicBool,
+    /// The id of the call whose tool is running, for a tool that asked for it
+    /// ([`Tool::WANTS_CALL_ID`](crate::Tool::WANTS_CALL_ID)).
+    #[serde(skip)]
+    tool_call_id: Mutex<Option<Box<str>>>,
 }
 
 /// Who made the `wrap_model` onion's latest error: the model, or a hook that made its own
@@ -235,6 +239,7 @@ impl Turn {
             tool_in_hand: InHand::Unsought,
             blame: Mutex::default(),
             blamed: AtomicBool::new(false),
+            tool_call_id: Mutex::default(),
         }
     }
 
@@ -271,13 +276,34 @@ impl Turn {
         self.turn_ref
     }
 
+    /// The id of the tool call running, to the tool that runs it if it asked
+    /// ([`Tool::WANTS_CALL_ID`](crate::Tool::WANTS_CALL_ID)); `None` otherwise.
+    pub fn tool_call_id(&self) -> Option<String> {
+        crate::lock(&self.tool_call_id).as_deref().map(str::to_owned)
+    }
+
+    /// [`idempotency_key`](Turn::idempotency_key) of the tool call running, to the tool that
+    /// runs it if it asked ([`Tool::WANTS_CALL_ID`](crate::Tool::WANTS_CALL_ID)).
+    pub fn tool_idempotency_key(&self) -> Option<String> {
+        crate::lock(&self.tool_call_id).as_deref().map(|id| self.key_of(id))
+    }
+
+    /// Hands a tool that asked the id of its call, for its run (`None` after).
+    pub(crate) fn hand_call_id(&self, id: Option<&str>) {
+        *crate::lock(&self.tool_call_id) = id.map(Box::from);
+    }
+
     /// A key naming one tool call for good: the conversation's id (`-` if it has none), the
     /// turn, the call's id — the same however often the call is attempted (a `wrap_tool`
     /// retry, a turn resumed or replayed after a crash). Pass it to the system a tool acts on,
     /// and an effect attempted twice is applied once.
     pub fn idempotency_key(&self, call: &ToolCall) -> String {
+        self.key_of(&call.id)
+    }
+
+    fn key_of(&self, call_id: &str) -> String {
         let conversation = self.conversation.id().unwrap_or("-");
-        format!("{conversation}/{}/{}", self.turn_ref.0, call.id)
+        format!("{conversation}/{}/{call_id}", self.turn_ref.0)
     }
 
     /// The index of the current step (model call and its tool calls), from 0.

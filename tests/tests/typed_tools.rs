@@ -633,3 +633,32 @@ async fn a_per_tool_hook_that_edits_nothing_leaves_the_call_as_the_model_sent_it
     assert_eq!(calls[0].arguments, json!({ "city": "Oslo", "fahrenheit": null }), "as sent");
     assert_eq!(calls[1].arguments, json!({ "city": "Oslo" }), "as edited");
 }
+
+/// Sends a payment once: the payment system is told the call's idempotency key.
+#[agentix::tool(call_id)]
+async fn pay(
+    /// The amount.
+    amount: u32,
+    turn: &agentix::Turn,
+) -> String {
+    format!("{amount} paid under {}", turn.tool_idempotency_key().unwrap_or_default())
+}
+
+/// Reads the call's id without asking for it: there is none.
+#[agentix::tool]
+async fn peek(turn: &agentix::Turn) -> String {
+    format!("id: {:?}", turn.tool_call_id())
+}
+
+#[tokio::test]
+async fn a_tool_that_asks_for_its_call_id_gets_it_and_others_do_not() {
+    let model = agentix::ScriptedModel::new()
+        .tool_calls([("pay", serde_json::json!({ "amount": 5 })), ("peek", serde_json::json!({}))])
+        .text("done");
+    let agent = agentix::Agent::builder(&model).tool(pay).tool(peek).build();
+    let mut conversation = agentix::Conversation::new().with_id("shop");
+    agent.run(&mut conversation, "pay").await.unwrap();
+    let outputs: Vec<String> =
+        tests::tool_results(&model.requests()[1]).into_iter().map(|result| result.output).collect();
+    assert_eq!(outputs, ["5 paid under shop/1/call_1", "id: None"]);
+}

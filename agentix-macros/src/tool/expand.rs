@@ -80,6 +80,7 @@ pub fn expand(tool: ToolFn, mut function: ItemFn) -> TokenStream {
     let name = &tool.name;
     let description = &tool.description;
 
+    let wants_call_id = tool.call_id.then(|| quote! { const WANTS_CALL_ID: bool = true; });
     let unit = crate::expand::unit_type(&ident, &vis, &docs, false);
     quote! {
         #unit
@@ -94,6 +95,7 @@ pub fn expand(tool: ToolFn, mut function: ItemFn) -> TokenStream {
 
         impl #private::Tool for #ident {
             const NAME: &'static #private::str = #name;
+            #wants_call_id
             type Args = #args_type;
             type Output = #output;
             type Error = #error;

@@ -21,6 +21,8 @@ pub struct ToolFn {
     pub returns: Returns,
     /// Where errors about the tool's future (it must be `Send`) point: the user's `async`.
     pub future_span: Span,
+    /// `#[tool(call_id)]`: the tool reads its call's id from the turn.
+    pub call_id: bool,
 }
 
 pub enum Param {
@@ -114,15 +116,23 @@ pub enum Returns {
     Plain(Type),
 }
 
-const WORDS: &str = "name, description, crate";
+const WORDS: &str = "name, description, crate, call_id";
 
 pub fn validate(args: Args, function: &ItemFn) -> Result<ToolFn, syn::Error> {
     let mut errors = Errors::default();
     let mut name = None;
     let mut description = None;
     let mut krate = None;
+    let mut call_id = false;
     for Word { key, value } in args.words {
         match (key.to_string().as_str(), value) {
+            ("call_id", None) if !call_id => call_id = true,
+            ("call_id", None) => errors.push(key.span(), "duplicate `call_id` in `#[tool(...)]`"),
+            ("call_id", Some(_)) => errors.push(
+                key.span(),
+                "`call_id` is a word, not a setting: `#[tool(call_id)]` hands the tool its call's \
+                 id (`turn.tool_call_id()`)",
+            ),
             ("name", Some(Value::Str(text))) if name.is_none() => name = Some(text),
             ("description", Some(Value::Str(text))) if description.is_none() => {
                 description = Some(text)
@@ -220,6 +230,7 @@ pub fn validate(args: Args, function: &ItemFn) -> Result<ToolFn, syn::Error> {
         form,
         returns,
         future_span: function.sig.asyncness.map_or(ident.span(), |asyncness| asyncness.span),
+        call_id,
     })
 }
 
