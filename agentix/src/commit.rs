@@ -2,11 +2,20 @@
 //! that dies mid-turn loses at most the step it was in.
 
 use std::future::{Future, ready};
+use std::pin::Pin;
+use std::sync::atomic::AtomicU32;
 use std::time::Duration;
 
+use futures::FutureExt;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
 use crate::conversation::{Conversation, TurnRef};
+use crate::journal::{JournalError, JournalStep};
+use crate::message::{ToolCall, ToolResult};
 use crate::model::{ModelError, ModelRequest, ModelResponse};
 use crate::session::SessionState;
+use crate::turn::Turn;
 
 /// Commits a turn's log as it grows, one step at a time: after `pre` (the user message and what
 /// durable `pre` hooks produced), after each step (the assistant message with every tool
@@ -37,6 +46,63 @@ pub trait Commit: Sync {
     /// turn's end). The default keeps nothing.
     fn model_call(&self, call: &ModelCall<'_>) {
         let _ = call;
+    }
+
+    // How the loop runs each effect of a turn: straight (these defaults return the effect
+    // itself, so a turn without a journal runs exactly the code it ran before), or through a
+    // journal ([`Agent::run_with`](crate::Agent::run_with) overrides them).
+
+    /// The model's answer to one call; `calls` counts the step's calls, for the journal's
+    /// name of it.
+    #[doc(hidden)]
+    fn __answer<'a, F>(
+        &'a self,
+        calls: &'a AtomicU32,
+        turn: &'a Turn,
+        answer: F,
+    ) -> impl Future<Output = Result<ModelResponse, ModelError>> + Send + 'a
+    where
+        F: Future<Output = Result<ModelResponse, ModelError>> + Send + 'a,
+    {
+        let _ = (calls, turn);
+        answer
+    }
+
+    /// A tool's call through the tool set (`None`: no tool of that name); `attempts` counts
+    /// the call's attempts, for the journal's name of it.
+    #[doc(hidden)]
+    fn __tool<'a, F>(
+        &'a self,
+        attempts: &'a AtomicU32,
+        turn: &'a Turn,
+        call: &'a ToolCall,
+        result: F,
+    ) -> impl Future<Output = Option<ToolResult>> + Send + 'a
+    where
+        F: Future<Output = Option<ToolResult>> + Send + 'a,
+    {
+        let _ = (attempts, turn, call);
+        result
+    }
+
+    /// Whether effects go through a journal: the loop's rare paths (the approver, the
+    /// summarizer) skip [`__rarely`](Commit::__rarely) at compile time otherwise.
+    #[doc(hidden)]
+    const JOURNALS: bool = false;
+
+    /// An effect on a path that runs rarely: the approver's answer, a summary. Boxed: only a
+    /// turn with a journal calls it.
+    #[doc(hidden)]
+    fn __rarely<'a, T>(
+        &'a self,
+        step: JournalStep<'a>,
+        effect: Pin<Box<dyn Future<Output = T> + Send + 'a>>,
+    ) -> Pin<Box<dyn Future<Output = Result<T, JournalError>> + Send + 'a>>
+    where
+        T: Serialize + DeserializeOwned + Send + 'a,
+    {
+        let _ = step;
+        Box::pin(effect.map(Ok))
     }
 
     /// Commits a session's state — its queue, its plans, the tasks that ended — as a session

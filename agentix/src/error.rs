@@ -5,6 +5,7 @@ use std::time::Duration;
 use crate::approval::PendingApproval;
 use crate::conversation::TurnRef;
 use crate::event::EventKind;
+use crate::journal::JournalError;
 use crate::model::ModelError;
 
 /// Why a turn did not complete. Every error a hook causes names the hook and its event; the
@@ -61,6 +62,10 @@ pub enum Error {
         /// The call, who escalated it and why.
         pending: Box<PendingApproval>,
     },
+    /// The journal could not run or replay one of the turn's effects — a replay that diverged
+    /// from what it recorded names the step: the turn stops there, and nothing of that step ran.
+    #[error("{0}")]
+    Journal(JournalError),
     /// [`Agent::resume`](crate::Agent::resume) was asked to go on where nothing waits: the
     /// conversation's log does not end with a suspended turn, or the answer was to suspend
     /// again.

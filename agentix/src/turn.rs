@@ -11,6 +11,7 @@ use crate::context::{Counter, Units};
 use crate::conversation::{Config, Conversation, Entry, Ledger, TurnRef};
 use crate::error::{Component, Error};
 use crate::event::EventKind;
+use crate::journal::JournalError;
 use crate::message::{Message, Part, ToolCall};
 use crate::model::Usage;
 use crate::pipeline::HookFailure;
@@ -142,6 +143,8 @@ pub(crate) enum Aborted {
     Failed { culprit: Culprit, failure: HookFailure },
     /// A per-tool hook inside a tool call halted the turn.
     Halted { event: EventKind, hook: &'static str, halt: Halt },
+    /// The journal could not run or replay the call.
+    Journal(JournalError),
 }
 
 /// Who failed: a hook at its event, or a component.
@@ -159,6 +162,7 @@ impl Aborted {
                 return crate::agent::halted(*event, hook, halt.clone());
             }
             Aborted::Failed { culprit, failure } => (*culprit, failure.clone()),
+            Aborted::Journal(error) => return Error::Journal(error.clone()),
         };
         match (culprit, failure) {
             (Culprit::Hook { event, hook }, failure) => failure.error(event, hook),
@@ -184,6 +188,7 @@ impl Aborted {
             Aborted::Failed { culprit: Culprit::Component(component), .. } => {
                 format!("the {component} panicked")
             }
+            Aborted::Journal(error) => error.to_string(),
         }
     }
 }
@@ -625,6 +630,12 @@ impl Turn {
     pub(crate) fn abort(&self, culprit: Culprit, failure: HookFailure) {
         // The first failure is the cause; later ones are its echoes.
         let _ = self.aborted.set(Aborted::Failed { culprit, failure });
+    }
+
+    /// Ends the call in flight and the turn: the journal failed it.
+    #[cold]
+    pub(crate) fn abort_journal(&self, error: JournalError) {
+        let _ = self.aborted.set(Aborted::Journal(error));
     }
 
     /// Ends the call in flight and the turn with `hook`'s halt at `event`: a per-tool hook that

@@ -100,7 +100,7 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
                 turn.running_component = Some(Component::TokenCounter);
                 let mut request = match self.plain_request(turn, retry.as_ref()) {
                     Some(request) => request,
-                    None => self.render(turn, retry.as_ref()).await?,
+                    None => self.render(turn, retry.as_ref(), committer).await?,
                 };
                 turn.running_component = None;
                 fire(observer, turn, EventKind::BeforeModel);
@@ -200,7 +200,7 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
                 }
                 return Ok(answer);
             };
-            self.run_tools(message, results, answer, turn, slot, observer).await?;
+            self.run_tools(message, results, answer, turn, slot, observer, committer).await?;
             end_step!(self, turn, observer, gate, committer, limit);
             retry = None;
         }

@@ -152,6 +152,25 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
         self.observed(conversation, message.into(), &(), &(), None, committer)
     }
 
+    /// [`run`](Agent::run), each effect of the turn — every model call, tool call, approval and
+    /// summary — passing through `journal` as a named [`JournalStep`](crate::JournalStep): a
+    /// journal that recorded them replays them when the turn is run again (after a crash, on
+    /// any worker), calling no model and running no tool whose result it holds. Hooks run
+    /// again on a replay: they must decide the same way, or the replay diverges
+    /// ([`Error::Journal`] names the step). `Send`, as `run` is.
+    pub fn run_with<'a, J: crate::Journal>(
+        &'a self,
+        conversation: &'a mut Conversation,
+        message: impl Into<Message>,
+        journal: &'a J,
+    ) -> impl Future<Output = Outcome> + Send + 'a {
+        let message = message.into();
+        async move {
+            let journaled = crate::journal::Journaled { journal, committer: &() };
+            self.observed(conversation, message, &(), &(), None, &journaled).await
+        }
+    }
+
     /// [`run_stream`](Agent::run_stream), committing each step through `committer` as
     /// [`run_committing`](Agent::run_committing) does: a served turn that streams and is stored.
     pub fn run_stream_committing<'a, K: Commit>(

@@ -1,6 +1,6 @@
 //! Calling the model through the `wrap_model` onion, and assembling its answer.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Mutex, PoisonError};
 
 use futures::StreamExt;
@@ -53,6 +53,7 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
             streamed: AtomicBool::new(false),
             spent: &spent,
             committer,
+            calls: AtomicU32::new(0),
         };
         let result = self.hooks.model_onion(turn, observer, model).call(request).await;
         let spent = spent.into_inner().unwrap_or_else(PoisonError::into_inner);
@@ -93,8 +94,10 @@ struct CallModel<'a, M, O, X, K> {
     streamed: AtomicBool,
     /// What the calls the model answered cost.
     spent: &'a Mutex<Usage>,
-    /// Hears of each call, if the turn commits.
+    /// Hears of each call, if the turn commits; journals it, if the turn has a journal.
     committer: &'a K,
+    /// Calls made through this `next`, for the journal's names.
+    calls: AtomicU32,
 }
 
 impl<M: Model, O: Observer, X: StreamTransformer, K: Commit> NextModel
@@ -113,7 +116,10 @@ impl<M: Model, O: Observer, X: StreamTransformer, K: Commit> NextModel
         }
         let limit = self.turn.config().model_timeout;
         let started = K::COMMITS.then(Instant::now);
-        let result = match bounded!(limit, caught(|| self.answer(request))) {
+        // Through the journal, if the turn has one: the model's own answer or error is
+        // recorded, and a replay returns it without calling the model.
+        let answer = || self.committer.__answer(&self.calls, self.turn, self.answer(request));
+        let result = match bounded!(limit, caught(answer)) {
             Ok(Ok(Ok(response))) => {
                 *self.spent.lock().unwrap_or_else(PoisonError::into_inner) += response.usage;
                 well_formed(response)

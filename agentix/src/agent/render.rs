@@ -4,9 +4,11 @@ use crate::approval::Approver;
 use crate::caught;
 use std::ops::Range;
 
+use crate::commit::Commit;
 use crate::context::{DynSummarizer, MESSAGE_OVERHEAD, TokenCounter, Units};
 use crate::conversation::Entry;
 use crate::error::{Component, Error};
+use crate::journal::JournalStep;
 use crate::message::{Message, Part, Role};
 use crate::model::{Model, ModelRequest};
 use crate::pipeline::Pipeline;
@@ -25,10 +27,11 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
     /// cache holds across turns. Compaction drops the oldest earlier turns, then the oldest
     /// steps, whole, until the request fits `context_budget - injection_reserve`; with a
     /// summarizer, what it drops is replaced by a summary.
-    pub(super) async fn render(
+    pub(super) async fn render<D: Commit>(
         &self,
         turn: &mut Turn,
         retry: Option<&Retry>,
+        committer: &D,
     ) -> Result<ModelRequest, Error> {
         let counter = &*self.settings.counter;
         let config = turn.config().clone();
@@ -84,7 +87,8 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
             while least <= target && plan.history_from > floor {
                 let dropped = floor..plan.history_from;
                 let text =
-                    summarize(turn, summarizer.as_ref(), summary.as_deref(), dropped).await?;
+                    summarize(turn, summarizer.as_ref(), summary.as_deref(), dropped, committer)
+                        .await?;
                 (floor, summary) = (plan.history_from, Some(text));
                 plan = plan_from(floor, logged(&summary)).0;
             }
@@ -200,13 +204,25 @@ fn summary_message(text: &str) -> Message {
 
 /// `earlier`, the summary so far, with the messages of the log's `dropped` entries folded in.
 /// A panic in the summarizer ends the turn, naming it.
-async fn summarize(
+async fn summarize<D: Commit>(
     turn: &Turn,
     summarizer: &dyn DynSummarizer,
     earlier: Option<&str>,
     dropped: Range<usize>,
+    committer: &D,
 ) -> Result<String, Error> {
+    let through = dropped.end;
     let dropped: Vec<Message> = turn.log()[dropped].iter().filter_map(Entry::to_message).collect();
+    if D::JOURNALS {
+        // Through the journal: a replay does not summarize again.
+        let step = JournalStep::Summary { turn: turn.turn_ref(), through };
+        let summary =
+            || committer.__rarely(step, summarizer.summarize_boxed(earlier, &dropped, turn));
+        return match caught(summary).await {
+            Ok(summary) => summary.map_err(Error::Journal),
+            Err(payload) => Err(component_panicked(Component::Summarizer, payload)),
+        };
+    }
     caught(|| summarizer.summarize_boxed(earlier, &dropped, turn))
         .await
         .map_err(|payload| component_panicked(Component::Summarizer, payload))

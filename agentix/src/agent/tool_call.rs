@@ -4,10 +4,14 @@
 use std::mem;
 use std::time::Duration;
 
+use std::sync::atomic::AtomicU32;
+
 use crate::approval::{Approval, Approver, PendingApproval};
+use crate::commit::Commit;
 use crate::error::Error;
 use crate::event::EventKind;
 use crate::hook::NextTool;
+use crate::journal::JournalStep;
 use crate::message::{AssistantMessage, ToolCall, ToolFailure, ToolResult};
 use crate::model::Model;
 use crate::observe::{Observation, Observer};
@@ -31,7 +35,8 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
     /// A suspended step goes on here too: `results` answer its first calls, and `answer`
     /// decides the call that waited. If the approver suspends a call, the step stays in the log
     /// as it stands, to resume.
-    pub(super) async fn run_tools<O: Observer>(
+    #[allow(clippy::too_many_arguments)]
+    pub(super) async fn run_tools<O: Observer, D: Commit>(
         &self,
         message: AssistantMessage,
         results: Option<Vec<ToolResult>>,
@@ -39,6 +44,7 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
         turn: &mut Turn,
         slot: &StepSlot,
         observer: &O,
+        committer: &D,
     ) -> Result<(), Error> {
         let calls = message.tool_calls().count();
         let results = results.unwrap_or_else(|| Vec::with_capacity(calls));
@@ -47,8 +53,8 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
         let mut interruption = None;
         for index in from..calls {
             let answered = answer.take();
-            if let Err(error) = self.run_tool_call(index, &mut step, turn, observer, answered).await
-            {
+            let ran = self.run_tool_call(index, &mut step, turn, observer, answered, committer);
+            if let Err(error) = ran.await {
                 interruption = Some(error);
                 break;
             }
@@ -73,13 +79,14 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
     /// `after_tool` and `tool_error` hooks then edit it: the result is not moved again). An
     /// error ends the turn; the call has a result if the tool ran. A call `answered` was
     /// escalated before its turn was suspended: the answer decides it, not `before_tool`.
-    async fn run_tool_call<O: Observer>(
+    async fn run_tool_call<O: Observer, D: Commit>(
         &self,
         index: usize,
         step: &mut StepInFlight<'_, P::Kept>,
         turn: &mut Turn,
         observer: &O,
         answered: Option<Box<Answer>>,
+        committer: &D,
     ) -> Result<(), Error> {
         let StepInFlight { message, results, started, ran, .. } = step;
         let call = nth_call(message, index);
@@ -100,13 +107,23 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
                     Flow::Continue => None,
                     Flow::Reject { hook, rejection } => Some((hook.to_owned(), rejection.reason)),
                     Flow::Escalate { hook, escalation } => {
-                        let review = caught(|| self.approver.review(call, &escalation, turn)).await;
-                        let approval = review.unwrap_or_else(|payload| {
-                            Approval::Reject(format!(
-                                "the approver panicked: {}",
-                                panic_message(payload.as_ref())
-                            ))
-                        });
+                        // Through the journal, if the turn has one: a replay does not ask again.
+                        let review = async {
+                            let review = caught(|| self.approver.review(call, &escalation, turn));
+                            review.await.unwrap_or_else(|payload| {
+                                Approval::Reject(format!(
+                                    "the approver panicked: {}",
+                                    panic_message(payload.as_ref())
+                                ))
+                            })
+                        };
+                        let approval = if D::JOURNALS {
+                            let step = JournalStep::Approval { name: &call.name, call: &call.id };
+                            let review = committer.__rarely(step, Box::pin(review));
+                            review.await.map_err(Error::Journal)?
+                        } else {
+                            review.await
+                        };
                         observer.observe(&Observation::Approval {
                             hook,
                             call,
@@ -156,6 +173,8 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
             names: &self.tool_names,
             turn,
             ran: &*ran,
+            committer,
+            attempts: AtomicU32::new(0),
             hooks: InCall {
                 chain: self.hooks.chain(),
                 observer,
@@ -269,12 +288,16 @@ macro_rules! into_end {
 into_end!(AfterTool, ToolError);
 
 /// The innermost `next` of the `wrap_tool` chain: the tool set.
-struct CallTool<'a, T, K, C, O> {
+struct CallTool<'a, T, K, C, O, D> {
     tools: &'a T,
     names: &'a [String],
     turn: &'a Turn,
     /// Where each result the tool set returns is kept, while wrap hooks could lose it.
     ran: &'a K,
+    /// Journals the call, if the turn has a journal.
+    committer: &'a D,
+    /// Attempts made through this `next`, for the journal's names.
+    attempts: AtomicU32,
     /// The per-tool `after_tool` and `tool_error` hooks, which the tool set runs.
     hooks: InCall<'a, C, O>,
 }
@@ -305,13 +328,19 @@ impl<C: Chain, O: Observer> OutputHooks for InCall<'_, C, O> {
     }
 }
 
-impl<T: ToolSet, K: Keep, C: Chain, O: Observer> NextTool for CallTool<'_, T, K, C, O> {
+impl<T: ToolSet, K: Keep, C: Chain, O: Observer, D: Commit> NextTool
+    for CallTool<'_, T, K, C, O, D>
+{
     async fn call(&self, call: &ToolCall) -> ToolResult {
         if self.turn.aborted.get().is_some() {
             return not_run(call);
         }
         // The tool set bounds the tool's own call (`InCall::run_tool`), not the hooks on it.
-        let run = || self.tools.call_hooked(call, self.turn, &self.hooks);
+        // Through the journal, if the turn has one: a replay returns the result recorded.
+        let run = || {
+            let result = self.tools.call_hooked(call, self.turn, &self.hooks);
+            self.committer.__tool(&self.attempts, self.turn, call, result)
+        };
         let result = match caught(run).await {
             Ok(Some(result)) => result,
             Ok(None) => ToolResult::failure(

@@ -1,0 +1,216 @@
+//! The journal: every effect of a turn — each model call, each tool call, each approval, each
+//! summary — passes through the committer's [`journal`](crate::Commit::journal) as a named step,
+//! so that a turn run again after a crash replays what completed instead of doing it twice.
+
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use crate::commit::{Commit, CommitError, ModelCall};
+use crate::conversation::{Conversation, TurnRef};
+use crate::message::{ToolCall, ToolFailure, ToolResult};
+use crate::model::{ModelError, ModelResponse};
+use crate::session::SessionState;
+use crate::turn::Turn;
+
+/// One effect of a turn, named for good: what a journal records it as and replays it by. The
+/// same turn run again asks for the same steps in the same order, as long as its hooks decide
+/// the same way; a replay that asks for another is a [`JournalError::Diverged`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum JournalStep<'a> {
+    /// A call of the model: the turn, its step, the RETRY verdicts acted on so far, and which
+    /// call of the step's `wrap_model` chain (from 1: a hook that calls again makes a second).
+    Model {
+        /// The turn.
+        turn: TurnRef,
+        /// The step, from 0.
+        step: u32,
+        /// RETRY verdicts the turn acted on before this call.
+        retry: u32,
+        /// Which call within the `wrap_model` chain, from 1.
+        call: u32,
+    },
+    /// A tool's call: its name, its call's id, and which attempt within the `wrap_tool` chain
+    /// (from 1).
+    Tool {
+        /// The tool.
+        name: &'a str,
+        /// The call's id.
+        call: &'a str,
+        /// Which attempt, from 1.
+        attempt: u32,
+    },
+    /// The approver's answer to an escalated call.
+    Approval {
+        /// The tool.
+        name: &'a str,
+        /// The call's id.
+        call: &'a str,
+    },
+    /// A summary the summarizer made of the entries before `through`.
+    Summary {
+        /// The turn whose request needed the room.
+        turn: TurnRef,
+        /// Where the summarized entries end.
+        through: usize,
+    },
+}
+
+impl fmt::Display for JournalStep<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            JournalStep::Model { turn, step, retry, call } => {
+                write!(f, "model ({turn}, step {step}")?;
+                if retry > 0 {
+                    write!(f, ", retry {retry}")?;
+                }
+                if call > 1 {
+                    write!(f, ", call {call}")?;
+                }
+                f.write_str(")")
+            }
+            JournalStep::Tool { name, call, attempt: 1 } => write!(f, "tool {name} ({call})"),
+            JournalStep::Tool { name, call, attempt } => {
+                write!(f, "tool {name} ({call}, attempt {attempt})")
+            }
+            JournalStep::Approval { name, call } => write!(f, "approval {name} ({call})"),
+            JournalStep::Summary { turn, through } => {
+                write!(f, "summary ({turn}, through entry {through})")
+            }
+        }
+    }
+}
+
+/// Why a journaled step could not be run or replayed.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum JournalError {
+    /// The turn run again asked for another step than the one the journal recorded at that
+    /// place: a hook decided otherwise this time (its code changed, or it is not deterministic).
+    /// Nothing was run.
+    #[error("the replay diverged: it asked for {asked}, where the journal recorded {recorded}")]
+    Diverged {
+        /// The step recorded at that place.
+        recorded: String,
+        /// The step asked for.
+        asked: String,
+    },
+    /// The journal could not record or read the step.
+    #[error("the journal failed at {step}: {message}")]
+    Failed {
+        /// The step.
+        step: String,
+        /// Why.
+        message: String,
+    },
+}
+
+/// Where a turn's effects are recorded as they complete, and replayed from when the turn runs
+/// again: [`Agent::run_with`](crate::Agent::run_with) passes each model call, tool call,
+/// approval and summary through it as a named [`JournalStep`]. A journal may borrow what it
+/// records into (a durable-execution context, a database transaction).
+pub trait Journal: Sync {
+    /// Runs `effect` as the step `step` — the first time: runs it and records what it
+    /// returned; replaying: returns what was recorded without running it. Asked for another
+    /// step than it recorded at that place, it answers [`JournalError::Diverged`] and runs
+    /// nothing.
+    fn journal<T, F>(
+        &self,
+        step: &JournalStep<'_>,
+        effect: F,
+    ) -> impl Future<Output = Result<T, JournalError>> + Send
+    where
+        T: Serialize + DeserializeOwned + Send,
+        F: Future<Output = T> + Send;
+}
+
+/// A turn's committer with its effects passed through a journal.
+pub(crate) struct Journaled<'j, J, K> {
+    pub(crate) journal: &'j J,
+    pub(crate) committer: &'j K,
+}
+
+impl<J: Journal, K: Commit> Commit for Journaled<'_, J, K> {
+    const COMMITS: bool = K::COMMITS;
+
+    fn commit(
+        &self,
+        conversation: &Conversation,
+    ) -> impl Future<Output = Result<(), CommitError>> + Send {
+        self.committer.commit(conversation)
+    }
+
+    fn model_call(&self, call: &ModelCall<'_>) {
+        self.committer.model_call(call);
+    }
+
+    fn commit_session(
+        &self,
+        state: &SessionState,
+    ) -> impl Future<Output = Result<(), CommitError>> + Send {
+        self.committer.commit_session(state)
+    }
+
+    fn __answer<'a, F>(
+        &'a self,
+        calls: &'a AtomicU32,
+        turn: &'a Turn,
+        answer: F,
+    ) -> impl Future<Output = Result<ModelResponse, ModelError>> + Send + 'a
+    where
+        F: Future<Output = Result<ModelResponse, ModelError>> + Send + 'a,
+    {
+        let step = JournalStep::Model {
+            turn: turn.turn_ref(),
+            step: turn.step(),
+            retry: turn.retries(),
+            call: calls.fetch_add(1, Ordering::Relaxed) + 1,
+        };
+        async move {
+            // The model's own answer or error is recorded: a replay returns it, not a hook's.
+            self.journal.journal(&step, answer).await.unwrap_or_else(|error| {
+                turn.abort_journal(error);
+                Err(ModelError::Aborted)
+            })
+        }
+    }
+
+    fn __tool<'a, F>(
+        &'a self,
+        attempts: &'a AtomicU32,
+        turn: &'a Turn,
+        call: &'a ToolCall,
+        result: F,
+    ) -> impl Future<Output = Option<ToolResult>> + Send + 'a
+    where
+        F: Future<Output = Option<ToolResult>> + Send + 'a,
+    {
+        let attempt = attempts.fetch_add(1, Ordering::Relaxed) + 1;
+        let step = JournalStep::Tool { name: &call.name, call: &call.id, attempt };
+        async move {
+            self.journal.journal(&step, result).await.unwrap_or_else(|error| {
+                let reason = error.to_string();
+                turn.abort_journal(error);
+                Some(ToolResult::failure(call, ToolFailure::NotRun { reason }))
+            })
+        }
+    }
+
+    const JOURNALS: bool = true;
+
+    fn __rarely<'a, T>(
+        &'a self,
+        step: JournalStep<'a>,
+        effect: Pin<Box<dyn Future<Output = T> + Send + 'a>>,
+    ) -> Pin<Box<dyn Future<Output = Result<T, JournalError>> + Send + 'a>>
+    where
+        T: Serialize + DeserializeOwned + Send + 'a,
+    {
+        Box::pin(async move { self.journal.journal(&step, effect).await })
+    }
+}

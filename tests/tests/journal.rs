@@ -1,0 +1,254 @@
+//! The journal seam: every effect of a turn — model calls, tool calls, approvals — passes
+//! through a journal as a named step; a turn run again replays what the journal holds (no
+//! model called, no tool run for it) and goes on from there; a replay whose hooks decide
+//! otherwise is a typed error naming the step.
+
+use std::future::Future;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use agentix::event::BeforeTool;
+use agentix::{
+    Agent, Approval, Conversation, Error, Journal, JournalError, JournalStep, ModelError,
+    ScriptedModel, ToolCall, Turn, Verdict,
+};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+use tests::Weather;
+
+/// A journal in memory: replays the steps it holds, in order, then runs and records the rest.
+#[derive(Default)]
+struct Memory {
+    steps: Mutex<Vec<(String, Value)>>,
+    next: AtomicUsize,
+}
+
+impl Memory {
+    /// The same steps, replayed from the first.
+    fn replay(&self, keep: usize) -> Memory {
+        let mut steps = self.steps.lock().unwrap().clone();
+        steps.truncate(keep);
+        Memory { steps: Mutex::new(steps), next: AtomicUsize::new(0) }
+    }
+
+    fn names(&self) -> Vec<String> {
+        self.steps.lock().unwrap().iter().map(|(name, _)| name.clone()).collect()
+    }
+}
+
+impl Journal for Memory {
+    fn journal<T, F>(
+        &self,
+        step: &JournalStep<'_>,
+        effect: F,
+    ) -> impl Future<Output = Result<T, JournalError>> + Send
+    where
+        T: Serialize + DeserializeOwned + Send,
+        F: Future<Output = T> + Send,
+    {
+        let asked = step.to_string();
+        async move {
+            let at = self.next.fetch_add(1, Ordering::SeqCst);
+            let recorded = self.steps.lock().unwrap().get(at).cloned();
+            match recorded {
+                Some((recorded, value)) if recorded == asked => serde_json::from_value(value)
+                    .map_err(|error| JournalError::Failed {
+                        step: asked,
+                        message: error.to_string(),
+                    }),
+                Some((recorded, _)) => Err(JournalError::Diverged { recorded, asked }),
+                None => {
+                    let value = effect.await;
+                    let stored = serde_json::to_value(&value).unwrap();
+                    self.steps.lock().unwrap().push((asked, stored));
+                    Ok(value)
+                }
+            }
+        }
+    }
+}
+
+fn weather_turn() -> ScriptedModel {
+    ScriptedModel::new().tool_call("get_weather", json!({ "city": "Oslo" })).text("Sunny in Oslo.")
+}
+
+/// A conversation as it was before the turn: what a process that crashed mid-turn starts from.
+fn fresh() -> Conversation {
+    Conversation::new().with_id("c")
+}
+
+#[tokio::test]
+async fn a_recorded_turn_replays_without_calling_the_model_or_the_tool() {
+    let journal = Memory::default();
+    let weather = Weather::default();
+    let calls = weather.calls.clone();
+    let model = weather_turn();
+    let agent = Agent::builder(&model).tool(weather).build();
+    let mut first = fresh();
+    let answer = agent.run_with(&mut first, "weather?", &journal).await.unwrap();
+    assert_eq!(
+        journal.names(),
+        ["model (turn 1, step 0)", "tool get_weather (call_1)", "model (turn 1, step 1)"]
+    );
+    assert_eq!((model.calls(), calls.lock().unwrap().len()), (2, 1));
+
+    // Run again from the start: everything replays.
+    let replay = journal.replay(3);
+    let silent = ScriptedModel::new();
+    let weather = Weather::default();
+    let calls = weather.calls.clone();
+    let agent = Agent::builder(&silent).tool(weather).build();
+    let mut again = fresh();
+    let replayed = agent.run_with(&mut again, "weather?", &replay).await.unwrap();
+    assert_eq!(replayed, answer);
+    assert_eq!(again.log(), first.log());
+    assert_eq!((silent.calls(), calls.lock().unwrap().len()), (0, 0), "nothing ran twice");
+}
+
+#[tokio::test]
+async fn a_turn_cut_short_replays_what_completed_and_runs_the_rest() {
+    let journal = Memory::default();
+    let agent = Agent::builder(weather_turn()).tool(Weather::default()).build();
+    let mut first = fresh();
+    agent.run_with(&mut first, "weather?", &journal).await.unwrap();
+
+    // The process died after the tool's step was recorded: the model's answer is called again.
+    let replay = journal.replay(2);
+    let model = ScriptedModel::new().text("Sunny in Oslo.");
+    let weather = Weather::default();
+    let calls = weather.calls.clone();
+    let agent = Agent::builder(&model).tool(weather).build();
+    let mut again = fresh();
+    agent.run_with(&mut again, "weather?", &replay).await.unwrap();
+    assert_eq!(again.log(), first.log());
+    assert_eq!(model.calls(), 1, "only the call that had not completed");
+    assert!(calls.lock().unwrap().is_empty(), "the tool's recorded result, not a second run");
+    assert_eq!(replay.names().len(), 3);
+}
+
+/// Refuses every call: a hook that decides otherwise than the run it replays.
+struct Refuse;
+
+impl agentix::on::BeforeTool for Refuse {
+    async fn before_tool(&self, _: &mut ToolCall, _: &mut Turn) -> Verdict<BeforeTool> {
+        Verdict::reject("not today")
+    }
+}
+
+#[tokio::test]
+async fn a_replay_whose_hooks_decide_otherwise_diverges_naming_the_step() {
+    let journal = Memory::default();
+    let agent = Agent::builder(weather_turn()).tool(Weather::default()).build();
+    agent.run_with(&mut fresh(), "weather?", &journal).await.unwrap();
+
+    let replay = journal.replay(3);
+    let model = ScriptedModel::new();
+    let agent = Agent::builder(&model).tool(Weather::default()).hook(Refuse).build();
+    let mut again = fresh();
+    let error = agent.run_with(&mut again, "weather?", &replay).await.unwrap_err();
+    assert_eq!(
+        error,
+        Error::Journal(JournalError::Diverged {
+            recorded: "tool get_weather (call_1)".into(),
+            asked: "model (turn 1, step 1)".into(),
+        })
+    );
+    assert_eq!(
+        error.to_string(),
+        "the replay diverged: it asked for model (turn 1, step 1), where the journal recorded \
+         tool get_weather (call_1)"
+    );
+    assert_eq!(model.calls(), 0);
+    tests::assert_log_consistent(again.log());
+}
+
+#[tokio::test]
+async fn a_replayed_model_error_is_the_models() {
+    let journal = Memory::default();
+    let model = ScriptedModel::new().error(ModelError::Transport("connection reset".into()));
+    let agent = Agent::builder(&model).build();
+    let error = agent.run_with(&mut fresh(), "hi", &journal).await.unwrap_err();
+    assert_eq!(error, Error::Model(ModelError::Transport("connection reset".into())));
+
+    let replay = journal.replay(1);
+    let agent = Agent::builder(ScriptedModel::new()).build();
+    let replayed = agent.run_with(&mut fresh(), "hi", &replay).await.unwrap_err();
+    assert_eq!(replayed, error, "the same error, the model's");
+}
+
+/// Escalates every call.
+struct Ask;
+
+impl agentix::on::BeforeTool for Ask {
+    async fn before_tool(&self, _: &mut ToolCall, _: &mut Turn) -> Verdict<BeforeTool> {
+        Verdict::escalate("a person decides")
+    }
+}
+
+#[tokio::test]
+async fn an_approval_is_journaled_and_not_asked_again() {
+    let journal = Memory::default();
+    let asked = Arc::new(AtomicUsize::new(0));
+    let counting = Arc::clone(&asked);
+    let agent = Agent::builder(weather_turn())
+        .tool(Weather::default())
+        .hook(Ask)
+        .approver(move |_: ToolCall, _| {
+            counting.fetch_add(1, Ordering::SeqCst);
+            async { Approval::Approve }
+        })
+        .build();
+    let mut first = fresh();
+    agent.run_with(&mut first, "weather?", &journal).await.unwrap();
+    assert_eq!(
+        journal.names(),
+        [
+            "model (turn 1, step 0)",
+            "approval get_weather (call_1)",
+            "tool get_weather (call_1)",
+            "model (turn 1, step 1)"
+        ]
+    );
+
+    let replay = journal.replay(4);
+    let agent = Agent::builder(ScriptedModel::new())
+        .tool(Weather::default())
+        .hook(Ask)
+        .approver(|_: ToolCall, _| async { panic!("asked again") })
+        .build();
+    let mut again = fresh();
+    agent.run_with(&mut again, "weather?", &replay).await.unwrap();
+    assert_eq!(again.log(), first.log());
+    assert_eq!(asked.load(Ordering::SeqCst), 1);
+}
+
+/// Calls the model again once if it fails.
+struct AgainOnce;
+
+impl agentix::on::WrapModel for AgainOnce {
+    async fn wrap_model(
+        &self,
+        request: &agentix::ModelRequest,
+        _: &Turn,
+        next: &impl agentix::NextModel,
+    ) -> Result<agentix::ModelResponse, ModelError> {
+        match next.call(request).await {
+            Err(_) => next.call(request).await,
+            answer => answer,
+        }
+    }
+}
+
+#[tokio::test]
+async fn each_call_a_wrap_hook_makes_is_a_step_of_its_own() {
+    let journal = Memory::default();
+    let model = ScriptedModel::new().error(ModelError::Transport("reset".into())).text("hello");
+    let agent = Agent::builder(&model).hook(AgainOnce).build();
+    agent.run_with(&mut fresh(), "hi", &journal).await.unwrap();
+    assert_eq!(journal.names(), ["model (turn 1, step 0)", "model (turn 1, step 0, call 2)"]);
+    let replay = journal.replay(2);
+    let agent = Agent::builder(ScriptedModel::new()).hook(AgainOnce).build();
+    let answer = agent.run_with(&mut fresh(), "hi", &replay).await.unwrap();
+    assert_eq!(answer.joined_text(), "hello");
+}
