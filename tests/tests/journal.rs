@@ -252,3 +252,50 @@ async fn each_call_a_wrap_hook_makes_is_a_step_of_its_own() {
     let answer = agent.run_with(&mut fresh(), "hi", &replay).await.unwrap();
     assert_eq!(answer.joined_text(), "hello");
 }
+
+/// Counts its summaries.
+#[derive(Clone, Default)]
+struct Summaries(Arc<AtomicUsize>);
+
+impl agentix::Summarizer for Summaries {
+    async fn summarize(
+        &self,
+        _earlier: Option<&str>,
+        dropped: &[agentix::Message],
+        _turn: &Turn,
+    ) -> String {
+        self.0.fetch_add(1, Ordering::SeqCst);
+        format!("{} messages", dropped.len())
+    }
+}
+
+#[tokio::test]
+async fn a_summary_is_journaled_and_not_made_again() {
+    let config =
+        agentix::Config { context_budget: 400, injection_reserve: 50, ..Default::default() };
+    let long = |n: usize| format!("answer {n} ").repeat(40);
+    let model = (0..5).fold(ScriptedModel::new(), |model, n| model.text(long(n)));
+    let summaries = Summaries::default();
+    let agent = Agent::builder(&model).summarizer(summaries.clone()).build();
+    let mut conversation = Conversation::with_config(config).with_id("c");
+    // Four turns fill the window; the fifth's request needs a summary of the first.
+    for n in 0..4 {
+        agent.run(&mut conversation, format!("question {n}")).await.unwrap();
+    }
+    let before = serde_json::to_string(&conversation).unwrap();
+    let journal = Memory::default();
+    agent.run_with(&mut conversation, "question 4", &journal).await.unwrap();
+    let names = journal.names();
+    assert!(names[0].starts_with("summary (turn 5, through entry"), "{names:?}");
+    assert_eq!(names.last().unwrap(), "model (turn 5, step 0)");
+    let made = summaries.0.load(Ordering::SeqCst);
+    assert!(made >= 1);
+
+    // The fifth turn again, from where it started: the summary is replayed, not made.
+    let mut again: Conversation = serde_json::from_str(&before).unwrap();
+    let replay = journal.replay(names.len());
+    let agent = Agent::builder(ScriptedModel::new()).summarizer(summaries.clone()).build();
+    agent.run_with(&mut again, "question 4", &replay).await.unwrap();
+    assert_eq!(summaries.0.load(Ordering::SeqCst), made, "no summary made again");
+    assert_eq!(again.log(), conversation.log());
+}
