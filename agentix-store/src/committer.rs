@@ -103,7 +103,7 @@ impl Commit for Committer<'_> {
         if through == from && calls.is_empty() {
             return Ok(());
         }
-        match self.store.commit_audited(&self.id, version, conversation, from, &calls).await {
+        match self.store.commit_with(&self.id, version, conversation, from, &calls, None).await {
             Ok(version) => {
                 *lock(&self.state) = (version, through);
                 Ok(())

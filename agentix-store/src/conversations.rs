@@ -81,17 +81,19 @@ impl Store {
         conversation: &Conversation,
         from: usize,
     ) -> Result<Version, StoreError> {
-        self.commit_audited(id, expected, conversation, from, &[]).await
+        self.commit_with(id, expected, conversation, from, &[], None).await
     }
 
-    /// [`commit`](Store::commit), with the model calls made since the last commit.
-    pub(crate) async fn commit_audited(
+    /// [`commit`](Store::commit), with the model calls made since the last commit, and
+    /// dropping the journal of turn `finished` if one is given.
+    pub(crate) async fn commit_with(
         &self,
         id: &str,
         expected: Version,
         conversation: &Conversation,
         from: usize,
         calls: &[AuditedCall],
+        finished: Option<u64>,
     ) -> Result<Version, StoreError> {
         let (config, scope) = encode_fields(conversation)?;
         let mut transaction = self.dialect.begin(&self.pool).await?;
@@ -128,6 +130,16 @@ impl Store {
         }
         insert_entries(self, &mut transaction, id, conversation, from).await?;
         model_calls::insert(self.dialect, &mut transaction, id, calls).await?;
+        if let Some(turn) = finished {
+            sqlx::query(sql(
+                self.dialect,
+                "DELETE FROM journal WHERE conversation_id = ? AND turn = ?",
+            ))
+            .bind(id)
+            .bind(to_i64(turn))
+            .execute(&mut *transaction)
+            .await?;
+        }
         transaction.commit().await?;
         Ok(Version(expected.0 + 1))
     }

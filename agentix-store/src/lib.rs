@@ -33,6 +33,7 @@
 mod approvals;
 mod committer;
 mod conversations;
+mod journal;
 mod lease;
 mod model_calls;
 mod schema;
@@ -48,6 +49,7 @@ use sqlx::{AssertSqlSafe, Executor};
 pub use approvals::WaitingApproval;
 pub use committer::Committer;
 pub use conversations::{Stored, Version};
+pub use journal::StoreJournal;
 pub use lease::{Lease, Waiting};
 pub use model_calls::AuditRecord;
 pub use schema::SCHEMA_VERSION;
@@ -251,6 +253,16 @@ pub enum StoreError {
         /// The call's place among the conversation's calls.
         seq: u64,
         /// What the decoder said.
+        message: String,
+    },
+    /// A turn's stored journal has a gap.
+    #[error("conversation `{conversation}`, turn {turn}: the stored journal is damaged: {message}")]
+    CorruptJournal {
+        /// The conversation.
+        conversation: String,
+        /// The turn.
+        turn: u64,
+        /// What is wrong.
         message: String,
     },
     /// No session of that id is stored.

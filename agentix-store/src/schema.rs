@@ -62,7 +62,7 @@ const V1: &[&str] = &[
 /// Version 2: approvals and model calls keyed by their place in the conversation (`seq`: the
 /// suspended entry's, the call's order), so that one call id waiting twice, or a model called
 /// twice in one step, each keep a row (neither table was written at version 1: recreated);
-/// sessions, their plans and their tasks.
+/// sessions, their plans and their tasks; the journal of turns in flight.
 const V2: &[&str] = &[
     "DROP TABLE approvals",
     "CREATE TABLE approvals (
@@ -127,6 +127,15 @@ const V2: &[&str] = &[
         reason TEXT,
         answer TEXT,
         PRIMARY KEY (session_id, task_id)
+    )",
+    "CREATE TABLE journal (
+        conversation_id TEXT NOT NULL REFERENCES conversations (id),
+        turn BIGINT NOT NULL,
+        part BIGINT NOT NULL,
+        seq BIGINT NOT NULL,
+        step TEXT NOT NULL,
+        value TEXT NOT NULL,
+        PRIMARY KEY (conversation_id, turn, part, seq)
     )",
 ];
 

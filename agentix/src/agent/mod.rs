@@ -171,6 +171,22 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
         }
     }
 
+    /// [`resume`](Agent::resume), the resumed part's effects passing through `journal` as
+    /// [`run_with`](Agent::run_with)'s do.
+    // Written out, not `async fn`: the signature promises `Send`, as `run`'s does.
+    #[allow(clippy::manual_async_fn)]
+    pub fn resume_with<'a, J: crate::Journal>(
+        &'a self,
+        conversation: &'a mut Conversation,
+        approval: Approval,
+        journal: &'a J,
+    ) -> impl Future<Output = Outcome> + Send + 'a {
+        async move {
+            let journaled = crate::journal::Journaled { journal, committer: &() };
+            self.resumed(conversation, approval, &(), &journaled).await
+        }
+    }
+
     /// [`run_stream`](Agent::run_stream), committing each step through `committer` as
     /// [`run_committing`](Agent::run_committing) does: a served turn that streams and is stored.
     pub fn run_stream_committing<'a, K: Commit>(

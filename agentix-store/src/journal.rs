@@ -1,0 +1,145 @@
+//! The journal in the store: each effect of a turn in flight recorded as it completes, so that
+//! a turn run again after a crash — on any worker — replays what completed instead of doing it
+//! twice. The turn's entries are committed when it ends ([`Store::finish_turn`]), with its
+//! journal dropped in the same transaction.
+
+use std::future::Future;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use agentix::{Conversation, Entry, Journal, JournalError, JournalStep};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use sqlx::Row;
+
+use crate::{Store, StoreError, Stored, Version, sql};
+
+/// The journal of a conversation's turn in flight: made by [`Store::journal`], given to
+/// [`Agent::run_with`](agentix::Agent::run_with) or
+/// [`Agent::resume_with`](agentix::Agent::resume_with). Each step is written as it completes,
+/// in a transaction of its own.
+#[derive(Debug)]
+pub struct StoreJournal<'s> {
+    store: &'s Store,
+    conversation: String,
+    turn: u64,
+    /// Which part of the turn: 0 until it is suspended, then one more for each resumption.
+    part: u64,
+    /// What a process before this one recorded: replayed in order.
+    recorded: Vec<(String, String)>,
+    next: AtomicUsize,
+}
+
+impl Store {
+    /// The journal for what the conversation `id`, as loaded in `stored`, runs next: its next
+    /// turn — or, if its log ends with a suspended turn, that turn's resumption. The steps a
+    /// process recorded for it before it died are replayed.
+    pub async fn journal(&self, id: &str, stored: &Stored) -> Result<StoreJournal<'_>, StoreError> {
+        let log = stored.conversation.log();
+        let (turn, part) = match stored.conversation.pending_approval() {
+            // Each suspension of the turn opens the part its resumption runs in.
+            Some((turn, _)) => {
+                let parts = log
+                    .iter()
+                    .filter(|entry| matches!(entry, Entry::Suspended { turn: t, .. } if *t == turn))
+                    .count();
+                (turn.0, parts as u64)
+            }
+            None => (stored.conversation.turns() + 1, 0),
+        };
+        let rows = sqlx::query(sql(
+            self.dialect,
+            "SELECT seq, step, value FROM journal WHERE conversation_id = ? AND turn = ? \
+             AND part = ? ORDER BY seq",
+        ))
+        .bind(id)
+        .bind(i64::try_from(turn).unwrap_or(i64::MAX))
+        .bind(i64::try_from(part).unwrap_or(i64::MAX))
+        .fetch_all(&self.pool)
+        .await?;
+        let mut recorded = Vec::with_capacity(rows.len());
+        for (index, row) in rows.iter().enumerate() {
+            let seq: i64 = row.try_get("seq")?;
+            if seq != index as i64 {
+                return Err(StoreError::CorruptJournal {
+                    conversation: id.to_owned(),
+                    turn,
+                    message: format!("step {index} is missing"),
+                });
+            }
+            recorded.push((row.try_get("step")?, row.try_get("value")?));
+        }
+        Ok(StoreJournal {
+            store: self,
+            conversation: id.to_owned(),
+            turn,
+            part,
+            recorded,
+            next: AtomicUsize::new(0),
+        })
+    }
+
+    /// Commits what a journaled turn added to `conversation` past its first `from` entries —
+    /// its whole turn, or its part up to a suspension — against `expected`, and drops the
+    /// journal of that turn in the same transaction.
+    pub async fn finish_turn(
+        &self,
+        id: &str,
+        expected: Version,
+        conversation: &Conversation,
+        from: usize,
+    ) -> Result<Version, StoreError> {
+        let turn = conversation.log().last().map_or(0, |entry| entry.turn().0);
+        self.commit_with(id, expected, conversation, from, &[], Some(turn)).await
+    }
+}
+
+impl StoreJournal<'_> {
+    /// The steps recorded before this process: what a run with this journal replays.
+    pub fn recorded(&self) -> impl Iterator<Item = &str> {
+        self.recorded.iter().map(|(step, _)| step.as_str())
+    }
+}
+
+impl Journal for StoreJournal<'_> {
+    fn journal<T, F>(
+        &self,
+        step: &JournalStep<'_>,
+        effect: F,
+    ) -> impl Future<Output = Result<T, JournalError>> + Send
+    where
+        T: Serialize + DeserializeOwned + Send,
+        F: Future<Output = T> + Send,
+    {
+        let asked = step.to_string();
+        async move {
+            let at = self.next.fetch_add(1, Ordering::SeqCst);
+            if let Some((recorded, value)) = self.recorded.get(at) {
+                if *recorded != asked {
+                    return Err(JournalError::Diverged { recorded: recorded.clone(), asked });
+                }
+                return serde_json::from_str(value).map_err(|error| JournalError::Failed {
+                    step: asked,
+                    message: error.to_string(),
+                });
+            }
+            let value = effect.await;
+            let failed = |message: String| JournalError::Failed { step: asked.clone(), message };
+            let text = serde_json::to_string(&value).map_err(|error| failed(error.to_string()))?;
+            sqlx::query(sql(
+                self.store.dialect,
+                "INSERT INTO journal (conversation_id, turn, part, seq, step, value) \
+                 VALUES (?, ?, ?, ?, ?, ?)",
+            ))
+            .bind(&self.conversation)
+            .bind(i64::try_from(self.turn).unwrap_or(i64::MAX))
+            .bind(i64::try_from(self.part).unwrap_or(i64::MAX))
+            .bind(at as i64)
+            .bind(&asked)
+            .bind(text)
+            .execute(&self.store.pool)
+            .await
+            .map_err(|error| failed(error.to_string()))?;
+            Ok(value)
+        }
+    }
+}

@@ -1,0 +1,334 @@
+//! Turns that survive a crash through the store's journal, with real processes: a turn
+//! (model → tool → model) runs with `Agent::run_with` over the store's journal in a child
+//! process killed (`SIGKILL`) inside each model call, after the tool's side effect, after each
+//! journaled step, and before the turn's commit; a new process runs the turn again and it
+//! finishes exactly as a clean run does — no completed model call repeated (only the one in
+//! flight at the kill), the tool's effect applied once through its idempotency key. A hook
+//! changed between the crash and the replay is the typed divergence error; an approval that
+//! waits survives the crash and is answered once. Over SQLite and PostgreSQL.
+
+mod support;
+
+use std::future::Future;
+use std::os::unix::process::ExitStatusExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use agentix::event::BeforeTool;
+use agentix::{
+    Agent, Approval, Conversation, Entry, Error, Journal, JournalError, JournalStep, ToolCall,
+    Turn, Verdict,
+};
+use agentix_store::{Store, StoreJournal};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::json;
+use support::{append, die, lines};
+
+const CHILD: &str = "AGENTIX_JOURNAL_CHILD";
+
+/// Where the child dies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Point {
+    /// Inside the `n`th model call (from 1), before it answers.
+    InModel(usize),
+    /// In the tool, after its side effect, before it returns.
+    AfterEffect,
+    /// Right after the journal recorded its `n`th step (from 1).
+    AfterStep(usize),
+    /// After the turn ended, before its entries were committed.
+    BeforeFinish,
+}
+
+fn encode(point: Point) -> String {
+    match point {
+        Point::InModel(n) => format!("model:{n}"),
+        Point::AfterEffect => "effect:0".into(),
+        Point::AfterStep(n) => format!("step:{n}"),
+        Point::BeforeFinish => "finish:0".into(),
+    }
+}
+
+fn decode(text: &str) -> Option<Point> {
+    let (kind, n) = text.split_once(':')?;
+    let n: usize = n.parse().ok()?;
+    Some(match kind {
+        "model" => Point::InModel(n),
+        "effect" => Point::AfterEffect,
+        "step" => Point::AfterStep(n),
+        "finish" => Point::BeforeFinish,
+        _ => return None,
+    })
+}
+
+/// The model: calls `send` until it has its result, then answers — by what the request holds,
+/// as a real model would; each call counted in a file shared by the processes.
+struct Counted {
+    calls: PathBuf,
+    kill: Option<Point>,
+}
+
+impl agentix::Model for Counted {
+    async fn complete(
+        &self,
+        request: &agentix::ModelRequest,
+    ) -> Result<agentix::ModelResponse, agentix::ModelError> {
+        append(&self.calls, "call");
+        if self.kill == Some(Point::InModel(lines(&self.calls).len())) {
+            die();
+        }
+        let sent = request.messages.iter().any(|message| {
+            message.content.iter().any(|part| matches!(part, agentix::Part::ToolResult(_)))
+        });
+        let answer = if sent {
+            agentix::AssistantMessage::text("Done.")
+        } else {
+            let call = ToolCall::new("call_1", "send", json!({ "to": "boss" }));
+            agentix::AssistantMessage::default().with_tool_call(call)
+        };
+        Ok(answer.into())
+    }
+}
+
+/// Sends a message through a system that applies each idempotency key once.
+struct Send {
+    dir: PathBuf,
+    kill: Option<Point>,
+}
+
+impl agentix::Tool for Send {
+    const NAME: &'static str = "send";
+    const WANTS_CALL_ID: bool = true;
+    type Args = serde_json::Value;
+    type Output = String;
+    type Error = std::convert::Infallible;
+
+    fn description(&self) -> &str {
+        "Sends a message."
+    }
+
+    async fn call(&self, args: serde_json::Value, turn: &Turn) -> Result<String, Self::Error> {
+        let key = turn.tool_idempotency_key().expect("the tool asked for its call's id");
+        append(&self.dir.join("attempts"), &key);
+        let applied = self.dir.join("applied");
+        if !lines(&applied).contains(&key) {
+            append(&applied, &key);
+        }
+        if self.kill == Some(Point::AfterEffect) {
+            die();
+        }
+        Ok(format!("sent to {}", args["to"].as_str().unwrap_or("?")))
+    }
+}
+
+/// The store's journal, dying after the step the point names.
+struct Dying<'s> {
+    inner: StoreJournal<'s>,
+    steps: AtomicUsize,
+    kill: Option<Point>,
+}
+
+impl Journal for Dying<'_> {
+    async fn journal<T, F>(&self, step: &JournalStep<'_>, effect: F) -> Result<T, JournalError>
+    where
+        T: Serialize + DeserializeOwned + std::marker::Send,
+        F: Future<Output = T> + std::marker::Send,
+    {
+        let value = self.inner.journal(step, effect).await?;
+        let n = self.steps.fetch_add(1, Ordering::SeqCst) + 1;
+        if self.kill == Some(Point::AfterStep(n)) {
+            die();
+        }
+        Ok(value)
+    }
+}
+
+/// Refuses every call: a hook changed between the crash and the replay.
+struct Refuse;
+
+impl agentix::on::BeforeTool for Refuse {
+    async fn before_tool(&self, _: &mut ToolCall, _: &mut Turn) -> Verdict<BeforeTool> {
+        Verdict::reject("changed my mind")
+    }
+}
+
+/// Every call waits for a person.
+struct AskFirst;
+
+impl agentix::on::BeforeTool for AskFirst {
+    async fn before_tool(&self, _: &mut ToolCall, _: &mut Turn) -> Verdict<BeforeTool> {
+        Verdict::escalate("a person decides")
+    }
+}
+
+/// The child: `run:POINT` runs the turn (dying at the point, `none` for none), `refuse:none`
+/// runs it again with a hook that refuses the call, `wait:POINT` runs it with every call
+/// waiting for a person, `answer:POINT` approves the waiting call. In a normal test run (no
+/// child variable) it does nothing.
+#[test]
+fn child() {
+    let Ok(spec) = std::env::var(CHILD) else { return };
+    let fields: Vec<&str> = spec.splitn(3, '|').collect();
+    let [url, dir, mode] = fields[..] else { panic!("a child spec: {spec}") };
+    let (mode, point) = mode.split_once('=').expect("MODE=POINT");
+    let kill = decode(point);
+    let dir = PathBuf::from(dir);
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    runtime.block_on(async {
+        let store = Store::open(url).await.unwrap();
+        let mut stored = store.load("c").await.unwrap();
+        let journal = store.journal("c", &stored).await.unwrap();
+        let journal = Dying { inner: journal, steps: AtomicUsize::new(0), kill };
+        let model = Counted { calls: dir.join("model_calls"), kill };
+        let send = Send { dir: dir.clone(), kill };
+        let (version, from) = (stored.version, stored.conversation.log().len());
+        let conversation = &mut stored.conversation;
+        let outcome = match mode {
+            "run" => {
+                let agent = Agent::builder(&model).tool(send).build();
+                agent.run_with(conversation, "Send it", &journal).await
+            }
+            "refuse" => {
+                let agent = Agent::builder(&model).tool(send).hook(Refuse).build();
+                let error = agent.run_with(conversation, "Send it", &journal).await.unwrap_err();
+                assert_eq!(
+                    error,
+                    Error::Journal(JournalError::Diverged {
+                        recorded: "tool send (call_1)".into(),
+                        asked: "model (turn 1, step 1)".into(),
+                    })
+                );
+                return;
+            }
+            "wait" => {
+                let agent = Agent::builder(&model)
+                    .tool(send)
+                    .hook(AskFirst)
+                    .approver(|_: ToolCall, _| async { Approval::Suspend })
+                    .build();
+                let waiting = agent.run_with(conversation, "Send it", &journal).await;
+                assert!(matches!(waiting, Err(Error::AwaitingApproval { .. })), "{waiting:?}");
+                Ok(agentix::AssistantMessage::default())
+            }
+            "answer" => {
+                assert_eq!(store.pending_approvals().await.unwrap().len(), 1, "announced once");
+                let agent = Agent::builder(&model).tool(send).hook(AskFirst).build();
+                agent.resume_with(conversation, Approval::Approve, &journal).await
+            }
+            other => panic!("a mode: {other}"),
+        };
+        outcome.unwrap();
+        if kill == Some(Point::BeforeFinish) {
+            die();
+        }
+        store.finish_turn("c", version, conversation, from).await.unwrap();
+    });
+}
+
+fn run_child(url: &str, dir: &Path, mode: &str, point: Option<Point>) -> std::process::ExitStatus {
+    let point = point.map_or("none".to_owned(), encode);
+    support::run_child(CHILD, format!("{url}|{}|{mode}={point}", dir.display()))
+}
+
+/// The log a clean run leaves, run here without a journal or a crash.
+async fn clean_log() -> Vec<Entry> {
+    let dir = support::TempDir::new("clean");
+    let model = Counted { calls: dir.0.join("calls"), kill: None };
+    let agent = Agent::builder(&model).tool(Send { dir: dir.0.clone(), kill: None }).build();
+    let mut conversation = Conversation::new().with_id("c");
+    agent.run(&mut conversation, "Send it").await.unwrap();
+    conversation.log().to_vec()
+}
+
+fn points() -> Vec<Point> {
+    let mut points = vec![Point::InModel(1), Point::InModel(2), Point::AfterEffect];
+    points.extend((1..=3).map(Point::AfterStep));
+    points.push(Point::BeforeFinish);
+    points
+}
+
+async fn killed_at_every_point(fresh: impl AsyncFn(&str) -> (Store, String)) {
+    let clean = clean_log().await;
+    assert_eq!(clean.len(), 4);
+    for point in points() {
+        let (store, url) = fresh(&encode(point).replace(':', "_")).await;
+        let dir = support::TempDir::new("journal");
+        store.create("c", &Conversation::new()).await.unwrap();
+        let status = run_child(&url, &dir.0, "run", Some(point));
+        assert_eq!(status.signal(), Some(9), "{point:?}: the child was killed");
+        assert!(store.load("c").await.unwrap().conversation.log().is_empty(), "{point:?}");
+
+        assert!(run_child(&url, &dir.0, "run", None).success(), "{point:?}: run again");
+        let log = store.load("c").await.unwrap().conversation.log().to_vec();
+        assert_eq!(log, clean, "{point:?}: the stored turn is a clean run's");
+        let in_flight = usize::from(matches!(point, Point::InModel(_)));
+        assert_eq!(lines(&dir.0.join("model_calls")).len(), 2 + in_flight, "{point:?}");
+        assert_eq!(lines(&dir.0.join("applied")), ["c/1/call_1"], "{point:?}: applied once");
+        let attempts = 1 + usize::from(point == Point::AfterEffect);
+        assert_eq!(lines(&dir.0.join("attempts")).len(), attempts, "{point:?}");
+        assert!(
+            store
+                .journal("c", &store.load("c").await.unwrap())
+                .await
+                .unwrap()
+                .recorded()
+                .next()
+                .is_none()
+        );
+        store.close().await;
+    }
+}
+
+/// Killed after the tool's step was journaled, then run again with a hook that refuses the
+/// call: the replay asks for the model where the journal holds the tool — the typed error.
+async fn a_changed_hook_diverges(store: Store, url: String) {
+    let dir = support::TempDir::new("diverge");
+    store.create("c", &Conversation::new()).await.unwrap();
+    assert_eq!(run_child(&url, &dir.0, "run", Some(Point::AfterStep(2))).signal(), Some(9));
+    assert!(run_child(&url, &dir.0, "refuse", None).success());
+    assert_eq!(lines(&dir.0.join("model_calls")).len(), 1, "the replay called no model");
+}
+
+/// The call waits for a person; the process dies; another lists it once and approves it, dies
+/// after the tool's effect; a third approves again and the turn finishes as a clean run's.
+async fn an_approval_survives_the_crash(store: Store, url: String) {
+    let dir = support::TempDir::new("wait");
+    store.create("c", &Conversation::new()).await.unwrap();
+    assert_eq!(run_child(&url, &dir.0, "wait", Some(Point::BeforeFinish)).signal(), Some(9));
+    assert!(store.pending_approvals().await.unwrap().is_empty(), "not committed: not waiting");
+    assert!(run_child(&url, &dir.0, "wait", None).success(), "the journal replays the wait");
+    assert_eq!(lines(&dir.0.join("model_calls")).len(), 1);
+    assert_eq!(store.pending_approvals().await.unwrap().len(), 1);
+
+    assert_eq!(run_child(&url, &dir.0, "answer", Some(Point::AfterEffect)).signal(), Some(9));
+    assert!(run_child(&url, &dir.0, "answer", None).success());
+    assert!(store.pending_approvals().await.unwrap().is_empty());
+    assert_eq!(lines(&dir.0.join("model_calls")).len(), 2);
+    assert_eq!(lines(&dir.0.join("applied")), ["c/1/call_1"]);
+    let log = store.load("c").await.unwrap().conversation.log().to_vec();
+    let kinds: Vec<bool> =
+        log.iter().map(|entry| matches!(entry, Entry::Assistant { .. })).collect();
+    assert_eq!(log.len(), 6, "{log:#?}");
+    assert_eq!(kinds, [false, false, false, true, false, true]);
+}
+
+#[tokio::test]
+async fn a_journaled_turn_killed_at_every_point_finishes_once_over_sqlite() {
+    let dirs = std::sync::Mutex::new(Vec::new());
+    killed_at_every_point(async |name: &str| {
+        let (store, url, dir) = support::sqlite(name).await;
+        dirs.lock().unwrap().push(dir);
+        (store, url)
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_journaled_turn_killed_at_every_point_finishes_once_over_postgres() {
+    killed_at_every_point(async |name: &str| support::postgres(name).await).await;
+}
+
+on_both_backends! {
+    a_hook_changed_between_the_crash_and_the_replay_diverges => a_changed_hook_diverges;
+    an_approval_waiting_in_a_journaled_turn_survives_the_crash => an_approval_survives_the_crash;
+}
