@@ -194,7 +194,7 @@ fn child() {
                 assert_eq!(
                     error,
                     Error::Journal(JournalError::Diverged {
-                        recorded: "tool send (call_1)".into(),
+                        recorded: "tool send (turn 1, step 0, call_1)".into(),
                         asked: "model (turn 1, step 1)".into(),
                     })
                 );
@@ -242,7 +242,7 @@ async fn clean_log() -> Vec<Entry> {
 
 fn points() -> Vec<Point> {
     let mut points = vec![Point::InModel(1), Point::InModel(2), Point::AfterEffect];
-    points.extend((1..=3).map(Point::AfterStep));
+    points.extend((1..=4).map(Point::AfterStep));
     points.push(Point::BeforeFinish);
     points
 }
@@ -284,7 +284,7 @@ async fn killed_at_every_point(fresh: impl AsyncFn(&str) -> (Store, String)) {
 async fn a_changed_hook_diverges(store: Store, url: String) {
     let dir = support::TempDir::new("diverge");
     store.create("c", &Conversation::new()).await.unwrap();
-    assert_eq!(run_child(&url, &dir.0, "run", Some(Point::AfterStep(2))).signal(), Some(9));
+    assert_eq!(run_child(&url, &dir.0, "run", Some(Point::AfterStep(3))).signal(), Some(9));
     assert!(run_child(&url, &dir.0, "refuse", None).success());
     assert_eq!(lines(&dir.0.join("model_calls")).len(), 1, "the replay called no model");
 }

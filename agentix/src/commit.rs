@@ -53,18 +53,20 @@ pub trait Commit: Sync {
     // journal ([`Agent::run_with`](crate::Agent::run_with) overrides them).
 
     /// The model's answer to one call; `calls` counts the step's calls, for the journal's
-    /// name of it.
+    /// name of it. A journal bounds it by `limit` itself (the loop then does not), so that a
+    /// timeout is an outcome it records.
     #[doc(hidden)]
     fn __answer<'a, F>(
         &'a self,
         calls: &'a AtomicU32,
+        limit: Option<Duration>,
         turn: &'a Turn,
         answer: F,
     ) -> impl Future<Output = Result<ModelResponse, ModelError>> + Send + 'a
     where
         F: Future<Output = Result<ModelResponse, ModelError>> + Send + 'a,
     {
-        let _ = (calls, turn);
+        let _ = (calls, limit, turn);
         answer
     }
 

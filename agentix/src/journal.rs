@@ -1,11 +1,12 @@
 //! The journal: every effect of a turn — each model call, each tool call, each approval, each
-//! summary — passes through the committer's [`journal`](crate::Commit::journal) as a named step,
-//! so that a turn run again after a crash replays what completed instead of doing it twice.
+//! summary — passes through a [`Journal`] as a named step, so that a turn run again after a
+//! crash replays what completed instead of doing it twice.
 
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::Duration;
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -16,6 +17,7 @@ use crate::message::{ToolCall, ToolFailure, ToolResult};
 use crate::model::{ModelError, ModelResponse};
 use crate::session::SessionState;
 use crate::turn::Turn;
+use crate::{caught, panic_message};
 
 /// One effect of a turn, named for good: what a journal records it as and replays it by. The
 /// same turn run again asks for the same steps in the same order, as long as its hooks decide
@@ -35,9 +37,13 @@ pub enum JournalStep<'a> {
         /// Which call within the `wrap_model` chain, from 1.
         call: u32,
     },
-    /// A tool's call: its name, its call's id, and which attempt within the `wrap_tool` chain
-    /// (from 1).
+    /// A tool's call: the turn and step, the tool, its call's id, and which attempt within the
+    /// `wrap_tool` chain (from 1).
     Tool {
+        /// The turn.
+        turn: TurnRef,
+        /// The step, from 0.
+        step: u32,
         /// The tool.
         name: &'a str,
         /// The call's id.
@@ -47,9 +53,25 @@ pub enum JournalStep<'a> {
     },
     /// The approver's answer to an escalated call.
     Approval {
+        /// The turn.
+        turn: TurnRef,
+        /// The step, from 0.
+        step: u32,
         /// The tool.
         name: &'a str,
         /// The call's id.
+        call: &'a str,
+    },
+    /// The user message that opened the turn: a replay for another message diverges here.
+    Opened {
+        /// The turn.
+        turn: TurnRef,
+    },
+    /// The answer a suspended turn resumed with: a replay with another answer diverges here.
+    Resumed {
+        /// The turn.
+        turn: TurnRef,
+        /// The call that waited.
         call: &'a str,
     },
     /// A summary the summarizer made of the entries before `through`.
@@ -74,11 +96,18 @@ impl fmt::Display for JournalStep<'_> {
                 }
                 f.write_str(")")
             }
-            JournalStep::Tool { name, call, attempt: 1 } => write!(f, "tool {name} ({call})"),
-            JournalStep::Tool { name, call, attempt } => {
-                write!(f, "tool {name} ({call}, attempt {attempt})")
+            JournalStep::Tool { turn, step, name, call, attempt } => {
+                write!(f, "tool {name} ({turn}, step {step}, {call}")?;
+                if attempt > 1 {
+                    write!(f, ", attempt {attempt}")?;
+                }
+                f.write_str(")")
             }
-            JournalStep::Approval { name, call } => write!(f, "approval {name} ({call})"),
+            JournalStep::Approval { turn, step, name, call } => {
+                write!(f, "approval {name} ({turn}, step {step}, {call})")
+            }
+            JournalStep::Opened { turn } => write!(f, "opened ({turn})"),
+            JournalStep::Resumed { turn, call } => write!(f, "resumed ({turn}, {call})"),
             JournalStep::Summary { turn, through } => {
                 write!(f, "summary ({turn}, through entry {through})")
             }
@@ -159,6 +188,7 @@ impl<J: Journal, K: Commit> Commit for Journaled<'_, J, K> {
     fn __answer<'a, F>(
         &'a self,
         calls: &'a AtomicU32,
+        limit: Option<Duration>,
         turn: &'a Turn,
         answer: F,
     ) -> impl Future<Output = Result<ModelResponse, ModelError>> + Send + 'a
@@ -171,9 +201,21 @@ impl<J: Journal, K: Commit> Commit for Journaled<'_, J, K> {
             retry: turn.retries(),
             call: calls.fetch_add(1, Ordering::Relaxed) + 1,
         };
+        // The whole outcome is recorded — a timeout and a panic included — so a replay takes
+        // the path the first run took.
+        let outcome = async move {
+            match bounded!(limit, caught(|| answer)) {
+                Ok(Ok(answer)) => answer,
+                Ok(Err(payload)) => Err(ModelError::Other(format!(
+                    "the model panicked: {}",
+                    panic_message(payload.as_ref())
+                ))),
+                Err(after) => Err(ModelError::TimedOut { after }),
+            }
+        };
         async move {
             // The model's own answer or error is recorded: a replay returns it, not a hook's.
-            self.journal.journal(&step, answer).await.unwrap_or_else(|error| {
+            self.journal.journal(&step, outcome).await.unwrap_or_else(|error| {
                 turn.abort_journal(error);
                 Err(ModelError::Aborted)
             })
@@ -191,12 +233,22 @@ impl<J: Journal, K: Commit> Commit for Journaled<'_, J, K> {
         F: Future<Output = Option<ToolResult>> + Send + 'a,
     {
         let attempt = attempts.fetch_add(1, Ordering::Relaxed) + 1;
-        let step = JournalStep::Tool { name: &call.name, call: &call.id, attempt };
+        let (turn_ref, step) = (turn.turn_ref(), turn.step());
+        let step =
+            JournalStep::Tool { turn: turn_ref, step, name: &call.name, call: &call.id, attempt };
+        // A panic is the call's outcome, recorded as the loop would answer it.
+        let outcome = async move {
+            caught(|| result).await.unwrap_or_else(|payload| {
+                let message = panic_message(payload.as_ref());
+                Some(ToolResult::failure(call, ToolFailure::Panicked { message }))
+            })
+        };
         async move {
-            self.journal.journal(&step, result).await.unwrap_or_else(|error| {
+            self.journal.journal(&step, outcome).await.unwrap_or_else(|error| {
+                // The tool may have run: its outcome is not known.
                 let reason = error.to_string();
                 turn.abort_journal(error);
-                Some(ToolResult::failure(call, ToolFailure::NotRun { reason }))
+                Some(ToolResult::failure(call, ToolFailure::Interrupted { reason }))
             })
         }
     }

@@ -89,12 +89,17 @@ async fn a_recorded_turn_replays_without_calling_the_model_or_the_tool() {
     let answer = agent.run_with(&mut first, "weather?", &journal).await.unwrap();
     assert_eq!(
         journal.names(),
-        ["model (turn 1, step 0)", "tool get_weather (call_1)", "model (turn 1, step 1)"]
+        [
+            "opened (turn 1)",
+            "model (turn 1, step 0)",
+            "tool get_weather (turn 1, step 0, call_1)",
+            "model (turn 1, step 1)"
+        ]
     );
     assert_eq!((model.calls(), calls.lock().unwrap().len()), (2, 1));
 
     // Run again from the start: everything replays.
-    let replay = journal.replay(3);
+    let replay = journal.replay(4);
     let silent = ScriptedModel::new();
     let weather = Weather::default();
     let calls = weather.calls.clone();
@@ -114,7 +119,7 @@ async fn a_turn_cut_short_replays_what_completed_and_runs_the_rest() {
     agent.run_with(&mut first, "weather?", &journal).await.unwrap();
 
     // The process died after the tool's step was recorded: the model's answer is called again.
-    let replay = journal.replay(2);
+    let replay = journal.replay(3);
     let model = ScriptedModel::new().text("Sunny in Oslo.");
     let weather = Weather::default();
     let calls = weather.calls.clone();
@@ -124,7 +129,7 @@ async fn a_turn_cut_short_replays_what_completed_and_runs_the_rest() {
     assert_eq!(again.log(), first.log());
     assert_eq!(model.calls(), 1, "only the call that had not completed");
     assert!(calls.lock().unwrap().is_empty(), "the tool's recorded result, not a second run");
-    assert_eq!(replay.names().len(), 3);
+    assert_eq!(replay.names().len(), 4);
 }
 
 /// Refuses every call: a hook that decides otherwise than the run it replays.
@@ -142,7 +147,7 @@ async fn a_replay_whose_hooks_decide_otherwise_diverges_naming_the_step() {
     let agent = Agent::builder(weather_turn()).tool(Weather::default()).build();
     agent.run_with(&mut fresh(), "weather?", &journal).await.unwrap();
 
-    let replay = journal.replay(3);
+    let replay = journal.replay(4);
     let model = ScriptedModel::new();
     let agent = Agent::builder(&model).tool(Weather::default()).hook(Refuse).build();
     let mut again = fresh();
@@ -150,14 +155,14 @@ async fn a_replay_whose_hooks_decide_otherwise_diverges_naming_the_step() {
     assert_eq!(
         error,
         Error::Journal(JournalError::Diverged {
-            recorded: "tool get_weather (call_1)".into(),
+            recorded: "tool get_weather (turn 1, step 0, call_1)".into(),
             asked: "model (turn 1, step 1)".into(),
         })
     );
     assert_eq!(
         error.to_string(),
         "the replay diverged: it asked for model (turn 1, step 1), where the journal recorded \
-         tool get_weather (call_1)"
+         tool get_weather (turn 1, step 0, call_1)"
     );
     assert_eq!(model.calls(), 0);
     tests::assert_log_consistent(again.log());
@@ -171,7 +176,7 @@ async fn a_replayed_model_error_is_the_models() {
     let error = agent.run_with(&mut fresh(), "hi", &journal).await.unwrap_err();
     assert_eq!(error, Error::Model(ModelError::Transport("connection reset".into())));
 
-    let replay = journal.replay(1);
+    let replay = journal.replay(2);
     let agent = Agent::builder(ScriptedModel::new()).build();
     let replayed = agent.run_with(&mut fresh(), "hi", &replay).await.unwrap_err();
     assert_eq!(replayed, error, "the same error, the model's");
@@ -204,14 +209,15 @@ async fn an_approval_is_journaled_and_not_asked_again() {
     assert_eq!(
         journal.names(),
         [
+            "opened (turn 1)",
             "model (turn 1, step 0)",
-            "approval get_weather (call_1)",
-            "tool get_weather (call_1)",
+            "approval get_weather (turn 1, step 0, call_1)",
+            "tool get_weather (turn 1, step 0, call_1)",
             "model (turn 1, step 1)"
         ]
     );
 
-    let replay = journal.replay(4);
+    let replay = journal.replay(5);
     let agent = Agent::builder(ScriptedModel::new())
         .tool(Weather::default())
         .hook(Ask)
@@ -246,8 +252,11 @@ async fn each_call_a_wrap_hook_makes_is_a_step_of_its_own() {
     let model = ScriptedModel::new().error(ModelError::Transport("reset".into())).text("hello");
     let agent = Agent::builder(&model).hook(AgainOnce).build();
     agent.run_with(&mut fresh(), "hi", &journal).await.unwrap();
-    assert_eq!(journal.names(), ["model (turn 1, step 0)", "model (turn 1, step 0, call 2)"]);
-    let replay = journal.replay(2);
+    assert_eq!(
+        journal.names(),
+        ["opened (turn 1)", "model (turn 1, step 0)", "model (turn 1, step 0, call 2)"]
+    );
+    let replay = journal.replay(3);
     let agent = Agent::builder(ScriptedModel::new()).hook(AgainOnce).build();
     let answer = agent.run_with(&mut fresh(), "hi", &replay).await.unwrap();
     assert_eq!(answer.joined_text(), "hello");
@@ -286,7 +295,8 @@ async fn a_summary_is_journaled_and_not_made_again() {
     let journal = Memory::default();
     agent.run_with(&mut conversation, "question 4", &journal).await.unwrap();
     let names = journal.names();
-    assert!(names[0].starts_with("summary (turn 5, through entry"), "{names:?}");
+    assert_eq!(names[0], "opened (turn 5)");
+    assert!(names[1].starts_with("summary (turn 5, through entry"), "{names:?}");
     assert_eq!(names.last().unwrap(), "model (turn 5, step 0)");
     let made = summaries.0.load(Ordering::SeqCst);
     assert!(made >= 1);
@@ -298,4 +308,58 @@ async fn a_summary_is_journaled_and_not_made_again() {
     agent.run_with(&mut again, "question 4", &replay).await.unwrap();
     assert_eq!(summaries.0.load(Ordering::SeqCst), made, "no summary made again");
     assert_eq!(again.log(), conversation.log());
+}
+
+#[tokio::test]
+async fn a_replay_for_another_message_diverges_where_the_turn_opens() {
+    let journal = Memory::default();
+    let agent = Agent::builder(weather_turn()).tool(Weather::default()).build();
+    agent.run_with(&mut fresh(), "weather?", &journal).await.unwrap();
+    let replay = journal.replay(4);
+    let model = ScriptedModel::new();
+    let agent = Agent::builder(&model).tool(Weather::default()).build();
+    let error = agent.run_with(&mut fresh(), "something else", &replay).await.unwrap_err();
+    let Error::Journal(JournalError::Diverged { recorded, asked }) = &error else {
+        panic!("{error}")
+    };
+    assert!(recorded.starts_with("opened (turn 1) with") && recorded.contains("weather?"));
+    assert!(asked.contains("something else"), "{asked}");
+    assert_eq!(model.calls(), 0);
+}
+
+/// Panics once it has done its work: the panic is the call's outcome, recorded.
+struct Fragile(Arc<AtomicUsize>);
+
+impl agentix::Tool for Fragile {
+    const NAME: &'static str = "fragile";
+    type Args = Value;
+    type Output = String;
+    type Error = std::convert::Infallible;
+
+    fn description(&self) -> &str {
+        "Breaks."
+    }
+
+    async fn call(&self, _: Value, _: &Turn) -> Result<String, Self::Error> {
+        self.0.fetch_add(1, Ordering::SeqCst);
+        panic!("broke after its work")
+    }
+}
+
+#[tokio::test]
+async fn a_panicking_tool_is_a_recorded_outcome_and_not_run_again() {
+    let journal = Memory::default();
+    let runs = Arc::new(AtomicUsize::new(0));
+    let model = ScriptedModel::new().tool_call("fragile", json!({})).text("It broke.");
+    let agent = Agent::builder(&model).tool(Fragile(Arc::clone(&runs))).build();
+    let mut first = fresh();
+    agent.run_with(&mut first, "try", &journal).await.unwrap();
+    assert_eq!(journal.names().len(), 4, "{:?}", journal.names());
+
+    let replay = journal.replay(4);
+    let agent = Agent::builder(ScriptedModel::new()).tool(Fragile(Arc::clone(&runs))).build();
+    let mut again = fresh();
+    agent.run_with(&mut again, "try", &replay).await.unwrap();
+    assert_eq!(again.log(), first.log());
+    assert_eq!(runs.load(Ordering::SeqCst), 1, "the panic was replayed, not the tool");
 }

@@ -21,6 +21,7 @@ use super::step::StepSlot;
 use super::tool_call::Answer;
 use super::{Agent, commit_step, fire, halted};
 use crate::commit::Commit;
+use crate::journal::{JournalError, JournalStep};
 use crate::session::TurnGate;
 
 /// A step's tools are done and the step is in the log: it is committed, counted against the
@@ -56,6 +57,9 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
         // A suspended turn goes on from its waiting call (`pre` ran before it was suspended):
         // the first step's tools run with what they had, and the answer to that call.
         let mut resume = resume;
+        if K::JOURNALS {
+            opened_as_recorded(committer, turn, resume.as_deref()).await?;
+        }
         if resume.is_none() {
             fire(observer, turn, EventKind::Pre);
             match run_chain!(self, turn, observer, Pre, pre / pre_in_place()) {
@@ -266,6 +270,39 @@ fn final_answer(
     answer: AssistantMessage,
 ) -> Result<AssistantMessage, Error> {
     if answer.calls_tools() { Err(Error::FinalCallsTools { event, hook }) } else { Ok(answer) }
+}
+
+/// A journaled turn's opening — its user message, or the answer it resumed with — as the
+/// journal recorded it: replaying for another message, or with another answer, diverges here.
+#[cold]
+async fn opened_as_recorded<K: Commit>(
+    committer: &K,
+    turn: &Turn,
+    resume: Option<&Resume>,
+) -> Result<(), Error> {
+    let (step, value) = match resume {
+        None => (
+            JournalStep::Opened { turn: turn.turn_ref() },
+            serde_json::to_value(turn.user_message()),
+        ),
+        Some(resume) => (
+            JournalStep::Resumed {
+                turn: turn.turn_ref(),
+                call: &resume.suspension.pending.call.id,
+            },
+            serde_json::to_value(&resume.approval),
+        ),
+    };
+    let value = value.unwrap_or_default();
+    let recorded = committer.__rarely(step, Box::pin(std::future::ready(value.clone())));
+    let recorded = recorded.await.map_err(Error::Journal)?;
+    if recorded != value {
+        return Err(Error::Journal(JournalError::Diverged {
+            recorded: format!("{step} with {recorded}"),
+            asked: format!("{step} with {value}"),
+        }));
+    }
+    Ok(())
 }
 
 /// What a suspended turn resumes with: the step as it stood, and the answer to its waiting call.

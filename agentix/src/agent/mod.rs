@@ -155,9 +155,15 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
     /// [`run`](Agent::run), each effect of the turn — every model call, tool call, approval and
     /// summary — passing through `journal` as a named [`JournalStep`](crate::JournalStep): a
     /// journal that recorded them replays them when the turn is run again (after a crash, on
-    /// any worker), calling no model and running no tool whose result it holds. Hooks run
-    /// again on a replay: they must decide the same way, or the replay diverges
-    /// ([`Error::Journal`] names the step). `Send`, as `run` is.
+    /// any worker), calling no model and running no tool whose result it holds. The turn's
+    /// opening is a step too: a replay for another message diverges there.
+    ///
+    /// Hooks run again on a replay — they must decide the same way, or the replay diverges
+    /// ([`Error::Journal`] names the step) — except what runs inside a journaled call: the
+    /// `wrap_model` chain's innermost call with the stream transformers, and a tool set's call
+    /// with its per-tool `after_tool` and `tool_error` hooks, are replayed as their recorded
+    /// outcome (a per-tool hook's halt inside a call is not). A journaled turn reports its
+    /// model calls to no committer's audit. `Send`, as `run` is.
     pub fn run_with<'a, J: crate::Journal>(
         &'a self,
         conversation: &'a mut Conversation,

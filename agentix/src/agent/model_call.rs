@@ -118,8 +118,11 @@ impl<M: Model, O: Observer, X: StreamTransformer, K: Commit> NextModel
         let started = K::COMMITS.then(Instant::now);
         // Through the journal, if the turn has one: the model's own answer or error is
         // recorded, and a replay returns it without calling the model.
-        let answer = || self.committer.__answer(&self.calls, self.turn, self.answer(request));
-        let result = match bounded!(limit, caught(answer)) {
+        let answer =
+            || self.committer.__answer(&self.calls, limit, self.turn, self.answer(request));
+        // A journal bounds the call itself, to record the timeout as the call's outcome.
+        let outer = if K::JOURNALS { None } else { limit };
+        let result = match bounded!(outer, caught(answer)) {
             Ok(Ok(Ok(response))) => {
                 *self.spent.lock().unwrap_or_else(PoisonError::into_inner) += response.usage;
                 well_formed(response)

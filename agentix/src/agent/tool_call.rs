@@ -118,7 +118,12 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
                             })
                         };
                         let approval = if D::JOURNALS {
-                            let step = JournalStep::Approval { name: &call.name, call: &call.id };
+                            let step = JournalStep::Approval {
+                                turn: turn.turn_ref(),
+                                step: turn.step(),
+                                name: &call.name,
+                                call: &call.id,
+                            };
                             let review = committer.__rarely(step, Box::pin(review));
                             review.await.map_err(Error::Journal)?
                         } else {
