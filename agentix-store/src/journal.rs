@@ -13,10 +13,12 @@ use sqlx::Row;
 
 use crate::{Store, StoreError, Stored, Version, sql};
 
-/// The journal of a conversation's turn in flight: made by [`Store::journal`], given to
+/// The journal of a conversation's turn in flight: made by [`Store::journal`], given to one
 /// [`Agent::run_with`](agentix::Agent::run_with) or
 /// [`Agent::resume_with`](agentix::Agent::resume_with). Each step is written as it completes,
-/// in a transaction of its own.
+/// in a transaction of its own. Finish every journaled turn with [`Store::finish_turn`],
+/// however it ended — a failed turn included: until then, the next run of the conversation
+/// replays it (and diverges if it opens with another message).
 #[derive(Debug)]
 pub struct StoreJournal<'s> {
     store: &'s Store,
@@ -111,12 +113,21 @@ impl Journal for StoreJournal<'_> {
         F: Future<Output = T> + Send,
     {
         let asked = step.to_string();
+        let other_turn = step.turn().0 != self.turn;
         async move {
-            let at = self.next.fetch_add(1, Ordering::SeqCst);
+            if other_turn {
+                let turn = self.turn;
+                let message = format!("this journal is turn {turn}'s: take one for each run");
+                return Err(JournalError::Failed { step: asked, message });
+            }
+            // A step moves the journal on only once replayed or written: one whose effect never
+            // finished (its run was dropped) leaves no gap, and is asked for again.
+            let at = self.next.load(Ordering::SeqCst);
             if let Some((recorded, value)) = self.recorded.get(at) {
                 if *recorded != asked {
                     return Err(JournalError::Diverged { recorded: recorded.clone(), asked });
                 }
+                self.next.store(at + 1, Ordering::SeqCst);
                 return serde_json::from_str(value).map_err(|error| JournalError::Failed {
                     step: asked,
                     message: error.to_string(),
@@ -139,6 +150,7 @@ impl Journal for StoreJournal<'_> {
             .execute(&self.store.pool)
             .await
             .map_err(|error| failed(error.to_string()))?;
+            self.next.store(at + 1, Ordering::SeqCst);
             Ok(value)
         }
     }

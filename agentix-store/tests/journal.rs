@@ -332,3 +332,23 @@ on_both_backends! {
     a_hook_changed_between_the_crash_and_the_replay_diverges => a_changed_hook_diverges;
     an_approval_waiting_in_a_journaled_turn_survives_the_crash => an_approval_survives_the_crash;
 }
+
+/// A journal serves one run: reused for the next turn, it refuses the first step.
+#[tokio::test]
+async fn a_journal_serves_one_run() {
+    let (store, _url, _dir) = support::sqlite("one_run").await;
+    store.create("c", &Conversation::new()).await.unwrap();
+    let dir = support::TempDir::new("one_run_files");
+    let model = Counted { calls: dir.0.join("calls"), kill: None };
+    let agent = Agent::builder(&model).tool(Send { dir: dir.0.clone(), kill: None }).build();
+    let mut stored = store.load("c").await.unwrap();
+    let journal = store.journal("c", &stored).await.unwrap();
+    let (version, from) = (stored.version, stored.conversation.log().len());
+    agent.run_with(&mut stored.conversation, "Send it", &journal).await.unwrap();
+    store.finish_turn("c", version, &stored.conversation, from).await.unwrap();
+    let error = agent.run_with(&mut stored.conversation, "Again", &journal).await.unwrap_err();
+    assert!(
+        matches!(&error, Error::Journal(JournalError::Failed { message, .. }) if message.contains("turn 1's")),
+        "{error}"
+    );
+}

@@ -83,6 +83,20 @@ pub enum JournalStep<'a> {
     },
 }
 
+impl JournalStep<'_> {
+    /// The turn the step belongs to.
+    pub fn turn(&self) -> TurnRef {
+        match *self {
+            JournalStep::Model { turn, .. }
+            | JournalStep::Tool { turn, .. }
+            | JournalStep::Approval { turn, .. }
+            | JournalStep::Opened { turn }
+            | JournalStep::Resumed { turn, .. }
+            | JournalStep::Summary { turn, .. } => turn,
+        }
+    }
+}
+
 impl fmt::Display for JournalStep<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match *self {

@@ -49,19 +49,22 @@ impl Journal for Memory {
     {
         let asked = step.to_string();
         async move {
-            let at = self.next.fetch_add(1, Ordering::SeqCst);
+            let at = self.next.load(Ordering::SeqCst);
             let recorded = self.steps.lock().unwrap().get(at).cloned();
             match recorded {
-                Some((recorded, value)) if recorded == asked => serde_json::from_value(value)
-                    .map_err(|error| JournalError::Failed {
+                Some((recorded, value)) if recorded == asked => {
+                    self.next.store(at + 1, Ordering::SeqCst);
+                    serde_json::from_value(value).map_err(|error| JournalError::Failed {
                         step: asked,
                         message: error.to_string(),
-                    }),
+                    })
+                }
                 Some((recorded, _)) => Err(JournalError::Diverged { recorded, asked }),
                 None => {
                     let value = effect.await;
                     let stored = serde_json::to_value(&value).unwrap();
                     self.steps.lock().unwrap().push((asked, stored));
+                    self.next.store(at + 1, Ordering::SeqCst);
                     Ok(value)
                 }
             }
