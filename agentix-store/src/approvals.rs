@@ -4,7 +4,7 @@
 use agentix::{Approval, Entry, PendingApproval, ToolCall, TurnRef};
 use sqlx::Row;
 
-use crate::{Dialect, Store, StoreError, sql};
+use crate::{Dialect, Store, StoreError, sql, to_i64, to_u64};
 
 /// A tool call waiting in the store for a person's answer: which conversation, where, and
 /// what. Resume it by loading the conversation and calling
@@ -35,8 +35,8 @@ impl Store {
         rows.iter()
             .map(|row| {
                 let conversation: String = row.try_get("conversation_id")?;
-                let seq = u64::try_from(row.try_get::<i64, _>("seq")?).unwrap_or(0);
-                let turn = TurnRef(u64::try_from(row.try_get::<i64, _>("turn")?).unwrap_or(0));
+                let seq = to_u64(row.try_get("seq")?);
+                let turn = TurnRef(to_u64(row.try_get("turn")?));
                 let call: String = row.try_get("call")?;
                 let call: ToolCall =
                     serde_json::from_str(&call).map_err(|error| StoreError::CorruptApproval {
@@ -78,7 +78,7 @@ pub(crate) async fn record(
             ))
             .bind(id)
             .bind(seq)
-            .bind(i64::try_from(turn.0).unwrap_or(i64::MAX))
+            .bind(to_i64(turn.0))
             .bind(&call.id)
             .bind(&call.name)
             .bind(text)

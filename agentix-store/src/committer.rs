@@ -6,8 +6,7 @@ use agentix::session::SessionState;
 use agentix::{Commit, CommitError, Conversation, ModelCall};
 
 use crate::model_calls::AuditedCall;
-use crate::sessions::commit_error;
-use crate::{Store, Stored, Version};
+use crate::{Store, StoreError, Stored, Version};
 
 /// Commits a turn's steps to a stored conversation, each in one transaction against the
 /// version it last saw: made by [`Store::committer`], given to
@@ -128,6 +127,14 @@ impl Commit for Committer<'_> {
     fn model_call(&self, call: &ModelCall<'_>) {
         let audited = AuditedCall::of(call);
         lock(&self.calls).push(audited);
+    }
+}
+
+/// What the loop hears of a store's error: whether another writer moved the conversation.
+fn commit_error(error: StoreError) -> CommitError {
+    CommitError {
+        conflict: matches!(error, StoreError::Conflict { .. }),
+        message: error.to_string(),
     }
 }
 

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use sqlx::Row;
 
 use crate::model_calls::{self, AuditedCall};
-use crate::{Store, StoreError, approvals, sql};
+use crate::{Store, StoreError, approvals, sql, to_i64, to_u64};
 
 /// A conversation's version in the store: how many commits it has had. A commit names the
 /// version it was made against, and fails with [`StoreError::Conflict`] if another writer
@@ -120,7 +120,7 @@ impl Store {
         .bind(id)
         .fetch_one(&mut *transaction)
         .await?;
-        let stored = u64::try_from(stored.unwrap_or(0)).unwrap_or(0);
+        let stored = to_u64(stored.unwrap_or(0));
         if stored != from as u64 {
             return Err(StoreError::NotContinuous {
                 conversation: id.to_owned(),
@@ -211,7 +211,7 @@ impl Store {
                 })?;
             log.push(entry);
         }
-        let turns = u64::try_from(turns).unwrap_or(0);
+        let turns = to_u64(turns);
         let conversation =
             Conversation::from_parts(config, log, turns, scope).map_err(|source| {
                 StoreError::InvalidLog {
@@ -283,9 +283,4 @@ fn decode_field<T: serde::de::DeserializeOwned>(
         field,
         message: error.to_string(),
     })
-}
-
-/// A count as the databases' BIGINT holds it.
-fn to_i64(value: u64) -> i64 {
-    i64::try_from(value).unwrap_or(i64::MAX)
 }

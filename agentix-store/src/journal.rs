@@ -11,7 +11,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use sqlx::Row;
 
-use crate::{Store, StoreError, Stored, Version, sql};
+use crate::{Store, StoreError, Stored, Version, sql, to_i64};
 
 /// The journal of a conversation's turn in flight: made by [`Store::journal`], given to one
 /// [`Agent::run_with`](agentix::Agent::run_with) or
@@ -54,8 +54,8 @@ impl Store {
              AND part = ? ORDER BY seq",
         ))
         .bind(id)
-        .bind(i64::try_from(turn).unwrap_or(i64::MAX))
-        .bind(i64::try_from(part).unwrap_or(i64::MAX))
+        .bind(to_i64(turn))
+        .bind(to_i64(part))
         .fetch_all(&self.pool)
         .await?;
         let mut recorded = Vec::with_capacity(rows.len());
@@ -142,8 +142,8 @@ impl Journal for StoreJournal<'_> {
                  VALUES (?, ?, ?, ?, ?, ?)",
             ))
             .bind(&self.conversation)
-            .bind(i64::try_from(self.turn).unwrap_or(i64::MAX))
-            .bind(i64::try_from(self.part).unwrap_or(i64::MAX))
+            .bind(to_i64(self.turn))
+            .bind(to_i64(self.part))
             .bind(at as i64)
             .bind(&asked)
             .bind(text)

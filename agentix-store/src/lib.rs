@@ -335,3 +335,13 @@ pub enum StoreError {
     #[error("the database failed: {0}")]
     Database(#[from] sqlx::Error),
 }
+
+/// A count as the databases' BIGINT holds it (saturating: no count reaches it).
+pub(crate) fn to_i64(value: u64) -> i64 {
+    i64::try_from(value).unwrap_or(i64::MAX)
+}
+
+/// A BIGINT read back as a count (a negative one, which only a bad hand writes, as 0).
+pub(crate) fn to_u64(value: i64) -> u64 {
+    u64::try_from(value).unwrap_or(0)
+}

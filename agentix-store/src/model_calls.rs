@@ -3,7 +3,7 @@
 use agentix::{ModelCall, TurnRef, Usage};
 use sqlx::Row;
 
-use crate::{Dialect, Store, StoreError, sql};
+use crate::{Dialect, Store, StoreError, sql, to_i64, to_u64};
 
 /// A model call as the store keeps it: encoded when the call returns, written at the next
 /// commit.
@@ -81,9 +81,7 @@ impl Store {
 }
 
 fn read(id: &str, row: &sqlx::any::AnyRow) -> Result<AuditRecord, StoreError> {
-    let count = |column: &str| -> Result<u64, StoreError> {
-        Ok(u64::try_from(row.try_get::<i64, _>(column)?).unwrap_or(0))
-    };
+    let count = |column: &str| -> Result<u64, StoreError> { Ok(to_u64(row.try_get(column)?)) };
     let seq = count("seq")?;
     let json = |text: &str| {
         serde_json::from_str(text).map_err(|error| StoreError::CorruptModelCall {
@@ -145,7 +143,7 @@ pub(crate) async fn insert(
         ))
         .bind(id)
         .bind(seq)
-        .bind(i64::try_from(call.turn.0).unwrap_or(i64::MAX))
+        .bind(to_i64(call.turn.0))
         .bind(i64::from(call.step))
         .bind(&call.request)
         .bind(call.response.as_deref())

@@ -2,11 +2,11 @@
 //! committer at each point its state changes, and read back — to watch a session from
 //! elsewhere, or to go on with its unfinished tasks after a crash.
 
+use agentix::TurnRef;
 use agentix::session::{PlanId, PlanProgress, QueuedTask, SessionState, Task, TaskId, TaskStatus};
-use agentix::{CommitError, TurnRef};
 use sqlx::Row;
 
-use crate::{Store, StoreError, Version, sql};
+use crate::{Store, StoreError, Version, sql, to_i64, to_u64};
 
 /// A session as the store keeps it.
 #[derive(Clone, Debug, PartialEq)]
@@ -178,7 +178,7 @@ impl Store {
         .bind(conversation)
         .bind(if state.has_ended() { "ended" } else { "open" })
         .bind(state.stopped().map(ToString::to_string))
-        .bind(i64::try_from(state.steps()).unwrap_or(i64::MAX))
+        .bind(to_i64(state.steps()))
         .bind(i64::from(state.follow_ups()))
         .execute(&mut *transaction)
         .await?;
@@ -194,7 +194,7 @@ impl Store {
                  VALUES (?, ?, ?, ?, ?, ?)",
             ))
             .bind(session)
-            .bind(id_of(plan.id.get()))
+            .bind(to_i64(plan.id.get()))
             .bind(plan.title.as_deref())
             .bind(i64::from(plan.total))
             .bind(i64::from(plan.completed))
@@ -222,14 +222,14 @@ impl Store {
                  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             ))
             .bind(session)
-            .bind(id_of(row.id.get()))
+            .bind(to_i64(row.id.get()))
             .bind(position)
-            .bind(row.plan.map(|plan| id_of(plan.get())))
+            .bind(row.plan.map(|plan| to_i64(plan.get())))
             .bind(row.task.title.as_deref())
             .bind(&row.task.prompt)
             .bind(row.task.max_turns.map(i64::from))
             .bind(row.state.as_str())
-            .bind(row.turn.map(|turn| id_of(turn.0)))
+            .bind(row.turn.map(|turn| to_i64(turn.0)))
             .bind(row.steps.map(i64::from))
             .bind(row.reason)
             .bind(row.answer)
@@ -265,7 +265,7 @@ impl Store {
         .await?
         .iter()
         .map(|row| {
-            let count = |column| Ok::<_, StoreError>(count(row.try_get::<i64, _>(column)?));
+            let count = |column| Ok::<_, StoreError>(to_u64(row.try_get::<i64, _>(column)?));
             Ok(PlanProgress {
                 id: PlanId::new(count("plan_id")?).ok_or_else(|| corrupt("a plan id of 0"))?,
                 title: row.try_get("title")?,
@@ -286,10 +286,10 @@ impl Store {
         .iter()
         .map(|row| {
             let optional = |column| -> Result<Option<u64>, StoreError> {
-                Ok(row.try_get::<Option<i64>, _>(column)?.map(count))
+                Ok(row.try_get::<Option<i64>, _>(column)?.map(to_u64))
             };
             let status: String = row.try_get("status")?;
-            let task_id = count(row.try_get::<i64, _>("task_id")?);
+            let task_id = to_u64(row.try_get::<i64, _>("task_id")?);
             Ok(StoredTask {
                 id: TaskId::new(task_id).ok_or_else(|| corrupt("a task id of 0"))?,
                 plan: optional("plan_id")?.and_then(PlanId::new),
@@ -314,26 +314,10 @@ impl Store {
             conversation: row.try_get("conversation_id")?,
             ended: status == "ended",
             stopped: row.try_get("stopped")?,
-            steps: count(row.try_get::<i64, _>("steps")?),
-            follow_ups: count(row.try_get::<i64, _>("follow_ups")?) as u32,
+            steps: to_u64(row.try_get::<i64, _>("steps")?),
+            follow_ups: to_u64(row.try_get::<i64, _>("follow_ups")?) as u32,
             tasks,
             plans,
         })
     }
-}
-
-/// A session's state, committed by a store's committer: the error a turn's commit gives.
-pub(crate) fn commit_error(error: StoreError) -> CommitError {
-    CommitError {
-        conflict: matches!(error, StoreError::Conflict { .. }),
-        message: error.to_string(),
-    }
-}
-
-fn id_of(value: u64) -> i64 {
-    i64::try_from(value).unwrap_or(i64::MAX)
-}
-
-fn count(value: i64) -> u64 {
-    u64::try_from(value).unwrap_or(0)
 }
