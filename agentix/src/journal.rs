@@ -11,13 +11,13 @@ use std::time::Duration;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
+use crate::caught;
 use crate::commit::{Commit, CommitError, ModelCall};
 use crate::conversation::{Conversation, TurnRef};
 use crate::message::{ToolCall, ToolFailure, ToolResult};
 use crate::model::{ModelError, ModelResponse};
 use crate::session::SessionState;
 use crate::turn::Turn;
-use crate::{caught, panic_message};
 
 /// One effect of a turn, named for good: what a journal records it as and replays it by. The
 /// same turn run again asks for the same steps in the same order, as long as its hooks decide
@@ -217,16 +217,7 @@ impl<J: Journal, K: Commit> Commit for Journaled<'_, J, K> {
         };
         // The whole outcome is recorded — a timeout and a panic included — so a replay takes
         // the path the first run took.
-        let outcome = async move {
-            match bounded!(limit, caught(|| answer)) {
-                Ok(Ok(answer)) => answer,
-                Ok(Err(payload)) => Err(ModelError::Other(format!(
-                    "the model panicked: {}",
-                    panic_message(payload.as_ref())
-                ))),
-                Err(after) => Err(ModelError::TimedOut { after }),
-            }
-        };
+        let outcome = async move { ModelError::settle(bounded!(limit, caught(|| answer))) };
         async move {
             // The model's own answer or error is recorded: a replay returns it, not a hook's.
             self.journal.journal(&step, outcome).await.unwrap_or_else(|error| {
@@ -252,10 +243,9 @@ impl<J: Journal, K: Commit> Commit for Journaled<'_, J, K> {
             JournalStep::Tool { turn: turn_ref, step, name: &call.name, call: &call.id, attempt };
         // A panic is the call's outcome, recorded as the loop would answer it.
         let outcome = async move {
-            caught(|| result).await.unwrap_or_else(|payload| {
-                let message = panic_message(payload.as_ref());
-                Some(ToolResult::failure(call, ToolFailure::Panicked { message }))
-            })
+            caught(|| result)
+                .await
+                .unwrap_or_else(|payload| Some(ToolResult::panicked(call, payload.as_ref())))
         };
         async move {
             self.journal.journal(&step, outcome).await.unwrap_or_else(|error| {

@@ -228,6 +228,13 @@ pub struct ToolResult {
 }
 
 impl ToolResult {
+    /// The result of a call whose tool panicked: the loop and a journal answer it alike.
+    #[cold]
+    pub(crate) fn panicked(call: &ToolCall, payload: &(dyn std::any::Any + Send)) -> Self {
+        let message = crate::panic_message(payload);
+        ToolResult::failure(call, ToolFailure::Panicked { message })
+    }
+
     /// A successful result.
     pub fn success(call: &ToolCall, output: impl Into<String>) -> Self {
         ToolResult {

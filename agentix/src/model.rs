@@ -254,6 +254,24 @@ pub enum ModelError {
     Other(String),
 }
 
+impl ModelError {
+    /// A model call's outcome however it ended within its bound: its own answer or error, or
+    /// a panic or a timeout as an error. The loop and a journal settle a call alike.
+    #[inline(always)]
+    pub(crate) fn settle(
+        ended: Result<crate::Caught<Result<ModelResponse, ModelError>>, std::time::Duration>,
+    ) -> Result<ModelResponse, ModelError> {
+        match ended {
+            Ok(Ok(answer)) => answer,
+            Ok(Err(payload)) => Err(ModelError::Other(format!(
+                "the model panicked: {}",
+                crate::panic_message(payload.as_ref())
+            ))),
+            Err(after) => Err(ModelError::TimedOut { after }),
+        }
+    }
+}
+
 /// A deterministic model for examples and tests: it answers from a queue of scripted responses,
 /// in order, and records every request it receives.
 ///

@@ -127,12 +127,7 @@ impl<M: Model, O: Observer, X: StreamTransformer, K: Commit> NextModel
                 *self.spent.lock().unwrap_or_else(PoisonError::into_inner) += response.usage;
                 well_formed(response)
             }
-            Ok(Ok(Err(error))) => Err(error),
-            Ok(Err(payload)) => Err(ModelError::Other(format!(
-                "the model panicked: {}",
-                panic_message(payload.as_ref())
-            ))),
-            Err(after) => Err(ModelError::TimedOut { after }),
+            ended => ModelError::settle(ended),
         };
         if let Some(started) = started {
             self.tell_committer(request, &result, started.elapsed())?;

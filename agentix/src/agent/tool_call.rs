@@ -352,10 +352,7 @@ impl<T: ToolSet, K: Keep, C: Chain, O: Observer, D: Commit> NextTool
                 call,
                 ToolFailure::UnknownTool { available: self.names.to_vec() },
             ),
-            Err(payload) => {
-                let message = panic_message(payload.as_ref());
-                ToolResult::failure(call, ToolFailure::Panicked { message })
-            }
+            Err(payload) => ToolResult::panicked(call, payload.as_ref()),
         };
         self.ran.keep(&result);
         result
