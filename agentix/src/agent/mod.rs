@@ -319,8 +319,9 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
         observer: &O,
         committer: &K,
     ) -> Outcome {
-        let (turn, resume) = resumption(conversation, approval)?;
-        let mut turn = OpenTurn::reopen(conversation, turn, resume.suspension.state.clone());
+        let (turn, mut resume) = resumption(conversation, approval)?;
+        let state = std::mem::take(&mut resume.suspension.state);
+        let mut turn = OpenTurn::reopen(conversation, turn, state);
         self.conclude(&mut turn, Some(resume), observer, &(), committer).await
     }
 
