@@ -10,6 +10,7 @@ use futures::FutureExt;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
+use crate::approval::{Approval, PendingApproval};
 use crate::conversation::{Conversation, TurnRef};
 use crate::journal::{JournalError, JournalStep};
 use crate::message::{ToolCall, ToolResult};
@@ -105,6 +106,19 @@ pub trait Commit: Sync {
     {
         let _ = step;
         Box::pin(effect.map(Ok))
+    }
+
+    /// The approver's answer to an escalated call, on a turn with a journal: boxed, as
+    /// [`__rarely`](Commit::__rarely) is.
+    #[doc(hidden)]
+    fn __approval<'a>(
+        &'a self,
+        step: JournalStep<'a>,
+        waiting: &'a PendingApproval,
+        review: Pin<Box<dyn Future<Output = Approval> + Send + 'a>>,
+    ) -> Pin<Box<dyn Future<Output = Result<Approval, JournalError>> + Send + 'a>> {
+        let _ = waiting;
+        self.__rarely(step, review)
     }
 
     /// Commits a session's state — its queue, its plans, the tasks that ended — as a session

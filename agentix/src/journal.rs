@@ -11,6 +11,7 @@ use std::time::Duration;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
+use crate::approval::{Approval, PendingApproval};
 use crate::caught;
 use crate::commit::{Commit, CommitError, ModelCall};
 use crate::conversation::{Conversation, TurnRef};
@@ -170,6 +171,23 @@ pub trait Journal: Sync {
     where
         T: Serialize + DeserializeOwned + Send,
         F: Future<Output = T> + Send;
+
+    /// Runs `review` — the approver's answer to the escalated call `waiting` — as the step
+    /// `step`. The default journals it as any step: [`Approval::Suspend`] then stops the turn,
+    /// as it does without a journal. A journal that can wait durably (a Restate awakeable)
+    /// answers a `Suspend` by waiting inside the turn for a person's answer, and returns that.
+    fn approval<F>(
+        &self,
+        step: &JournalStep<'_>,
+        waiting: &PendingApproval,
+        review: F,
+    ) -> impl Future<Output = Result<Approval, JournalError>> + Send
+    where
+        F: Future<Output = Approval> + Send,
+    {
+        let _ = waiting;
+        self.journal(step, review)
+    }
 }
 
 /// A turn's committer with its effects passed through a journal.
@@ -258,6 +276,15 @@ impl<J: Journal, K: Commit> Commit for Journaled<'_, J, K> {
     }
 
     const JOURNALS: bool = true;
+
+    fn __approval<'a>(
+        &'a self,
+        step: JournalStep<'a>,
+        waiting: &'a PendingApproval,
+        review: Pin<Box<dyn Future<Output = Approval> + Send + 'a>>,
+    ) -> Pin<Box<dyn Future<Output = Result<Approval, JournalError>> + Send + 'a>> {
+        Box::pin(async move { self.journal.approval(&step, waiting, review).await })
+    }
 
     fn __rarely<'a, T>(
         &'a self,

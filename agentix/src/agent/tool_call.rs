@@ -124,7 +124,12 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
                                 name: &call.name,
                                 call: &call.id,
                             };
-                            let review = committer.__rarely(step, Box::pin(review));
+                            let waiting = PendingApproval {
+                                call: call.clone(),
+                                hook: hook.to_owned(),
+                                reason: escalation.reason.clone(),
+                            };
+                            let review = committer.__approval(step, &waiting, Box::pin(review));
                             review.await.map_err(Error::Journal)?
                         } else {
                             review.await

@@ -1,0 +1,136 @@
+//! The turn's journal in Restate's: each step one `ctx.run`, an approval that waits an
+//! awakeable.
+
+use std::future::Future;
+use std::pin::pin;
+
+use agentix::{Approval, Journal, JournalError, JournalStep, PendingApproval};
+use futures::channel::oneshot;
+use futures::future::{Either, select};
+use restate_sdk::prelude::*;
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+
+use crate::object::{Announcer, WAITING};
+
+/// A call that waits for a person's answer inside a turn: what `pending` shows, and what the
+/// `approve`, `reject` and `edit` handlers answer.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct WaitingApproval {
+    /// The awakeable the turn waits on: answering resolves it. Stable across replays — an
+    /// idempotency key for whoever is told of the call.
+    pub awakeable: String,
+    /// The conversation (the object's key).
+    pub conversation: String,
+    /// The call, the hook that escalated it, and why.
+    pub approval: PendingApproval,
+}
+
+/// What one step records in Restate's journal: the step's name with its outcome, so a replay
+/// that asks for another step at that place is told so, by name.
+#[derive(Serialize, Deserialize)]
+struct Recorded {
+    step: String,
+    value: serde_json::Value,
+}
+
+/// A turn's journal on the invocation's context: every step a `ctx.run`, replayed by Restate
+/// after a crash; an approval that waits, an awakeable.
+pub(crate) struct RestateJournal<'a, 'ctx> {
+    pub(crate) ctx: &'a ObjectContext<'ctx>,
+    pub(crate) announce: Option<&'a Announcer>,
+}
+
+impl RestateJournal<'_, '_> {
+    /// Runs `effect` once as the step named `asked`, or replays what it returned.
+    ///
+    /// `ctx.run` wants its closure to live as long as the invocation, and the turn's effects
+    /// borrow the turn: the closure waits on a channel instead, and the effect runs beside it
+    /// — only if Restate calls the closure, which it does not on a replay.
+    async fn record<T, F>(&self, asked: String, effect: F) -> Result<T, JournalError>
+    where
+        T: Serialize + DeserializeOwned + Send,
+        F: Future<Output = T> + Send,
+    {
+        let failed = |message: String| JournalError::Failed { step: asked.clone(), message };
+        let (started, start) = oneshot::channel::<()>();
+        let (finish, finished) = oneshot::channel::<Recorded>();
+        let run = self.ctx.run(move || async move {
+            let _ = started.send(());
+            match finished.await {
+                Ok(recorded) => Ok(Json(recorded)),
+                Err(_) => Err(HandlerError::from(TerminalError::new("the turn was dropped"))),
+            }
+        });
+        let mut run = pin!(run);
+        let (recorded, ran) = match select(run.as_mut(), start).await {
+            Either::Left((replayed, _)) => (replayed, None),
+            Either::Right((Err(_), run)) => (run.await, None),
+            Either::Right((Ok(()), run)) => {
+                let value = effect.await;
+                let json = serde_json::to_value(&value).map_err(|e| failed(e.to_string()))?;
+                let _ = finish.send(Recorded { step: asked.clone(), value: json });
+                (run.await, Some(value))
+            }
+        };
+        let Json(recorded) = recorded.map_err(|error| failed(error.to_string()))?;
+        if recorded.step != asked {
+            return Err(JournalError::Diverged { recorded: recorded.step, asked });
+        }
+        match ran {
+            Some(value) => Ok(value),
+            None => serde_json::from_value(recorded.value).map_err(|e| failed(e.to_string())),
+        }
+    }
+}
+
+impl Journal for RestateJournal<'_, '_> {
+    fn journal<T, F>(
+        &self,
+        step: &JournalStep<'_>,
+        effect: F,
+    ) -> impl Future<Output = Result<T, JournalError>> + Send
+    where
+        T: Serialize + DeserializeOwned + Send,
+        F: Future<Output = T> + Send,
+    {
+        self.record(step.to_string(), effect)
+    }
+
+    /// The approver's answer, journaled; a `Suspend` waits on an awakeable for a person's
+    /// answer — `approve`, `reject` or `edit` from anywhere, after any number of crashes.
+    fn approval<F>(
+        &self,
+        step: &JournalStep<'_>,
+        waiting: &PendingApproval,
+        review: F,
+    ) -> impl Future<Output = Result<Approval, JournalError>> + Send
+    where
+        F: Future<Output = Approval> + Send,
+    {
+        let asked = step.to_string();
+        async move {
+            let answer = self.record(asked.clone(), review).await?;
+            if answer != Approval::Suspend {
+                return Ok(answer);
+            }
+            let (awakeable, answered) = self.ctx.awakeable::<Json<Approval>>();
+            let waiting = WaitingApproval {
+                awakeable,
+                conversation: self.ctx.key().to_owned(),
+                approval: waiting.clone(),
+            };
+            self.ctx.set(WAITING, Json(waiting.clone()));
+            if let Some(announce) = self.announce {
+                let announced = announce(waiting);
+                self.record(format!("announce {asked}"), announced).await?;
+            }
+            let answer = answered.await.map_err(|error| JournalError::Failed {
+                step: asked.clone(),
+                message: format!("the answer was refused: {error}"),
+            })?;
+            self.ctx.clear(WAITING);
+            Ok(answer.0)
+        }
+    }
+}

@@ -1,0 +1,355 @@
+//! Turns that survive a crash on Restate, with real processes: restate-server (installed from
+//! the npm registry by `scripts/restate.sh`, which runs these tests) and the service — this
+//! test binary run again, serving [`Conversations`] — killed with `SIGKILL` at each step of a
+//! model → tool → model turn and while an approval waits, then started again. Restate runs
+//! the invocation again on the new process; the turn finishes as a clean run does, no
+//! completed model call repeated (only the one in flight at the kill), the tool's effect
+//! applied once through its idempotency key; a hook changed between the crash and the replay
+//! is the typed divergence error.
+//!
+//! Ignored in a plain `cargo test`: they need restate-server.
+
+mod support;
+
+use std::os::unix::process::ExitStatusExt;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use agentix::event::{BeforeTool, Post};
+use agentix::{
+    Agent, Approval, AssistantMessage, Conversation, Entry, Outcome, ToolCall, Turn, Verdict,
+};
+use agentix_restate::{Conversations, WaitingApproval};
+use restate_sdk::prelude::Endpoint;
+use serde_json::json;
+use support::{Restate, Service, append, die, lines, wait_for};
+
+const SERVICE: &str = "AGENTIX_RESTATE_SERVICE";
+
+/// Where the service dies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Point {
+    /// Inside the `n`th model call (from 1), before it answers: the opening step recorded,
+    /// and the first model call's too for the second.
+    InModel(usize),
+    /// As the tool starts: the first model call recorded.
+    BeforeEffect,
+    /// In the tool, after its side effect, before its step is recorded.
+    AfterEffect,
+    /// In `post`: every step recorded, the turn's entries not yet written.
+    InPost,
+}
+
+fn encode(point: Option<Point>) -> String {
+    match point {
+        None => "none".into(),
+        Some(Point::InModel(n)) => format!("model{n}"),
+        Some(Point::BeforeEffect) => "before".into(),
+        Some(Point::AfterEffect) => "after".into(),
+        Some(Point::InPost) => "post".into(),
+    }
+}
+
+fn decode(text: &str) -> Option<Point> {
+    Some(match text {
+        "model1" => Point::InModel(1),
+        "model2" => Point::InModel(2),
+        "before" => Point::BeforeEffect,
+        "after" => Point::AfterEffect,
+        "post" => Point::InPost,
+        _ => return None,
+    })
+}
+
+/// The model: calls `send` until it has its result, then answers — by what the request holds,
+/// as a real model would; each call counted in a file shared by the processes.
+struct Counted {
+    calls: PathBuf,
+    kill: Option<Point>,
+}
+
+impl agentix::Model for Counted {
+    async fn complete(
+        &self,
+        request: &agentix::ModelRequest,
+    ) -> Result<agentix::ModelResponse, agentix::ModelError> {
+        append(&self.calls, "call");
+        if self.kill == Some(Point::InModel(lines(&self.calls).len())) {
+            die();
+        }
+        let sent = request.messages.iter().any(|message| {
+            message.content.iter().any(|part| matches!(part, agentix::Part::ToolResult(_)))
+        });
+        let answer = if sent {
+            AssistantMessage::text("Done.")
+        } else {
+            let call = ToolCall::new("call_1", "send", json!({ "to": "boss" }));
+            AssistantMessage::default().with_tool_call(call)
+        };
+        Ok(answer.into())
+    }
+}
+
+/// Sends a message through a system that applies each idempotency key once.
+struct Send {
+    dir: PathBuf,
+    kill: Option<Point>,
+}
+
+impl agentix::Tool for Send {
+    const NAME: &'static str = "send";
+    const WANTS_CALL_ID: bool = true;
+    type Args = serde_json::Value;
+    type Output = String;
+    type Error = std::convert::Infallible;
+
+    fn description(&self) -> &str {
+        "Sends a message."
+    }
+
+    async fn call(&self, args: serde_json::Value, turn: &Turn) -> Result<String, Self::Error> {
+        if self.kill == Some(Point::BeforeEffect) {
+            die();
+        }
+        let key = turn.tool_idempotency_key().expect("the tool asked for its call's id");
+        append(&self.dir.join("attempts"), &key);
+        let applied = self.dir.join("applied");
+        if !lines(&applied).contains(&key) {
+            append(&applied, &key);
+        }
+        if self.kill == Some(Point::AfterEffect) {
+            die();
+        }
+        Ok(format!("sent to {}", args["to"].as_str().unwrap_or("?")))
+    }
+}
+
+/// Dies in `post`, if told to.
+struct DieInPost(Option<Point>);
+
+impl agentix::on::Post for DieInPost {
+    async fn post(&self, _: &Outcome, _: &mut Turn) -> Verdict<Post> {
+        if self.0 == Some(Point::InPost) {
+            die();
+        }
+        Verdict::Continue
+    }
+}
+
+/// Refuses every call: a hook changed between the crash and the replay.
+struct Refuse;
+
+impl agentix::on::BeforeTool for Refuse {
+    async fn before_tool(&self, _: &mut ToolCall, _: &mut Turn) -> Verdict<BeforeTool> {
+        Verdict::reject("changed my mind")
+    }
+}
+
+/// Every call waits for a person.
+struct AskFirst;
+
+impl agentix::on::BeforeTool for AskFirst {
+    async fn before_tool(&self, _: &mut ToolCall, _: &mut Turn) -> Verdict<BeforeTool> {
+        Verdict::escalate("a person decides")
+    }
+}
+
+/// The service: `PORT|DIR|MODE=POINT`. `run` serves the agent (dying at the point, `none`
+/// for none); `refuse` serves it with a hook that refuses the call; `wait` with every call
+/// waiting for a person, each announced to a file. In a normal test run (no variable) it
+/// does nothing.
+#[test]
+fn service() {
+    let Ok(spec) = std::env::var(SERVICE) else { return };
+    let fields: Vec<&str> = spec.splitn(3, '|').collect();
+    let [port, dir, mode] = fields[..] else { panic!("a service spec: {spec}") };
+    let (mode, point) = mode.split_once('=').expect("MODE=POINT");
+    let kill = decode(point);
+    let dir = PathBuf::from(dir);
+    let model = Counted { calls: dir.join("model_calls"), kill };
+    let send = Send { dir: dir.clone(), kill };
+    let agent = Agent::builder(model).tool(send);
+    let conversations = match mode {
+        "run" => Conversations::new(agent.hook(DieInPost(kill)).build()),
+        "refuse" => Conversations::new(agent.hook(Refuse).build()),
+        "wait" => {
+            let announced = dir.join("announced");
+            let agent =
+                agent.hook(AskFirst).approver(|_: ToolCall, _| async { Approval::Suspend }).build();
+            Conversations::new(agent).announce(move |waiting: WaitingApproval| {
+                let announced = announced.clone();
+                async move { append(&announced, &waiting.awakeable) }
+            })
+        }
+        other => panic!("a mode: {other}"),
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
+    runtime.block_on(async {
+        let listener = tokio::net::TcpListener::bind(format!("127.0.0.1:{port}")).await.unwrap();
+        let endpoint = Endpoint::builder().bind(conversations).build();
+        agentix_restate::serve(endpoint, listener, std::future::pending()).await.unwrap();
+    });
+}
+
+fn spawn(port: u16, dir: &support::TempDir, mode: &str, point: Option<Point>) -> Service {
+    let spec = format!("{port}|{}|{mode}={}", dir.0.display(), encode(point));
+    Service::spawn(SERVICE, spec)
+}
+
+/// Kills a service that serves on, and waits for it.
+fn stop(service: Service) {
+    drop(service);
+}
+
+/// The log a clean run leaves, run here without a journal or a crash.
+fn clean_log(key: &str, approve: bool) -> Vec<Entry> {
+    let dir = support::TempDir::new("clean");
+    let model = Counted { calls: dir.0.join("calls"), kill: None };
+    let send = Send { dir: dir.0.clone(), kill: None };
+    let mut conversation = Conversation::new().with_id(key);
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    runtime.block_on(async {
+        if approve {
+            let agent = Agent::builder(model)
+                .tool(send)
+                .hook(AskFirst)
+                .approver(|_: ToolCall, _| async { Approval::Approve })
+                .build();
+            agent.run(&mut conversation, "Send it").await.unwrap();
+        } else {
+            let agent = Agent::builder(model).tool(send).build();
+            agent.run(&mut conversation, "Send it").await.unwrap();
+        }
+    });
+    conversation.log().to_vec()
+}
+
+fn history(restate: &Restate, key: &str) -> Vec<Entry> {
+    let (status, body) = restate.call(key, "history", "");
+    assert_eq!(status, 200, "{body}");
+    serde_json::from_str(&body).unwrap()
+}
+
+/// Sends the turn's message from a thread of its own: the call returns once the turn ends,
+/// whatever died meanwhile.
+fn send_in_background(restate: &Restate, key: &str) -> std::thread::JoinHandle<(u16, String)> {
+    let (ingress, path) = (restate.ingress, format!("/Conversation/{key}/send"));
+    std::thread::spawn(move || {
+        support::request(ingress, "POST", &path, "\"Send it\"").expect("the ingress answers")
+    })
+}
+
+#[test]
+#[ignore = "needs restate-server: scripts/restate.sh runs it"]
+fn a_turn_killed_at_every_step_finishes_once() {
+    let restate = Restate::start("every_step");
+    let port = support::free_port();
+    let points = [
+        Point::InModel(1),
+        Point::BeforeEffect,
+        Point::AfterEffect,
+        Point::InModel(2),
+        Point::InPost,
+    ];
+    for (n, point) in points.into_iter().enumerate() {
+        let key = format!("c{n}");
+        let dir = support::TempDir::new("every_step");
+        let service = spawn(port, &dir, "run", Some(point));
+        if n == 0 {
+            restate.register(port);
+        }
+        let turn = send_in_background(&restate, &key);
+        let status = service.wait();
+        assert_eq!(status.signal(), Some(9), "{point:?}: the service was killed");
+
+        let service = spawn(port, &dir, "run", None);
+        let (status, body) = turn.join().unwrap();
+        stop(service);
+        assert_eq!(status, 200, "{point:?}: {body}");
+        let answer: AssistantMessage = serde_json::from_str(&body).unwrap();
+        assert_eq!(answer, AssistantMessage::text("Done."), "{point:?}");
+
+        let service = spawn(port, &dir, "run", None);
+        assert_eq!(history(&restate, &key), clean_log(&key, false), "{point:?}: a clean run's");
+        stop(service);
+        let in_flight = usize::from(matches!(point, Point::InModel(_)));
+        assert_eq!(lines(&dir.0.join("model_calls")).len(), 2 + in_flight, "{point:?}");
+        assert_eq!(lines(&dir.0.join("applied")), [format!("{key}/1/call_1")], "{point:?}");
+        let attempts = 1 + usize::from(point == Point::AfterEffect);
+        assert_eq!(lines(&dir.0.join("attempts")).len(), attempts, "{point:?}");
+    }
+}
+
+/// Killed with the tool's step recorded, then served with a hook that refuses the call: the
+/// replay asks for the model where the journal holds the tool — the typed error, the
+/// conversation unchanged.
+#[test]
+#[ignore = "needs restate-server: scripts/restate.sh runs it"]
+fn a_hook_changed_between_the_crash_and_the_replay_diverges() {
+    let restate = Restate::start("diverge");
+    let port = support::free_port();
+    let dir = support::TempDir::new("diverge");
+    let service = spawn(port, &dir, "run", Some(Point::InModel(2)));
+    restate.register(port);
+    let turn = send_in_background(&restate, "c");
+    assert_eq!(service.wait().signal(), Some(9));
+
+    let service = spawn(port, &dir, "refuse", None);
+    let (status, body) = turn.join().unwrap();
+    assert_eq!(status, 409, "{body}");
+    assert!(
+        body.contains(
+            "the replay diverged: it asked for model (turn 1, step 1), where the journal \
+             recorded tool send (turn 1, step 0, call_1)"
+        ),
+        "{body}"
+    );
+    assert!(history(&restate, "c").is_empty(), "the conversation is unchanged");
+    stop(service);
+    assert_eq!(lines(&dir.0.join("model_calls")).len(), 2, "the replay called no model");
+    assert_eq!(lines(&dir.0.join("applied")).len(), 1);
+}
+
+/// The call waits for a person on an awakeable, announced once; the service is killed while
+/// it waits and started again; `approve` answers it and the turn finishes as a clean run
+/// whose approver approved.
+#[test]
+#[ignore = "needs restate-server: scripts/restate.sh runs it"]
+fn an_approval_waits_across_a_crash_and_is_announced_once() {
+    let restate = Restate::start("approval");
+    let port = support::free_port();
+    let dir = support::TempDir::new("approval");
+    let service = spawn(port, &dir, "wait", None);
+    restate.register(port);
+    let (status, body) = restate.call("c", "approve", "");
+    assert_eq!(status, 404, "nothing waits yet: {body}");
+    let turn = send_in_background(&restate, "c");
+    let mut waiting = None;
+    wait_for(Duration::from_secs(30), "the call waiting", || {
+        let (status, body) = restate.call("c", "pending", "");
+        assert_eq!(status, 200, "{body}");
+        waiting = serde_json::from_str::<Option<WaitingApproval>>(&body).unwrap();
+        waiting.is_some()
+    });
+    let waiting = waiting.unwrap();
+    assert_eq!(waiting.conversation, "c");
+    assert_eq!(waiting.approval.call.name, "send");
+    assert_eq!(waiting.approval.reason, "a person decides");
+    wait_for(Duration::from_secs(10), "the announcement", || {
+        !lines(&dir.0.join("announced")).is_empty()
+    });
+    stop(service);
+
+    let service = spawn(port, &dir, "wait", None);
+    let (status, body) = restate.call("c", "approve", "");
+    assert_eq!(status, 200, "{body}");
+    let (status, body) = turn.join().unwrap();
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(lines(&dir.0.join("announced")), [waiting.awakeable], "announced once");
+    assert_eq!(history(&restate, "c"), clean_log("c", true));
+    let (status, body) = restate.call("c", "pending", "");
+    assert_eq!((status, body.as_str()), (200, "null"), "nothing waits");
+    stop(service);
+    assert_eq!(lines(&dir.0.join("model_calls")).len(), 2);
+    assert_eq!(lines(&dir.0.join("applied")), ["c/1/call_1"]);
+}

@@ -1,0 +1,224 @@
+//! A real restate-server for the tests: the binary `scripts/restate.sh` installed from the npm
+//! registry (`AGENTIX_RESTATE_SERVER`), started on loopback ports in a temporary directory and
+//! killed when the test ends; HTTP/1.1 to its ingress and admin API; files shared by the
+//! processes a test kills.
+
+#![allow(dead_code)]
+
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::{Duration, Instant};
+
+/// A directory of its own for one test, removed when it is dropped.
+pub struct TempDir(pub PathBuf);
+
+impl TempDir {
+    pub fn new(name: &str) -> Self {
+        static COUNT: AtomicU32 = AtomicU32::new(0);
+        let n = COUNT.fetch_add(1, Ordering::Relaxed);
+        let path =
+            std::env::temp_dir().join(format!("agentix-restate-{}-{name}-{n}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&path);
+        std::fs::create_dir_all(&path).unwrap();
+        TempDir(path)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// A port free on 127.0.0.1 now.
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+/// A restate-server of the test's own, killed when dropped.
+pub struct Restate {
+    child: Child,
+    pub ingress: u16,
+    pub admin: u16,
+    _dir: TempDir,
+}
+
+impl Restate {
+    /// Starts restate-server and waits until its admin API answers.
+    pub fn start(name: &str) -> Restate {
+        let binary = std::env::var("AGENTIX_RESTATE_SERVER").expect(
+            "AGENTIX_RESTATE_SERVER names the restate-server binary: run scripts/restate.sh",
+        );
+        let dir = TempDir::new(name);
+        let (ingress, admin, node) = (free_port(), free_port(), free_port());
+        // Retries come fast: a killed service is back within a second.
+        let config = format!(
+            r#"cluster-name = "agentix-test"
+default-num-partitions = 2
+disable-telemetry = true
+rocksdb-total-memory-size = "256 MiB"
+bind-address = "127.0.0.1:{node}"
+advertised-address = "http://127.0.0.1:{node}/"
+log-filter = "warn"
+
+[default-retry-policy]
+initial-interval = "50ms"
+exponentiation-factor = 1.5
+max-interval = "500ms"
+max-attempts = 1000
+on-max-attempts = "kill"
+
+[admin]
+bind-address = "127.0.0.1:{admin}"
+disable-web-ui = true
+
+[admin.query-engine]
+memory-size = "64 MiB"
+
+[ingress]
+bind-address = "127.0.0.1:{ingress}"
+"#
+        );
+        std::fs::write(dir.0.join("restate.toml"), config).unwrap();
+        let log = std::fs::File::create(dir.0.join("server.log")).unwrap();
+        let child = Command::new(binary)
+            .arg("--config-file")
+            .arg(dir.0.join("restate.toml"))
+            .arg("--base-dir")
+            .arg(dir.0.join("data"))
+            .args(["--listen-mode", "tcp", "--no-logo"])
+            .env("DO_NOT_TRACK", "1")
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .expect("restate-server starts");
+        let restate = Restate { child, ingress, admin, _dir: dir };
+        wait_for(Duration::from_secs(30), "restate-server's admin API", || {
+            request(admin, "GET", "/health", "").is_some_and(|(status, _)| status == 200)
+        });
+        wait_for(Duration::from_secs(30), "restate-server's ingress", || {
+            request(ingress, "GET", "/restate/health", "").is_some_and(|(status, _)| status == 200)
+        });
+        restate
+    }
+
+    /// Registers the service listening on `port` (again, forced, after a change).
+    pub fn register(&self, port: u16) {
+        let body = format!(r#"{{"uri": "http://127.0.0.1:{port}", "force": true}}"#);
+        let mut last = None;
+        wait_for(Duration::from_secs(30), "the deployment's registration", || {
+            last = request(self.admin, "POST", "/deployments", &body);
+            last.as_ref().is_some_and(|(status, _)| (200..300).contains(status))
+        });
+    }
+
+    /// Calls `handler` of the conversation `key` with `body` (JSON) through the ingress:
+    /// the status and the body.
+    pub fn call(&self, key: &str, handler: &str, body: &str) -> (u16, String) {
+        request(self.ingress, "POST", &format!("/Conversation/{key}/{handler}"), body)
+            .expect("the ingress answers")
+    }
+}
+
+impl Drop for Restate {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Waits until `ready`, at most `limit`.
+pub fn wait_for(limit: Duration, what: &str, mut ready: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !ready() {
+        assert!(start.elapsed() < limit, "{what}: not ready after {limit:?}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// One HTTP/1.1 request to 127.0.0.1:`port`: the status and the body, or `None` if nothing
+/// answered.
+pub fn request(port: u16, method: &str, path: &str, body: &str) -> Option<(u16, String)> {
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).ok()?;
+    let kind = if body.is_empty() { "" } else { "Content-Type: application/json\r\n" };
+    let head = format!(
+        "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n{kind}\
+         Content-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    );
+    stream.write_all(head.as_bytes()).ok()?;
+    stream.write_all(body.as_bytes()).ok()?;
+    let mut response = Vec::new();
+    stream.read_to_end(&mut response).ok()?;
+    let response = String::from_utf8_lossy(&response).into_owned();
+    let (head, body) = response.split_once("\r\n\r\n")?;
+    let status = head.split(' ').nth(1)?.parse().ok()?;
+    let chunked = head.to_ascii_lowercase().contains("transfer-encoding: chunked");
+    Some((status, if chunked { unchunk(body) } else { body.to_owned() }))
+}
+
+fn unchunk(mut body: &str) -> String {
+    let mut out = String::new();
+    while let Some((size, rest)) = body.split_once("\r\n") {
+        let Ok(size) = usize::from_str_radix(size.trim(), 16) else { break };
+        if size == 0 {
+            break;
+        }
+        out.push_str(&rest[..size]);
+        body = &rest[size + 2..];
+    }
+    out
+}
+
+/// Dies at once, as a `SIGKILL` from outside would kill it.
+pub fn die() -> ! {
+    let pid = std::process::id().to_string();
+    let _ = Command::new("kill").args(["-9", &pid]).status();
+    loop {
+        std::thread::sleep(Duration::from_secs(1));
+    }
+}
+
+/// Appends a line to a file and syncs it: a side effect that survives the process.
+pub fn append(path: &Path, line: &str) {
+    let mut file = std::fs::OpenOptions::new().create(true).append(true).open(path).unwrap();
+    writeln!(file, "{line}").unwrap();
+    file.sync_all().unwrap();
+}
+
+/// The lines of a file; none if it does not exist.
+pub fn lines(path: &Path) -> Vec<String> {
+    std::fs::read_to_string(path).unwrap_or_default().lines().map(str::to_owned).collect()
+}
+
+/// The service: this test binary run again, running only its `service` test. Killed when
+/// dropped, if it still serves.
+pub struct Service(Child);
+
+impl Service {
+    /// Runs the service with `spec` in the variable `var`.
+    pub fn spawn(var: &str, spec: String) -> Service {
+        let child = Command::new(std::env::current_exe().unwrap())
+            .args(["service", "--exact", "--test-threads=1", "--nocapture"])
+            .env(var, spec)
+            .stdout(Stdio::null())
+            .spawn()
+            .unwrap();
+        Service(child)
+    }
+
+    /// Waits for the service to end by itself: how it ended.
+    pub fn wait(mut self) -> std::process::ExitStatus {
+        self.0.wait().unwrap()
+    }
+}
+
+impl Drop for Service {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
