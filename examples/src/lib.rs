@@ -3,6 +3,7 @@
 
 pub mod bicameral_critic;
 pub mod cache_stop;
+pub mod durable_agent;
 pub mod human_approval;
 pub mod persistent_chat;
 pub mod plan_retry;

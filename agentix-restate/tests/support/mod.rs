@@ -107,12 +107,7 @@ bind-address = "127.0.0.1:{ingress}"
 
     /// Registers the service listening on `port` (again, forced, after a change).
     pub fn register(&self, port: u16) {
-        let body = format!(r#"{{"uri": "http://127.0.0.1:{port}", "force": true}}"#);
-        let mut last = None;
-        wait_for(Duration::from_secs(30), "the deployment's registration", || {
-            last = request(self.admin, "POST", "/deployments", &body);
-            last.as_ref().is_some_and(|(status, _)| (200..300).contains(status))
-        });
+        register(self.admin, port);
     }
 
     /// Calls `handler` of the conversation `key` with `body` (JSON) through the ingress:
@@ -128,6 +123,16 @@ impl Drop for Restate {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// Registers the service listening on `port` with the restate-server whose admin API is on
+/// `admin`: the newest deployment takes the service's new invocations.
+pub fn register(admin: u16, port: u16) {
+    let body = format!(r#"{{"uri": "http://127.0.0.1:{port}", "force": true}}"#);
+    wait_for(Duration::from_secs(30), "the deployment's registration", || {
+        request(admin, "POST", "/deployments", &body)
+            .is_some_and(|(status, _)| (200..300).contains(&status))
+    });
 }
 
 /// Waits until `ready`, at most `limit`.
