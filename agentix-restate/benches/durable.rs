@@ -17,10 +17,8 @@
 #![allow(missing_docs)]
 
 #[path = "../../agentix-store/tests/support/mod.rs"]
-#[allow(dead_code, unused_imports)]
 mod postgres;
 #[path = "../tests/support/mod.rs"]
-#[allow(dead_code)]
 mod restate;
 
 use std::sync::Arc;
