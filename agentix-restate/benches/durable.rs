@@ -16,8 +16,6 @@
 
 #![allow(missing_docs)]
 
-#[path = "../../agentix-store/tests/support/mod.rs"]
-mod postgres;
 #[path = "../tests/support/mod.rs"]
 mod restate;
 
@@ -190,7 +188,7 @@ fn main() {
         "|---|---:|---:|---:|---:|---:|".to_owned(),
     ];
     runtime.block_on(async {
-        let pg = postgres::postgres_database("durable_bench");
+        let pg = restate::store::postgres_database("durable_bench");
         let restate = restate::Restate::start("bench");
         let (nodelay, nagle) = (restate::free_port(), restate::free_port());
         let listener = tokio::net::TcpListener::bind(("127.0.0.1", nodelay)).await.unwrap();

@@ -46,31 +46,43 @@ impl RestateJournal<'_, '_> {
     ///
     /// `ctx.run` wants its closure to live as long as the invocation, and the turn's effects
     /// borrow the turn: the closure waits on a channel instead, and the effect runs beside it
-    /// — only if Restate calls the closure, which it does not on a replay.
+    /// — only if Restate calls the closure, which it does on the step's first run and not on
+    /// a replay (it drops it uncalled). The run is not named: a name Restate compares on a
+    /// replay would fail its own check, retried without end, before this one names the steps.
     async fn record<T, F>(&self, asked: String, effect: F) -> Result<T, JournalError>
     where
         T: Serialize + DeserializeOwned + Send,
         F: Future<Output = T> + Send,
     {
         let failed = |message: String| JournalError::Failed { step: asked.clone(), message };
-        let (started, start) = oneshot::channel::<()>();
-        let (finish, finished) = oneshot::channel::<Recorded>();
+        let (start_tx, start_rx) = oneshot::channel::<()>();
+        let (outcome_tx, outcome_rx) = oneshot::channel::<Result<Recorded, String>>();
         let run = self.ctx.run(move || async move {
-            let _ = started.send(());
-            match finished.await {
-                Ok(recorded) => Ok(Json(recorded)),
+            let _ = start_tx.send(());
+            match outcome_rx.await {
+                Ok(Ok(recorded)) => Ok(Json(recorded)),
+                // Recorded as the step's failure: a replay fails the same way.
+                Ok(Err(message)) => Err(HandlerError::from(TerminalError::new(message))),
                 Err(_) => Err(HandlerError::from(TerminalError::new("the turn was dropped"))),
             }
         });
         let mut run = pin!(run);
-        let (recorded, ran) = match select(run.as_mut(), start).await {
+        let (recorded, ran) = match select(run.as_mut(), start_rx).await {
             Either::Left((replayed, _)) => (replayed, None),
             Either::Right((Err(_), run)) => (run.await, None),
             Either::Right((Ok(()), run)) => {
                 let value = effect.await;
-                let json = serde_json::to_value(&value).map_err(|e| failed(e.to_string()))?;
-                let _ = finish.send(Recorded { step: asked.clone(), value: json });
-                (run.await, Some(value))
+                match serde_json::to_value(&value) {
+                    Ok(json) => {
+                        let _ = outcome_tx.send(Ok(Recorded { step: asked.clone(), value: json }));
+                        (run.await, Some(value))
+                    }
+                    Err(error) => {
+                        let _ = outcome_tx
+                            .send(Err(format!("its outcome does not serialize: {error}")));
+                        (run.await, None)
+                    }
+                }
             }
         };
         let Json(recorded) = recorded.map_err(|error| failed(error.to_string()))?;
@@ -120,17 +132,24 @@ impl Journal for RestateJournal<'_, '_> {
                 conversation: self.ctx.key().to_owned(),
                 approval: waiting.clone(),
             };
-            self.ctx.set(WAITING, Json(waiting.clone()));
             if let Some(announce) = self.announce {
-                let announced = announce(waiting);
-                self.record(format!("announce {asked}"), announced).await?;
+                let told = waiting.clone();
+                self.record(format!("announce {asked}"), async move { announce(told).await })
+                    .await?;
             }
-            let answer = answered.await.map_err(|error| JournalError::Failed {
+            // Shown once announced: whoever sees it waiting, the announcement is recorded.
+            // `send` clears it however the turn ends.
+            self.ctx.set(WAITING, Json(waiting));
+            let Json(answer) = answered.await.map_err(|error| JournalError::Failed {
                 step: asked.clone(),
                 message: format!("the answer was refused: {error}"),
             })?;
             self.ctx.clear(WAITING);
-            Ok(answer.0)
+            Ok(match answer {
+                // An answer to wait again cannot be waited on twice: the call is refused.
+                Approval::Suspend => Approval::Reject("answered with `suspend`".into()),
+                answer => answer,
+            })
         }
     }
 }

@@ -20,20 +20,21 @@
 //! let agent = Agent::builder(model).build();
 //! let endpoint = Endpoint::builder().bind(Conversations::new(agent)).build();
 //! let listener = tokio::net::TcpListener::bind("127.0.0.1:9080").await?;
-//! agentix_restate::serve(endpoint, listener, std::future::pending()).await
+//! agentix_restate::serve(endpoint, listener, std::future::pending()).await;
+//! # Ok(())
 //! # }
 //! ```
 //!
 //! Then register the service with restate-server (`restate deployments register
 //! http://127.0.0.1:9080`) and call it through its ingress: `POST /Conversation/{id}/send`
-//! with the message as a JSON string, `GET`-style `POST /Conversation/{id}/history`.
+//! with the message as a JSON string, `POST /Conversation/{id}/history` for its log.
 
 mod journal;
 mod object;
 mod serve;
 
 pub use journal::WaitingApproval;
-pub use object::Conversations;
+pub use object::{Conversations, Edit, Reject};
 pub use serve::serve;
 
 /// The Restate SDK this crate serves with: its `Endpoint` binds [`Conversations`].

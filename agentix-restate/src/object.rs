@@ -73,7 +73,7 @@ where
 /// by Restate, so a turn whose process dies goes on where it stopped on the next attempt —
 /// and the conversation is kept in the object's state as its entries, each turn writing only
 /// its own. `history` reads them; a call escalated to a person waits on an awakeable that
-/// `approve`, `reject` or `edit` answers from anywhere (`pending` shows it).
+/// `approve`, `reject` or `edit` answers from anywhere, naming it as `pending` shows it.
 ///
 /// Bind it to an [`Endpoint`] and serve it with [`serve`](crate::serve).
 pub struct Conversations {
@@ -183,8 +183,13 @@ async fn load(
 #[restate_sdk::object(name = "Conversation")]
 impl Conversations {
     /// Runs one turn opened by `message`; answers its final answer. A turn that fails keeps
-    /// its entries (the log tells what ran) and answers the error; a replay that diverged
-    /// (`409`) changes nothing.
+    /// its entries (the log tells what ran) and answers the error, terminal: the turn ended.
+    ///
+    /// A replay that diverged — a hook decided otherwise than the first run did — is a
+    /// retryable failure naming both steps: Restate keeps the invocation, retrying it, with
+    /// that message as its last failure (`restate invocations describe`), and the
+    /// conversation is not written. Serve the code the turn started on again and it finishes;
+    /// or kill the invocation.
     #[handler]
     async fn send(
         &self,
@@ -196,10 +201,10 @@ impl Conversations {
         let (mut conversation, chunks) = load(ctx, &key, &self.config).await?;
         let journal = RestateJournal { ctx, announce: self.announce.as_deref() };
         let outcome = self.turns.run(&mut conversation, message, &journal).await;
-        // A replay that took another path changes nothing: what the first run did is in
-        // Restate's journal of the invocation, and the conversation stays as it was.
+        // Any command now would not match what Restate recorded after the diverging step:
+        // the invocation fails as it is, to be retried.
         if let Err(Error::Journal(error @ JournalError::Diverged { .. })) = &outcome {
-            return Err(terminal(409, format!("conversation {key}: {error}")));
+            return Err(HandlerError::from(format!("conversation {key}: {error}")));
         }
         let head = Head {
             config: conversation.config().clone(),
@@ -211,6 +216,8 @@ impl Conversations {
         };
         ctx.set(&chunk_key(chunks), Json(conversation.unsaved().to_vec()));
         ctx.set(HEAD, Json(head));
+        // However the turn ended, no call of it waits any more.
+        ctx.clear(WAITING);
         outcome.map(Json).map_err(|error| terminal(500, format!("conversation {key}: {error}")))
     }
 
@@ -232,33 +239,70 @@ impl Conversations {
         Ok(Json(ctx.get::<Json<WaitingApproval>>(WAITING).await?.map(|Json(waiting)| waiting)))
     }
 
-    /// Runs the waiting call as it is.
+    /// Runs the waiting call as it is: `awakeable` names it, as `pending` showed it.
     #[handler]
-    async fn approve(&self, ctx: SharedObjectContext<'_>) -> HandlerResult<()> {
-        answer(&ctx, Approval::Approve).await
+    async fn approve(&self, ctx: SharedObjectContext<'_>, awakeable: String) -> HandlerResult<()> {
+        answer(&ctx, &awakeable, Approval::Approve).await
     }
 
-    /// Does not run the waiting call; the model reads `reason`.
+    /// Does not run the waiting call; the model reads the reason.
     #[handler]
-    async fn reject(&self, ctx: SharedObjectContext<'_>, reason: String) -> HandlerResult<()> {
-        answer(&ctx, Approval::Reject(reason)).await
+    async fn reject(
+        &self,
+        ctx: SharedObjectContext<'_>,
+        reject: Json<Reject>,
+    ) -> HandlerResult<()> {
+        let Json(Reject { awakeable, reason }) = reject;
+        answer(&ctx, &awakeable, Approval::Reject(reason)).await
     }
 
-    /// Runs `call` in place of the waiting call, under its id.
+    /// Runs the given call in place of the waiting call, under its id.
     #[handler]
-    async fn edit(&self, ctx: SharedObjectContext<'_>, call: Json<ToolCall>) -> HandlerResult<()> {
-        answer(&ctx, Approval::Edit(call.0)).await
+    async fn edit(&self, ctx: SharedObjectContext<'_>, edit: Json<Edit>) -> HandlerResult<()> {
+        let Json(Edit { awakeable, call }) = edit;
+        answer(&ctx, &awakeable, Approval::Edit(call)).await
     }
 }
 
-/// Resolves the waiting call's awakeable with `approval`.
-async fn answer(ctx: &SharedObjectContext<'_>, approval: Approval) -> HandlerResult<()> {
+/// `reject`'s input: the waiting call, and why not.
+#[derive(Clone, Debug, PartialEq, Serialize, serde::Deserialize)]
+pub struct Reject {
+    /// The waiting call's awakeable, as `pending` showed it.
+    pub awakeable: String,
+    /// What the model reads.
+    pub reason: String,
+}
+
+/// `edit`'s input: the waiting call, and the call to run in its place.
+#[derive(Clone, Debug, PartialEq, Serialize, serde::Deserialize)]
+pub struct Edit {
+    /// The waiting call's awakeable, as `pending` showed it.
+    pub awakeable: String,
+    /// The call to run, under the waiting call's id.
+    pub call: ToolCall,
+}
+
+/// Resolves the waiting call's awakeable with `approval`, if `awakeable` is the call that
+/// waits: an answer meant for another call is refused (`409`), not given to this one. The
+/// first answer counts; one given before the turn has cleared the call changes nothing.
+async fn answer(
+    ctx: &SharedObjectContext<'_>,
+    awakeable: &str,
+    approval: Approval,
+) -> HandlerResult<()> {
+    let key = ctx.key();
     let Some(Json(waiting)) = ctx.get::<Json<WaitingApproval>>(WAITING).await? else {
-        return Err(terminal(
-            404,
-            format!("conversation {}: no call waits for approval", ctx.key()),
-        ));
+        return Err(terminal(404, format!("conversation {key}: no call waits for approval")));
     };
+    if waiting.awakeable != awakeable {
+        return Err(terminal(
+            409,
+            format!(
+                "conversation {key}: the call waiting is {} ({}), not {awakeable}",
+                waiting.approval.call.id, waiting.awakeable
+            ),
+        ));
+    }
     ctx.resolve_awakeable(&waiting.awakeable, Json(approval));
     Ok(())
 }

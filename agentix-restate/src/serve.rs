@@ -1,7 +1,7 @@
 //! Serving the endpoint over HTTP/2 with `TCP_NODELAY`.
 
 use std::future::Future;
-use std::io;
+use std::time::Duration;
 
 use hyper::server::conn::http2;
 use hyper_util::rt::{TokioExecutor, TokioIo};
@@ -11,24 +11,26 @@ use restate_sdk::hyper::HyperEndpoint;
 use tokio::net::TcpListener;
 
 /// Serves `endpoint` to restate-server on `listener` until `shutdown` completes, then lets the
-/// connections open finish.
+/// open connections finish, for at most 10 seconds.
 ///
-/// restate-sdk's own `HttpServer` leaves Nagle's algorithm on: each journaled step after a
-/// turn's first then waits for the peer's delayed ACK (~40 ms). Here every connection sets
-/// `TCP_NODELAY`.
-pub async fn serve(
-    endpoint: Endpoint,
-    listener: TcpListener,
-    shutdown: impl Future<Output = ()>,
-) -> io::Result<()> {
+/// restate-sdk's own `HttpServer` leaves Nagle's algorithm on: a turn's steps then wait for
+/// the peer's delayed ACK (~40 ms a turn, measured in BENCHMARKS.md). Here every connection
+/// sets `TCP_NODELAY`. A connection that fails to accept is skipped: restate-server
+/// connects again.
+pub async fn serve(endpoint: Endpoint, listener: TcpListener, shutdown: impl Future<Output = ()>) {
     let endpoint = HyperEndpoint::new(endpoint);
     let graceful = GracefulShutdown::new();
     let mut shutdown = std::pin::pin!(shutdown);
     loop {
         tokio::select! {
             accepted = listener.accept() => {
-                let (stream, _) = accepted?;
-                stream.set_nodelay(true)?;
+                let Ok((stream, _)) = accepted else {
+                    // Out of descriptors, a connection reset before it was taken: wait, go on.
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                    continue;
+                };
+                // Without it the connection still serves, only slower.
+                let _ = stream.set_nodelay(true);
                 let connection = http2::Builder::new(TokioExecutor::new())
                     .serve_connection(TokioIo::new(stream), endpoint.clone());
                 let connection = graceful.watch(connection);
@@ -40,6 +42,6 @@ pub async fn serve(
             () = &mut shutdown => break,
         }
     }
-    graceful.shutdown().await;
-    Ok(())
+    // restate-server holds a turn's stream open until the turn ends: bounded.
+    let _ = tokio::time::timeout(Duration::from_secs(10), graceful.shutdown()).await;
 }

@@ -75,6 +75,8 @@ impl agentix::Model for Counted {
     ) -> Result<agentix::ModelResponse, agentix::ModelError> {
         append(&self.calls, "call");
         if self.kill == Some(Point::InModel(lines(&self.calls).len())) {
+            // As a real call would, the step's run reaches restate-server before the answer.
+            tokio::time::sleep(Duration::from_millis(200)).await;
             die();
         }
         let sent = request.messages.iter().any(|message| {
@@ -187,7 +189,7 @@ fn service() {
     runtime.block_on(async {
         let listener = tokio::net::TcpListener::bind(format!("127.0.0.1:{port}")).await.unwrap();
         let endpoint = Endpoint::builder().bind(conversations).build();
-        agentix_restate::serve(endpoint, listener, std::future::pending()).await.unwrap();
+        agentix_restate::serve(endpoint, listener, std::future::pending()).await;
     });
 }
 
@@ -201,8 +203,9 @@ fn stop(service: Service) {
     drop(service);
 }
 
-/// The log a clean run leaves, run here without a journal or a crash.
-fn clean_log(key: &str, approve: bool) -> Vec<Entry> {
+/// The log a clean run of `turns` turns leaves, run here without a journal or a crash; its
+/// approver approving if `approve`.
+fn clean_log(key: &str, turns: usize, approve: bool) -> Vec<Entry> {
     let dir = support::TempDir::new("clean");
     let model = Counted { calls: dir.0.join("calls"), kill: None };
     let send = Send { dir: dir.0.clone(), kill: None };
@@ -215,10 +218,14 @@ fn clean_log(key: &str, approve: bool) -> Vec<Entry> {
                 .hook(AskFirst)
                 .approver(|_: ToolCall, _| async { Approval::Approve })
                 .build();
-            agent.run(&mut conversation, "Send it").await.unwrap();
+            for _ in 0..turns {
+                agent.run(&mut conversation, "Send it").await.unwrap();
+            }
         } else {
             let agent = Agent::builder(model).tool(send).build();
-            agent.run(&mut conversation, "Send it").await.unwrap();
+            for _ in 0..turns {
+                agent.run(&mut conversation, "Send it").await.unwrap();
+            }
         }
     });
     conversation.log().to_vec()
@@ -270,19 +277,43 @@ fn a_turn_killed_at_every_step_finishes_once() {
         assert_eq!(answer, AssistantMessage::text("Done."), "{point:?}");
 
         let service = spawn(port, &dir, "run", None);
-        assert_eq!(history(&restate, &key), clean_log(&key, false), "{point:?}: a clean run's");
+        assert_eq!(history(&restate, &key), clean_log(&key, 1, false), "{point:?}: a clean run's");
         stop(service);
         let in_flight = usize::from(matches!(point, Point::InModel(_)));
         assert_eq!(lines(&dir.0.join("model_calls")).len(), 2 + in_flight, "{point:?}");
         assert_eq!(lines(&dir.0.join("applied")), [format!("{key}/1/call_1")], "{point:?}");
         let attempts = 1 + usize::from(point == Point::AfterEffect);
         assert_eq!(lines(&dir.0.join("attempts")).len(), attempts, "{point:?}");
+
+        if n == 0 {
+            // A second turn writes its own entries only; the log reads back whole.
+            let service = spawn(port, &dir, "run", None);
+            let (status, body) = send_in_background(&restate, &key).join().unwrap();
+            assert_eq!(status, 200, "{body}");
+            assert_eq!(history(&restate, &key), clean_log(&key, 2, false));
+            stop(service);
+        }
     }
 }
 
-/// Killed with the tool's step recorded, then served with a hook that refuses the call: the
-/// replay asks for the model where the journal holds the tool — the typed error, the
-/// conversation unchanged.
+/// The last failure restate-server recorded for the conversation's `send`, once there is
+/// one.
+fn last_failure(restate: &Restate, key: &str) -> String {
+    let sql =
+        format!("SELECT last_failure FROM sys_invocation WHERE target = 'Conversation/{key}/send'");
+    let mut failure = String::new();
+    wait_for(Duration::from_secs(30), "the invocation's failure", || {
+        failure = support::query(restate.admin, &sql);
+        failure.contains("diverged")
+    });
+    failure
+}
+
+/// Killed with the tool's step recorded and the second model call in flight, then served
+/// with a hook that refuses the call: the replay asks for the model where the journal holds
+/// the tool — the typed error, recorded as the invocation's failure while Restate retries it,
+/// the conversation not written, no model called. Served with the code it started on again,
+/// the turn finishes as a clean run's.
 #[test]
 #[ignore = "needs restate-server: scripts/restate.sh runs it"]
 fn a_hook_changed_between_the_crash_and_the_replay_diverges() {
@@ -295,24 +326,82 @@ fn a_hook_changed_between_the_crash_and_the_replay_diverges() {
     assert_eq!(service.wait().signal(), Some(9));
 
     let service = spawn(port, &dir, "refuse", None);
-    let (status, body) = turn.join().unwrap();
-    assert_eq!(status, 409, "{body}");
+    let failure = last_failure(&restate, "c");
     assert!(
-        body.contains(
-            "the replay diverged: it asked for model (turn 1, step 1), where the journal \
-             recorded tool send (turn 1, step 0, call_1)"
+        failure.contains(
+            "conversation c: the replay diverged: it asked for model (turn 1, step 1), where \
+             the journal recorded tool send (turn 1, step 0, call_1)"
         ),
-        "{body}"
+        "{failure}"
     );
-    assert!(history(&restate, "c").is_empty(), "the conversation is unchanged");
+    assert!(history(&restate, "c").is_empty(), "the conversation is not written");
     stop(service);
     assert_eq!(lines(&dir.0.join("model_calls")).len(), 2, "the replay called no model");
-    assert_eq!(lines(&dir.0.join("applied")).len(), 1);
+
+    let service = spawn(port, &dir, "run", None);
+    let (status, body) = turn.join().unwrap();
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(history(&restate, "c"), clean_log("c", 1, false));
+    stop(service);
+    assert_eq!(lines(&dir.0.join("model_calls")).len(), 3, "the one in flight, again");
+    assert_eq!(lines(&dir.0.join("applied")), ["c/1/call_1"]);
+}
+
+/// The call waits for a person; the service is served again with a hook that refuses the
+/// call instead of escalating it: the replay diverges at the approval, recorded as the
+/// invocation's failure. Served with the code it started on, it waits again, and the answer
+/// finishes it.
+#[test]
+#[ignore = "needs restate-server: scripts/restate.sh runs it"]
+fn a_hook_changed_while_an_approval_waits_diverges() {
+    let restate = Restate::start("diverge_waiting");
+    let port = support::free_port();
+    let dir = support::TempDir::new("diverge_waiting");
+    let service = spawn(port, &dir, "wait", None);
+    restate.register(port);
+    let turn = send_in_background(&restate, "c");
+    let waiting = waiting(&restate, "c");
+    stop(service);
+
+    let service = spawn(port, &dir, "refuse", None);
+    let (status, body) = restate.call("c", "approve", &format!("\"{}\"", waiting.awakeable));
+    assert_eq!(status, 200, "{body}");
+    let failure = last_failure(&restate, "c");
+    assert!(
+        failure.contains(
+            "the replay diverged: it asked for model (turn 1, step 1), where the journal \
+             recorded approval send (turn 1, step 0, call_1)"
+        ),
+        "{failure}"
+    );
+    stop(service);
+    assert!(lines(&dir.0.join("applied")).is_empty(), "the refused path ran no tool");
+
+    let service = spawn(port, &dir, "wait", None);
+    let (status, body) = turn.join().unwrap();
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(history(&restate, "c"), clean_log("c", 1, true));
+    stop(service);
+    assert_eq!(lines(&dir.0.join("announced")), [waiting.awakeable], "announced once");
+    assert_eq!(lines(&dir.0.join("model_calls")).len(), 2);
+    assert_eq!(lines(&dir.0.join("applied")), ["c/1/call_1"]);
+}
+
+/// The call waiting in conversation `key`, once one waits.
+fn waiting(restate: &Restate, key: &str) -> WaitingApproval {
+    let mut waiting = None;
+    wait_for(Duration::from_secs(30), "the call waiting", || {
+        let (status, body) = restate.call(key, "pending", "");
+        assert_eq!(status, 200, "{body}");
+        waiting = serde_json::from_str::<Option<WaitingApproval>>(&body).unwrap();
+        waiting.is_some()
+    });
+    waiting.unwrap()
 }
 
 /// The call waits for a person on an awakeable, announced once; the service is killed while
-/// it waits and started again; `approve` answers it and the turn finishes as a clean run
-/// whose approver approved.
+/// it waits and started again; an answer naming another call is refused, `approve` naming it
+/// answers it, and the turn finishes as a clean run whose approver approved.
 #[test]
 #[ignore = "needs restate-server: scripts/restate.sh runs it"]
 fn an_approval_waits_across_a_crash_and_is_announced_once() {
@@ -321,32 +410,26 @@ fn an_approval_waits_across_a_crash_and_is_announced_once() {
     let dir = support::TempDir::new("approval");
     let service = spawn(port, &dir, "wait", None);
     restate.register(port);
-    let (status, body) = restate.call("c", "approve", "");
+    let (status, body) = restate.call("c", "approve", "\"sign_none\"");
     assert_eq!(status, 404, "nothing waits yet: {body}");
     let turn = send_in_background(&restate, "c");
-    let mut waiting = None;
-    wait_for(Duration::from_secs(30), "the call waiting", || {
-        let (status, body) = restate.call("c", "pending", "");
-        assert_eq!(status, 200, "{body}");
-        waiting = serde_json::from_str::<Option<WaitingApproval>>(&body).unwrap();
-        waiting.is_some()
-    });
-    let waiting = waiting.unwrap();
+    let waiting = waiting(&restate, "c");
     assert_eq!(waiting.conversation, "c");
     assert_eq!(waiting.approval.call.name, "send");
     assert_eq!(waiting.approval.reason, "a person decides");
-    wait_for(Duration::from_secs(10), "the announcement", || {
-        !lines(&dir.0.join("announced")).is_empty()
-    });
+    // Shown once announced.
+    assert_eq!(lines(&dir.0.join("announced")), std::slice::from_ref(&waiting.awakeable));
     stop(service);
 
     let service = spawn(port, &dir, "wait", None);
-    let (status, body) = restate.call("c", "approve", "");
+    let (status, body) = restate.call("c", "approve", "\"sign_another\"");
+    assert_eq!(status, 409, "another call's answer: {body}");
+    let (status, body) = restate.call("c", "approve", &format!("\"{}\"", waiting.awakeable));
     assert_eq!(status, 200, "{body}");
     let (status, body) = turn.join().unwrap();
     assert_eq!(status, 200, "{body}");
     assert_eq!(lines(&dir.0.join("announced")), [waiting.awakeable], "announced once");
-    assert_eq!(history(&restate, "c"), clean_log("c", true));
+    assert_eq!(history(&restate, "c"), clean_log("c", 1, true));
     let (status, body) = restate.call("c", "pending", "");
     assert_eq!((status, body.as_str()), (200, "null"), "nothing waits");
     stop(service);

@@ -43,8 +43,5 @@ async fn main() {
     let shutdown = async {
         let _ = tokio::signal::ctrl_c().await;
     };
-    if let Err(error) = agentix_restate::serve(endpoint, listener, shutdown).await {
-        eprintln!("serving stopped: {error}");
-        std::process::exit(1);
-    }
+    agentix_restate::serve(endpoint, listener, shutdown).await;
 }

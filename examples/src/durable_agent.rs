@@ -124,8 +124,8 @@ pub fn agent<M: Model>(
 pub fn conversations(outbox: Outbox, ingress: &str) -> Conversations {
     let ingress = ingress.to_owned();
     Conversations::new(agent(MailModel, outbox)).announce(move |waiting: WaitingApproval| {
-        println!("{}", announcement(&waiting, &ingress));
-        async {}
+        let text = announcement(&waiting, &ingress);
+        async move { println!("{text}") }
     })
 }
 
@@ -134,9 +134,13 @@ pub fn announcement(waiting: &WaitingApproval, ingress: &str) -> String {
     let (call, id) = (&waiting.approval.call, &waiting.conversation);
     format!(
         "[approval] {id}: {} {} waits ({}). Answer it:\n  \
-         curl -X POST {ingress}/Conversation/{id}/approve\n  \
-         curl {ingress}/Conversation/{id}/reject --json '\"not now\"'",
-        call.name, call.arguments, waiting.approval.reason
+         curl {ingress}/Conversation/{id}/approve --json '\"{awakeable}\"'\n  \
+         curl {ingress}/Conversation/{id}/reject \
+         --json '{{\"awakeable\": \"{awakeable}\", \"reason\": \"not now\"}}'",
+        call.name,
+        call.arguments,
+        waiting.approval.reason,
+        awakeable = waiting.awakeable,
     )
 }
 
@@ -151,12 +155,14 @@ pub fn usage(addr: SocketAddr, ingress: &str, admin: &str) -> String {
      curl {admin}/deployments --json '{{\"uri\": \"http://{addr}\"}}'
 3. Talk to a conversation (the call returns when the turn ends):
      curl {ingress}/Conversation/chat-1/send --json '\"The build is green\"'
-   The mail waits for a person; from another terminal:
+   The mail waits for a person: this process prints the command that approves it, and
      curl -X POST {ingress}/Conversation/chat-1/pending
-     curl -X POST {ingress}/Conversation/chat-1/approve
+   shows it from anywhere. Then the log:
      curl -X POST {ingress}/Conversation/chat-1/history
 
-Kill this process while a turn runs or waits (Ctrl-C, kill -9) and start it again: Restate
-runs the turn again here, the completed steps replayed, the mail sent once."
+Kill this process while a turn runs or waits (kill -9) and start it again: Restate runs the
+turn again here, the completed steps replayed, not redone; the mail goes under the same
+idempotency key (chat-1/1/call_1), by which a mail API that takes one sends it once (this
+demo's outbox lives in memory: it forgets across restarts)."
     )
 }

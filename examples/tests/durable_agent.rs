@@ -3,7 +3,9 @@
 //! are tested by `agentix-restate/tests/crash.rs`.
 
 use agentix::{Approval, Conversation, Error};
-use examples::durable_agent::{MailModel, Outbox, agent, usage};
+use agentix::{PendingApproval, ToolCall};
+use agentix_restate::WaitingApproval;
+use examples::durable_agent::{MailModel, Outbox, agent, announcement, usage};
 
 #[tokio::test]
 async fn a_mail_waits_for_a_person_and_goes_once_under_its_key() {
@@ -34,5 +36,24 @@ fn the_usage_tells_how_to_start_restate_and_register_the_service() {
     assert!(text.contains(
         r#"curl http://localhost:9070/deployments --json '{"uri": "http://127.0.0.1:9080"}'"#
     ));
-    assert!(text.contains("curl -X POST http://localhost:8080/Conversation/chat-1/approve"));
+    assert!(text.contains("curl -X POST http://localhost:8080/Conversation/chat-1/pending"));
+}
+
+#[test]
+fn the_announcement_gives_the_commands_that_answer_the_call() {
+    let waiting = WaitingApproval {
+        awakeable: "sign_1abc".into(),
+        conversation: "chat-1".into(),
+        approval: PendingApproval {
+            call: ToolCall::new("call_1", "send_email", serde_json::json!({ "to": "team" })),
+            hook: "AskFirst".into(),
+            reason: "mail leaves the building".into(),
+        },
+    };
+    let text = announcement(&waiting, "http://localhost:8080");
+    assert!(text.starts_with("[approval] chat-1: send_email {\"to\":\"team\"} waits"), "{text}");
+    assert!(text.contains(
+        r#"curl http://localhost:8080/Conversation/chat-1/approve --json '"sign_1abc"'"#
+    ));
+    assert!(text.contains(r#"--json '{"awakeable": "sign_1abc", "reason": "not now"}'"#));
 }

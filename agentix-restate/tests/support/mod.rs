@@ -1,37 +1,20 @@
 //! A real restate-server for the tests: the binary `scripts/restate.sh` installed from the npm
 //! registry (`AGENTIX_RESTATE_SERVER`), started on loopback ports in a temporary directory and
-//! killed when the test ends; HTTP/1.1 to its ingress and admin API; files shared by the
-//! processes a test kills.
+//! killed when the test ends; HTTP/1.1 to its ingress and admin API; the service's process.
 
-#![allow(dead_code)]
+#![allow(dead_code, unused_imports)]
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
-/// A directory of its own for one test, removed when it is dropped.
-pub struct TempDir(pub PathBuf);
+/// The store's test support: temporary directories, files the processes share, a death by
+/// `SIGKILL`, PostgreSQL for the benchmark.
+#[path = "../../../agentix-store/tests/support/mod.rs"]
+pub mod store;
 
-impl TempDir {
-    pub fn new(name: &str) -> Self {
-        static COUNT: AtomicU32 = AtomicU32::new(0);
-        let n = COUNT.fetch_add(1, Ordering::Relaxed);
-        let path =
-            std::env::temp_dir().join(format!("agentix-restate-{}-{name}-{n}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&path);
-        std::fs::create_dir_all(&path).unwrap();
-        TempDir(path)
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
+pub use store::{TempDir, append, die, lines};
 
 /// A port free on 127.0.0.1 now.
 pub fn free_port() -> u16 {
@@ -135,6 +118,14 @@ pub fn register(admin: u16, port: u16) {
     });
 }
 
+/// What restate-server's SQL introspection (`sys_invocation`, …) answers to `sql`, as JSON.
+pub fn query(admin: u16, sql: &str) -> String {
+    let body = serde_json::json!({ "query": sql }).to_string();
+    let (status, body) = request(admin, "POST", "/query", &body).expect("the admin API answers");
+    assert_eq!(status, 200, "{sql}: {body}");
+    body
+}
+
 /// Waits until `ready`, at most `limit`.
 pub fn wait_for(limit: Duration, what: &str, mut ready: impl FnMut() -> bool) {
     let start = Instant::now();
@@ -148,6 +139,8 @@ pub fn wait_for(limit: Duration, what: &str, mut ready: impl FnMut() -> bool) {
 /// answered.
 pub fn request(port: u16, method: &str, path: &str, body: &str) -> Option<(u16, String)> {
     let mut stream = TcpStream::connect(("127.0.0.1", port)).ok()?;
+    // A turn that never ends fails the test instead of hanging it.
+    stream.set_read_timeout(Some(Duration::from_secs(120))).ok()?;
     let kind = if body.is_empty() { "" } else { "Content-Type: application/json\r\n" };
     let head = format!(
         "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n{kind}\
@@ -178,27 +171,6 @@ fn unchunk(mut body: &str) -> String {
     out
 }
 
-/// Dies at once, as a `SIGKILL` from outside would kill it.
-pub fn die() -> ! {
-    let pid = std::process::id().to_string();
-    let _ = Command::new("kill").args(["-9", &pid]).status();
-    loop {
-        std::thread::sleep(Duration::from_secs(1));
-    }
-}
-
-/// Appends a line to a file and syncs it: a side effect that survives the process.
-pub fn append(path: &Path, line: &str) {
-    let mut file = std::fs::OpenOptions::new().create(true).append(true).open(path).unwrap();
-    writeln!(file, "{line}").unwrap();
-    file.sync_all().unwrap();
-}
-
-/// The lines of a file; none if it does not exist.
-pub fn lines(path: &Path) -> Vec<String> {
-    std::fs::read_to_string(path).unwrap_or_default().lines().map(str::to_owned).collect()
-}
-
 /// The service: this test binary run again, running only its `service` test. Killed when
 /// dropped, if it still serves.
 pub struct Service(Child);
@@ -215,9 +187,14 @@ impl Service {
         Service(child)
     }
 
-    /// Waits for the service to end by itself: how it ended.
+    /// Waits for the service to end by itself, a minute at most: how it ended.
     pub fn wait(mut self) -> std::process::ExitStatus {
-        self.0.wait().unwrap()
+        let mut status = None;
+        wait_for(Duration::from_secs(60), "the service's end", || {
+            status = self.0.try_wait().unwrap();
+            status.is_some()
+        });
+        status.unwrap()
     }
 }
 
