@@ -18,10 +18,16 @@ fi
 if [ ! -x "$binary" ]; then
     npm install --silent --no-audit --no-fund --ignore-scripts --prefix "$prefix" \
         "@restatedev/restate-server@$VERSION" >&2
+    if [ ! -x "$binary" ]; then
+        echo "npm installed no restate-server binary for $(uname -s) $(uname -m) at $binary" >&2
+        exit 1
+    fi
 fi
 "$binary" --version >&2
 if [ "${1:-}" = "--path" ]; then
     echo "$binary"
     exit 0
 fi
-AGENTIX_RESTATE_SERVER="$binary" cargo test -p agentix-restate --test crash -- --ignored
+# One at a time: each starts its own restate-server, on ports it just found free.
+AGENTIX_RESTATE_SERVER="$binary" cargo test -p agentix-restate --test crash -- --ignored \
+    --test-threads=1

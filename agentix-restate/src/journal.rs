@@ -48,7 +48,7 @@ impl RestateJournal<'_, '_> {
     /// borrow the turn: the closure waits on a channel instead, and the effect runs beside it
     /// — only if Restate calls the closure, which it does on the step's first run and not on
     /// a replay (it drops it uncalled). The run is not named: a name Restate compares on a
-    /// replay would fail its own check, retried without end, before this one names the steps.
+    /// replay would fail its own check first, and its error names no step.
     async fn record<T, F>(&self, asked: String, effect: F) -> Result<T, JournalError>
     where
         T: Serialize + DeserializeOwned + Send,
@@ -132,13 +132,18 @@ impl Journal for RestateJournal<'_, '_> {
                 conversation: self.ctx.key().to_owned(),
                 approval: waiting.clone(),
             };
-            if let Some(announce) = self.announce {
-                let told = waiting.clone();
-                self.record(format!("announce {asked}"), async move { announce(told).await })
-                    .await?;
-            }
-            // Shown once announced: whoever sees it waiting, the announcement is recorded.
-            // `send` clears it however the turn ends.
+            // The call as it waits is a step, announced inside it: a replay shows and writes
+            // what the first run did (a hook's reason may read otherwise now), and does not
+            // announce again.
+            let announce = self.announce;
+            let waiting = self
+                .record(format!("{asked}: waiting"), async move {
+                    if let Some(announce) = announce {
+                        announce(waiting.clone()).await;
+                    }
+                    waiting
+                })
+                .await?;
             self.ctx.set(WAITING, Json(waiting));
             let Json(answer) = answered.await.map_err(|error| JournalError::Failed {
                 step: asked.clone(),

@@ -85,6 +85,9 @@ pub struct Conversations {
 impl Conversations {
     /// Serves `agent`'s turns. Its hooks run again on a replay and must decide the same way
     /// (see [`Agent::run_with`]); deploy changed hooks as a new deployment.
+    ///
+    /// A call that waits for a person waits inside the turn: the conversation's
+    /// `turn_timeout`, if it has one, bounds the wait too, and counts anew from each replay.
     pub fn new<M, T, P, A, X>(agent: Agent<M, T, P, A, X>) -> Self
     where
         M: Model + 'static,
@@ -185,11 +188,12 @@ impl Conversations {
     /// Runs one turn opened by `message`; answers its final answer. A turn that fails keeps
     /// its entries (the log tells what ran) and answers the error, terminal: the turn ended.
     ///
-    /// A replay that diverged — a hook decided otherwise than the first run did — is a
-    /// retryable failure naming both steps: Restate keeps the invocation, retrying it, with
-    /// that message as its last failure (`restate invocations describe`), and the
-    /// conversation is not written. Serve the code the turn started on again and it finishes;
-    /// or kill the invocation.
+    /// A replay that diverged — a hook asked for another step than the first run did — is a
+    /// retryable failure naming both steps: the conversation is not written, and Restate
+    /// retries the invocation by its retry policy with that message as its last failure
+    /// (`restate invocations describe`). By default it pauses the invocation after 70
+    /// attempts; once the code the turn started on serves again, the next attempt (or
+    /// `restate invocations resume`) finishes it — or kill it.
     #[handler]
     async fn send(
         &self,
@@ -206,6 +210,8 @@ impl Conversations {
         if let Err(Error::Journal(error @ JournalError::Diverged { .. })) = &outcome {
             return Err(HandlerError::from(format!("conversation {key}: {error}")));
         }
+        // However the turn ended, no call of it waits any more.
+        ctx.clear(WAITING);
         let head = Head {
             config: conversation.config().clone(),
             turns: conversation.turns(),
@@ -216,8 +222,6 @@ impl Conversations {
         };
         ctx.set(&chunk_key(chunks), Json(conversation.unsaved().to_vec()));
         ctx.set(HEAD, Json(head));
-        // However the turn ended, no call of it waits any more.
-        ctx.clear(WAITING);
         outcome.map(Json).map_err(|error| terminal(500, format!("conversation {key}: {error}")))
     }
 

@@ -11,7 +11,8 @@ use restate_sdk::hyper::HyperEndpoint;
 use tokio::net::TcpListener;
 
 /// Serves `endpoint` to restate-server on `listener` until `shutdown` completes, then lets the
-/// open connections finish, for at most 10 seconds.
+/// open connections finish, for at most 10 seconds: it returns then, leaving the rest to end
+/// with the process (restate-server runs their turns again).
 ///
 /// restate-sdk's own `HttpServer` leaves Nagle's algorithm on: a turn's steps then wait for
 /// the peer's delayed ACK (~40 ms a turn, measured in BENCHMARKS.md). Here every connection

@@ -299,14 +299,15 @@ fn a_turn_killed_at_every_step_finishes_once() {
     }
 }
 
-/// The last failure restate-server recorded for the conversation's `send`, once there is
-/// one.
+/// The last failure restate-server recorded for the conversation's `send`, once it is a
+/// divergence.
 fn last_failure(restate: &Restate, key: &str) -> String {
     let sql =
         format!("SELECT last_failure FROM sys_invocation WHERE target = 'Conversation/{key}/send'");
     let mut failure = String::new();
     wait_for(Duration::from_secs(30), "the invocation's failure", || {
-        failure = support::query(restate.admin, &sql);
+        let rows = support::query(restate.admin, &sql);
+        failure = rows.first().and_then(|row| row["last_failure"].as_str()).unwrap_or("").into();
         failure.contains("diverged")
     });
     failure
@@ -378,7 +379,6 @@ fn a_hook_changed_while_an_approval_waits_diverges() {
         "{failure}"
     );
     stop(service);
-    assert!(lines(&dir.0.join("applied")).is_empty(), "the refused path ran no tool");
 
     let service = spawn(port, &dir, "wait", None);
     let (status, body) = turn.join().unwrap();
@@ -415,6 +415,7 @@ fn an_approval_waits_across_a_crash_and_is_announced_once() {
     restate.register(port);
     let (status, body) = restate.call("c", "approve", "\"sign_none\"");
     assert_eq!(status, 404, "nothing waits yet: {body}");
+    assert!(body.contains("conversation c: no call waits for approval"), "{body}");
     let turn = send_in_background(&restate, "c");
     let waiting = waiting(&restate, "c");
     assert_eq!(waiting.conversation, "c");
@@ -462,10 +463,12 @@ fn reject_and_edit_answer_the_waiting_call() {
     let rejected = Approval::Reject("not now".into());
     assert_eq!(history(&restate, "r"), clean_log("r", 1, Some(rejected)));
     assert!(lines(&dir.0.join("applied")).is_empty(), "the rejected call did not run");
+    let (status, body) = restate.call("r", "pending", "");
+    assert_eq!((status, body.as_str()), (200, "null"), "nothing waits");
 
     let turn = send_in_background(&restate, "e");
     let awakeable = waiting(&restate, "e").awakeable;
-    let call = ToolCall::new("call_1", "send", json!({ "to": "team" }));
+    let call = ToolCall::new("call_edited", "send", json!({ "to": "team" }));
     let edit = json!({ "awakeable": awakeable, "call": call }).to_string();
     let (status, body) = restate.call("e", "edit", &edit);
     assert_eq!(status, 200, "{body}");
@@ -475,6 +478,23 @@ fn reject_and_edit_answer_the_waiting_call() {
     assert_eq!(log, clean_log("e", 1, Some(Approval::Edit(call))));
     let results = serde_json::to_string(&log).unwrap();
     assert!(results.contains("sent to team"), "the edited call ran: {results}");
+    assert!(!results.contains("call_edited"), "under the waiting call's id: {results}");
     assert_eq!(lines(&dir.0.join("applied")), ["e/1/call_1"]);
+
+    // An answer refused through Restate's own API ends the turn with the error; the log keeps
+    // what ran and nothing waits any more.
+    let turn = send_in_background(&restate, "x");
+    let awakeable = waiting(&restate, "x").awakeable;
+    let path = format!("/restate/awakeables/{awakeable}/reject");
+    let (status, body) = support::request(restate.ingress, "POST", &path, "\"gone\"").unwrap();
+    assert!((200..300).contains(&status), "{status} {body}");
+    let (status, body) = turn.join().unwrap();
+    assert_eq!(status, 500, "{body}");
+    assert!(body.contains("the answer was refused"), "{body}");
+    let (status, body) = restate.call("x", "pending", "");
+    assert_eq!((status, body.as_str()), (200, "null"), "nothing waits");
+    let log = history(&restate, "x");
+    assert!(matches!(log.first(), Some(Entry::User { .. })), "{log:?}");
+    assert_eq!(lines(&dir.0.join("applied")), ["e/1/call_1"], "the refused call did not run");
     stop(service);
 }

@@ -11,11 +11,13 @@ use std::sync::{Arc, Mutex};
 
 use agentix::event::BeforeTool;
 use agentix::{
-    Agent, AssistantMessage, Message, Model, ModelError, ModelRequest, ModelResponse, Part, Role,
-    ToolCall, Turn, Verdict,
+    Agent, AssistantMessage, Model, ModelError, ModelRequest, ModelResponse, ToolCall, Turn,
+    Verdict,
 };
 use agentix_restate::{Conversations, WaitingApproval};
 use serde_json::json;
+
+use crate::server::{last_user_text, tool_result_answered};
 
 /// The mails sent, by idempotency key: a key sent twice is sent once.
 #[derive(Clone, Debug, Default)]
@@ -44,23 +46,10 @@ pub struct MailModel;
 
 impl Model for MailModel {
     async fn complete(&self, request: &ModelRequest) -> Result<ModelResponse, ModelError> {
-        let last = request.messages.last();
-        let result = last.and_then(|message| {
-            message.content.iter().find_map(|part| match part {
-                Part::ToolResult(result) => Some(result),
-                _ => None,
-            })
-        });
-        if let Some(result) = result {
+        if let Some(result) = tool_result_answered(request) {
             return Ok(AssistantMessage::text(format!("Done: {}.", result.output)).into());
         }
-        let text = request
-            .messages
-            .iter()
-            .rev()
-            .find(|message| message.role == Role::User)
-            .map(Message::text)
-            .unwrap_or_default();
+        let text = last_user_text(request);
         let call = ToolCall::new(
             format!("call_{}", request.messages.len()),
             "send_email",

@@ -37,8 +37,8 @@ use std::time::Duration;
 
 use agentix::pipeline::Pipeline;
 use agentix::{
-    Agent, Approver, AssistantMessage, Chunk, Conversation, Error, Message, Model, ModelError,
-    ModelRequest, ModelResponse, Outcome, Part, Role, StreamEvent, StreamTransformer, ToolCall,
+    Agent, Approver, AssistantMessage, Chunk, Conversation, Error, Model, ModelError, ModelRequest,
+    ModelResponse, Outcome, Part, Role, StreamEvent, StreamTransformer, ToolCall, ToolResult,
     ToolSet,
 };
 use agentix_store::{Committer, Store, StoreError, Version};
@@ -487,23 +487,10 @@ pub struct DemoModel {
 
 impl DemoModel {
     fn answer(request: &ModelRequest) -> AssistantMessage {
-        let last = request.messages.last();
-        let result = last.and_then(|message| {
-            message.content.iter().find_map(|part| match part {
-                Part::ToolResult(result) => Some(result),
-                _ => None,
-            })
-        });
-        if let Some(result) = result {
+        if let Some(result) = tool_result_answered(request) {
             return AssistantMessage::text(format!("Here is the weather: {}.", result.output));
         }
-        let city = request
-            .messages
-            .iter()
-            .rev()
-            .find(|message| message.role == Role::User)
-            .map(Message::text)
-            .unwrap_or_default();
+        let city = last_user_text(request);
         let id = format!("call_{}", request.messages.len());
         let arguments = json!({ "city": city.trim() });
         AssistantMessage::default().with_tool_call(ToolCall::new(id, "get_weather", arguments))
@@ -544,6 +531,21 @@ impl Model for DemoModel {
             }
         }
     }
+}
+
+/// The tool result a demo model's request ends with, if it ends with one: the model answers
+/// with it.
+pub(crate) fn tool_result_answered(request: &ModelRequest) -> Option<&ToolResult> {
+    request.messages.last()?.content.iter().find_map(|part| match part {
+        Part::ToolResult(result) => Some(result),
+        _ => None,
+    })
+}
+
+/// What the user wrote last, in a demo model's request.
+pub(crate) fn last_user_text(request: &ModelRequest) -> String {
+    let user = request.messages.iter().rev().find(|message| message.role == Role::User);
+    user.map(|message| message.text().into_owned()).unwrap_or_default()
 }
 
 /// `post`: logs how each turn ended.

@@ -1,6 +1,7 @@
 //! The durable_agent example: the agent it serves mails once per idempotency key, after a
-//! person's answer; what it prints tells how to reach it. Its turns through restate-server
-//! are tested by `agentix-restate/tests/crash.rs`.
+//! person's answer; what it prints tells how to reach it. Turns of an agent of this shape (a
+//! tool with its idempotency key, an escalation that waits) through a real restate-server are
+//! tested by `agentix-restate/tests/crash.rs`.
 
 use agentix::{Approval, Conversation, Error};
 use agentix::{PendingApproval, ToolCall};

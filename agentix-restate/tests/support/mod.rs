@@ -118,12 +118,13 @@ pub fn register(admin: u16, port: u16) {
     });
 }
 
-/// What restate-server's SQL introspection (`sys_invocation`, …) answers to `sql`, as JSON.
-pub fn query(admin: u16, sql: &str) -> String {
+/// The rows restate-server's SQL introspection (`sys_invocation`, …) answers to `sql`.
+pub fn query(admin: u16, sql: &str) -> Vec<serde_json::Value> {
     let body = serde_json::json!({ "query": sql }).to_string();
     let (status, body) = request(admin, "POST", "/query", &body).expect("the admin API answers");
     assert_eq!(status, 200, "{sql}: {body}");
-    body
+    let answer: serde_json::Value = serde_json::from_str(&body).expect("JSON rows");
+    answer["rows"].as_array().cloned().unwrap_or_default()
 }
 
 /// Waits until `ready`, at most `limit`.
@@ -142,8 +143,9 @@ pub fn request(port: u16, method: &str, path: &str, body: &str) -> Option<(u16, 
     // A turn that never ends fails the test instead of hanging it.
     stream.set_read_timeout(Some(Duration::from_secs(120))).ok()?;
     let kind = if body.is_empty() { "" } else { "Content-Type: application/json\r\n" };
+    // JSON, not the Arrow stream the admin API's `/query` answers by default.
     let head = format!(
-        "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n{kind}\
+        "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n{kind}Accept: application/json\r\n\
          Content-Length: {}\r\nConnection: close\r\n\r\n",
         body.len()
     );
@@ -151,24 +153,28 @@ pub fn request(port: u16, method: &str, path: &str, body: &str) -> Option<(u16, 
     stream.write_all(body.as_bytes()).ok()?;
     let mut response = Vec::new();
     stream.read_to_end(&mut response).ok()?;
-    let response = String::from_utf8_lossy(&response).into_owned();
-    let (head, body) = response.split_once("\r\n\r\n")?;
+    let split = response.windows(4).position(|window| window == b"\r\n\r\n")?;
+    let (head, body) = (String::from_utf8_lossy(&response[..split]), &response[split + 4..]);
     let status = head.split(' ').nth(1)?.parse().ok()?;
     let chunked = head.to_ascii_lowercase().contains("transfer-encoding: chunked");
-    Some((status, if chunked { unchunk(body) } else { body.to_owned() }))
+    let body = if chunked { unchunk(body)? } else { body.to_vec() };
+    Some((status, String::from_utf8_lossy(&body).into_owned()))
 }
 
-fn unchunk(mut body: &str) -> String {
-    let mut out = String::new();
-    while let Some((size, rest)) = body.split_once("\r\n") {
-        let Ok(size) = usize::from_str_radix(size.trim(), 16) else { break };
+/// A chunked body's bytes, joined.
+fn unchunk(mut body: &[u8]) -> Option<Vec<u8>> {
+    let mut out = Vec::new();
+    loop {
+        let line = body.windows(2).position(|window| window == b"\r\n")?;
+        let size =
+            usize::from_str_radix(std::str::from_utf8(&body[..line]).ok()?.trim(), 16).ok()?;
         if size == 0 {
-            break;
+            return Some(out);
         }
-        out.push_str(&rest[..size]);
-        body = &rest[size + 2..];
+        let rest = &body[line + 2..];
+        out.extend_from_slice(rest.get(..size)?);
+        body = rest.get(size + 2..)?;
     }
-    out
 }
 
 /// The service: this test binary run again, running only its `service` test. Killed when
