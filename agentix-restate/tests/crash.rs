@@ -330,6 +330,16 @@ fn a_hook_changed_between_the_crash_and_the_replay_diverges() {
     assert_eq!(service.wait().signal(), Some(9));
 
     let service = spawn(port, &dir, "refuse", None);
+    // Restate's journal holds the second model call's run, never completed: the replay met a
+    // recorded step where it diverged, and commands after it.
+    let sql = "SELECT j.entry_type FROM sys_journal j JOIN sys_invocation i ON j.id = i.id \
+               WHERE i.target = 'Conversation/c/send'";
+    let kinds: Vec<String> = support::query(restate.admin, sql)
+        .iter()
+        .filter_map(|row| row["entry_type"].as_str().map(str::to_owned))
+        .collect();
+    let count = |kind: &str| kinds.iter().filter(|k| k.as_str() == kind).count();
+    assert_eq!((count("Command: Run"), count("Notification: Run")), (4, 3), "{kinds:?}");
     let failure = last_failure(&restate, "c");
     assert!(
         failure.contains(
