@@ -4,7 +4,7 @@
 use std::future::Future;
 use std::pin::pin;
 
-use agentix::{Approval, Journal, JournalError, JournalStep, PendingApproval};
+use agentix::{Approval, Journal, JournalError, JournalStep, PendingApproval, replay_recorded};
 use futures::channel::oneshot;
 use futures::future::{Either, select};
 use restate_sdk::prelude::*;
@@ -86,12 +86,12 @@ impl RestateJournal<'_, '_> {
             }
         };
         let Json(recorded) = recorded.map_err(|error| failed(error.to_string()))?;
-        if recorded.step != asked {
-            return Err(JournalError::Diverged { recorded: recorded.step, asked });
-        }
         match ran {
+            // Recorded just now, as the step asked for.
             Some(value) => Ok(value),
-            None => serde_json::from_value(recorded.value).map_err(|e| failed(e.to_string())),
+            None => {
+                replay_recorded(asked, &recorded.step, || serde_json::from_value(recorded.value))
+            }
         }
     }
 }

@@ -6,7 +6,7 @@
 use std::future::Future;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use agentix::{Conversation, Entry, Journal, JournalError, JournalStep};
+use agentix::{Conversation, Entry, Journal, JournalError, JournalStep, replay_recorded};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use sqlx::Row;
@@ -124,14 +124,11 @@ impl Journal for StoreJournal<'_> {
             // finished (its run was dropped) leaves no gap, and is asked for again.
             let at = self.next.load(Ordering::SeqCst);
             if let Some((recorded, value)) = self.recorded.get(at) {
-                if *recorded != asked {
-                    return Err(JournalError::Diverged { recorded: recorded.clone(), asked });
+                let replayed = replay_recorded(asked, recorded, || serde_json::from_str(value));
+                if !matches!(replayed, Err(JournalError::Diverged { .. })) {
+                    self.next.store(at + 1, Ordering::SeqCst);
                 }
-                self.next.store(at + 1, Ordering::SeqCst);
-                return serde_json::from_str(value).map_err(|error| JournalError::Failed {
-                    step: asked,
-                    message: error.to_string(),
-                });
+                return replayed;
             }
             let value = effect.await;
             let failed = |message: String| JournalError::Failed { step: asked.clone(), message };

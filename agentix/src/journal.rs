@@ -154,6 +154,21 @@ pub enum JournalError {
     },
 }
 
+/// What a journal replays at the place of the step `asked`, where it recorded the step
+/// `recorded`: the rule every journal replays by. The recorded outcome, read back by
+/// `decode`, if `recorded` is the step asked for; [`JournalError::Diverged`] naming both if it
+/// is another (nothing is read); [`JournalError::Failed`] if the outcome does not read back.
+pub fn replay_recorded<T, E: fmt::Display>(
+    asked: String,
+    recorded: &str,
+    decode: impl FnOnce() -> Result<T, E>,
+) -> Result<T, JournalError> {
+    if recorded != asked {
+        return Err(JournalError::Diverged { recorded: recorded.to_owned(), asked });
+    }
+    decode().map_err(|error| JournalError::Failed { step: asked, message: error.to_string() })
+}
+
 /// Where a turn's effects are recorded as they complete, and replayed from when the turn runs
 /// again: [`Agent::run_with`](crate::Agent::run_with) passes each model call, tool call,
 /// approval and summary through it as a named [`JournalStep`]. A journal may borrow what it

@@ -294,7 +294,7 @@ pub use context::{AuditLog, AuditSink, CharsPerToken, Summarizer, TokenCounter, 
 pub use conversation::{Config, Conversation, Entry, InvalidLog, LogProblem, TurnRef};
 pub use error::{Component, Error};
 pub use hook::{Hook, NextModel, NextTool};
-pub use journal::{Journal, JournalError, JournalStep};
+pub use journal::{Journal, JournalError, JournalStep, replay_recorded};
 pub use message::{AssistantMessage, Message, Part, Role, ToolCall, ToolFailure, ToolResult};
 pub use model::{
     Chunk, Model, ModelError, ModelParams, ModelRequest, ModelResponse, ScriptedModel, Usage,

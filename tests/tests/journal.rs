@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use agentix::event::BeforeTool;
 use agentix::{
     Agent, Approval, Conversation, Error, Journal, JournalError, JournalStep, ModelError,
-    ScriptedModel, ToolCall, Turn, Verdict,
+    ScriptedModel, ToolCall, Turn, Verdict, replay_recorded,
 };
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -52,14 +52,14 @@ impl Journal for Memory {
             let at = self.next.load(Ordering::SeqCst);
             let recorded = self.steps.lock().unwrap().get(at).cloned();
             match recorded {
-                Some((recorded, value)) if recorded == asked => {
-                    self.next.store(at + 1, Ordering::SeqCst);
-                    serde_json::from_value(value).map_err(|error| JournalError::Failed {
-                        step: asked,
-                        message: error.to_string(),
-                    })
+                Some((recorded, value)) => {
+                    let replayed =
+                        replay_recorded(asked, &recorded, || serde_json::from_value(value));
+                    if !matches!(replayed, Err(JournalError::Diverged { .. })) {
+                        self.next.store(at + 1, Ordering::SeqCst);
+                    }
+                    replayed
                 }
-                Some((recorded, _)) => Err(JournalError::Diverged { recorded, asked }),
                 None => {
                     let value = effect.await;
                     let stored = serde_json::to_value(&value).unwrap();
