@@ -15,13 +15,14 @@ use std::os::unix::process::ExitStatusExt;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use agentix::event::{BeforeTool, Post};
+use agentix::event::Post;
 use agentix::{
     Agent, Approval, AssistantMessage, Conversation, Entry, Outcome, ToolCall, Turn, Verdict,
 };
 use agentix_restate::{Conversations, WaitingApproval};
 use restate_sdk::prelude::Endpoint;
 use serde_json::json;
+use support::store::durable_turn::{AskFirst, KeyedSend, Refuse, SendingModel, ToolDeath};
 use support::{Restate, Service, append, die, lines, wait_for};
 
 const SERVICE: &str = "AGENTIX_RESTATE_SERVICE";
@@ -61,71 +62,6 @@ fn decode(text: &str) -> Option<Point> {
     })
 }
 
-/// The model: calls `send` until it has its result, then answers — by what the request holds,
-/// as a real model would; each call counted in a file shared by the processes.
-struct Counted {
-    calls: PathBuf,
-    kill: Option<Point>,
-}
-
-impl agentix::Model for Counted {
-    async fn complete(
-        &self,
-        request: &agentix::ModelRequest,
-    ) -> Result<agentix::ModelResponse, agentix::ModelError> {
-        append(&self.calls, "call");
-        if self.kill == Some(Point::InModel(lines(&self.calls).len())) {
-            // As a real call would, the step's run reaches restate-server before the answer.
-            tokio::time::sleep(Duration::from_millis(200)).await;
-            die();
-        }
-        let sent = request.messages.iter().any(|message| {
-            message.content.iter().any(|part| matches!(part, agentix::Part::ToolResult(_)))
-        });
-        let answer = if sent {
-            AssistantMessage::text("Done.")
-        } else {
-            let call = ToolCall::new("call_1", "send", json!({ "to": "boss" }));
-            AssistantMessage::default().with_tool_call(call)
-        };
-        Ok(answer.into())
-    }
-}
-
-/// Sends a message through a system that applies each idempotency key once.
-struct Send {
-    dir: PathBuf,
-    kill: Option<Point>,
-}
-
-impl agentix::Tool for Send {
-    const NAME: &'static str = "send";
-    const WANTS_CALL_ID: bool = true;
-    type Args = serde_json::Value;
-    type Output = String;
-    type Error = std::convert::Infallible;
-
-    fn description(&self) -> &str {
-        "Sends a message."
-    }
-
-    async fn call(&self, args: serde_json::Value, turn: &Turn) -> Result<String, Self::Error> {
-        if self.kill == Some(Point::BeforeEffect) {
-            die();
-        }
-        let key = turn.tool_idempotency_key().expect("the tool asked for its call's id");
-        append(&self.dir.join("attempts"), &key);
-        let applied = self.dir.join("applied");
-        if !lines(&applied).contains(&key) {
-            append(&applied, &key);
-        }
-        if self.kill == Some(Point::AfterEffect) {
-            die();
-        }
-        Ok(format!("sent to {}", args["to"].as_str().unwrap_or("?")))
-    }
-}
-
 /// Dies in `post`, if told to.
 struct DieInPost(Option<Point>);
 
@@ -135,24 +71,6 @@ impl agentix::on::Post for DieInPost {
             die();
         }
         Verdict::Continue
-    }
-}
-
-/// Refuses every call: a hook changed between the crash and the replay.
-struct Refuse;
-
-impl agentix::on::BeforeTool for Refuse {
-    async fn before_tool(&self, _: &mut ToolCall, _: &mut Turn) -> Verdict<BeforeTool> {
-        Verdict::reject("changed my mind")
-    }
-}
-
-/// Every call waits for a person.
-struct AskFirst;
-
-impl agentix::on::BeforeTool for AskFirst {
-    async fn before_tool(&self, _: &mut ToolCall, _: &mut Turn) -> Verdict<BeforeTool> {
-        Verdict::escalate("a person decides")
     }
 }
 
@@ -168,8 +86,17 @@ fn service() {
     let (mode, point) = mode.split_once('=').expect("MODE=POINT");
     let kill = decode(point);
     let dir = PathBuf::from(dir);
-    let model = Counted { calls: dir.join("model_calls"), kill };
-    let send = Send { dir: dir.clone(), kill };
+    let die_in_call = match kill {
+        Some(Point::InModel(n)) => Some(n),
+        _ => None,
+    };
+    let die = match kill {
+        Some(Point::BeforeEffect) => Some(ToolDeath::BeforeEffect),
+        Some(Point::AfterEffect) => Some(ToolDeath::AfterEffect),
+        _ => None,
+    };
+    let model = SendingModel { calls: dir.join("model_calls"), die_in_call };
+    let send = KeyedSend { dir: dir.clone(), die };
     let agent = Agent::builder(model).tool(send);
     let conversations = match mode {
         "run" => Conversations::new(agent.hook(DieInPost(kill)).build()),
@@ -207,8 +134,8 @@ fn stop(service: Service) {
 /// call escalated and answered `answer`, if there is one.
 fn clean_log(key: &str, turns: usize, answer: Option<Approval>) -> Vec<Entry> {
     let dir = support::TempDir::new("clean");
-    let model = Counted { calls: dir.0.join("calls"), kill: None };
-    let send = Send { dir: dir.0.clone(), kill: None };
+    let model = SendingModel { calls: dir.0.join("calls"), die_in_call: None };
+    let send = KeyedSend { dir: dir.0.clone(), die: None };
     let mut conversation = Conversation::new().with_id(key);
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     runtime.block_on(async {

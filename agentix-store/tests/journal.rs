@@ -14,16 +14,14 @@ use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use agentix::event::BeforeTool;
 use agentix::{
     Agent, Approval, Conversation, Entry, Error, Journal, JournalError, JournalStep, ToolCall,
-    Turn, Verdict,
 };
 use agentix_store::{Store, StoreJournal};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
-use serde_json::json;
-use support::{append, die, lines};
+use support::durable_turn::{AskFirst, KeyedSend, Refuse, SendingModel, ToolDeath};
+use support::{die, lines};
 
 const CHILD: &str = "AGENTIX_JOURNAL_CHILD";
 
@@ -61,63 +59,11 @@ fn decode(text: &str) -> Option<Point> {
     })
 }
 
-/// The model: calls `send` until it has its result, then answers — by what the request holds,
-/// as a real model would; each call counted in a file shared by the processes.
-struct Counted {
-    calls: PathBuf,
-    kill: Option<Point>,
-}
-
-impl agentix::Model for Counted {
-    async fn complete(
-        &self,
-        request: &agentix::ModelRequest,
-    ) -> Result<agentix::ModelResponse, agentix::ModelError> {
-        append(&self.calls, "call");
-        if self.kill == Some(Point::InModel(lines(&self.calls).len())) {
-            die();
-        }
-        let sent = request.messages.iter().any(|message| {
-            message.content.iter().any(|part| matches!(part, agentix::Part::ToolResult(_)))
-        });
-        let answer = if sent {
-            agentix::AssistantMessage::text("Done.")
-        } else {
-            let call = ToolCall::new("call_1", "send", json!({ "to": "boss" }));
-            agentix::AssistantMessage::default().with_tool_call(call)
-        };
-        Ok(answer.into())
-    }
-}
-
-/// Sends a message through a system that applies each idempotency key once.
-struct Send {
-    dir: PathBuf,
-    kill: Option<Point>,
-}
-
-impl agentix::Tool for Send {
-    const NAME: &'static str = "send";
-    const WANTS_CALL_ID: bool = true;
-    type Args = serde_json::Value;
-    type Output = String;
-    type Error = std::convert::Infallible;
-
-    fn description(&self) -> &str {
-        "Sends a message."
-    }
-
-    async fn call(&self, args: serde_json::Value, turn: &Turn) -> Result<String, Self::Error> {
-        let key = turn.tool_idempotency_key().expect("the tool asked for its call's id");
-        append(&self.dir.join("attempts"), &key);
-        let applied = self.dir.join("applied");
-        if !lines(&applied).contains(&key) {
-            append(&applied, &key);
-        }
-        if self.kill == Some(Point::AfterEffect) {
-            die();
-        }
-        Ok(format!("sent to {}", args["to"].as_str().unwrap_or("?")))
+/// The model call the point dies in, if it is one.
+fn in_model(point: Option<Point>) -> Option<usize> {
+    match point {
+        Some(Point::InModel(n)) => Some(n),
+        _ => None,
     }
 }
 
@@ -143,24 +89,6 @@ impl Journal for Dying<'_> {
     }
 }
 
-/// Refuses every call: a hook changed between the crash and the replay.
-struct Refuse;
-
-impl agentix::on::BeforeTool for Refuse {
-    async fn before_tool(&self, _: &mut ToolCall, _: &mut Turn) -> Verdict<BeforeTool> {
-        Verdict::reject("changed my mind")
-    }
-}
-
-/// Every call waits for a person.
-struct AskFirst;
-
-impl agentix::on::BeforeTool for AskFirst {
-    async fn before_tool(&self, _: &mut ToolCall, _: &mut Turn) -> Verdict<BeforeTool> {
-        Verdict::escalate("a person decides")
-    }
-}
-
 /// The child: `run:POINT` runs the turn (dying at the point, `none` for none), `refuse:none`
 /// runs it again with a hook that refuses the call, `wait:POINT` runs it with every call
 /// waiting for a person, `answer:POINT` approves the waiting call. In a normal test run (no
@@ -179,8 +107,9 @@ fn child() {
         let mut stored = store.load("c").await.unwrap();
         let journal = store.journal("c", &stored).await.unwrap();
         let journal = Dying { inner: journal, steps: AtomicUsize::new(0), kill };
-        let model = Counted { calls: dir.join("model_calls"), kill };
-        let send = Send { dir: dir.clone(), kill };
+        let model = SendingModel { calls: dir.join("model_calls"), die_in_call: in_model(kill) };
+        let after_effect = (kill == Some(Point::AfterEffect)).then_some(ToolDeath::AfterEffect);
+        let send = KeyedSend { dir: dir.clone(), die: after_effect };
         let (version, from) = (stored.version, stored.conversation.log().len());
         let conversation = &mut stored.conversation;
         let outcome = match mode {
@@ -233,8 +162,8 @@ fn run_child(url: &str, dir: &Path, mode: &str, point: Option<Point>) -> std::pr
 /// The log a clean run leaves, run here without a journal or a crash.
 async fn clean_log() -> Vec<Entry> {
     let dir = support::TempDir::new("clean");
-    let model = Counted { calls: dir.0.join("calls"), kill: None };
-    let agent = Agent::builder(&model).tool(Send { dir: dir.0.clone(), kill: None }).build();
+    let model = SendingModel { calls: dir.0.join("calls"), die_in_call: None };
+    let agent = Agent::builder(&model).tool(KeyedSend { dir: dir.0.clone(), die: None }).build();
     let mut conversation = Conversation::new().with_id("c");
     agent.run(&mut conversation, "Send it").await.unwrap();
     conversation.log().to_vec()
@@ -339,8 +268,8 @@ async fn a_journal_serves_one_run() {
     let (store, _url, _dir) = support::sqlite("one_run").await;
     store.create("c", &Conversation::new()).await.unwrap();
     let dir = support::TempDir::new("one_run_files");
-    let model = Counted { calls: dir.0.join("calls"), kill: None };
-    let agent = Agent::builder(&model).tool(Send { dir: dir.0.clone(), kill: None }).build();
+    let model = SendingModel { calls: dir.0.join("calls"), die_in_call: None };
+    let agent = Agent::builder(&model).tool(KeyedSend { dir: dir.0.clone(), die: None }).build();
     let mut stored = store.load("c").await.unwrap();
     let journal = store.journal("c", &stored).await.unwrap();
     let (version, from) = (stored.version, stored.conversation.log().len());

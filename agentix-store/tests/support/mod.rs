@@ -12,6 +12,8 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 use agentix_store::Store;
 
+pub mod durable_turn;
+
 /// A directory of its own for one test, removed when it is dropped.
 pub struct TempDir(pub PathBuf);
 

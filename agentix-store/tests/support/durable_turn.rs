@@ -1,0 +1,106 @@
+//! The turn the crash tests of durable turns kill — over the store's journal here, over
+//! Restate in `agentix-restate/tests/crash.rs` — model → tool → model, its effects in files
+//! the processes share.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use agentix::event::BeforeTool;
+use agentix::{AssistantMessage, ToolCall, Turn, Verdict};
+use serde_json::json;
+
+use super::{append, die, lines};
+
+/// The model: calls `send` until it has its result, then answers — by what the request holds,
+/// as a real model would; each call counted in `calls`. It dies inside call `die_in_call`
+/// (from 1), after a pause, as a real call takes a while: what the turn sent before the call
+/// (a Restate step's run) reaches the other side first.
+pub struct SendingModel {
+    pub calls: PathBuf,
+    pub die_in_call: Option<usize>,
+}
+
+impl agentix::Model for SendingModel {
+    async fn complete(
+        &self,
+        request: &agentix::ModelRequest,
+    ) -> Result<agentix::ModelResponse, agentix::ModelError> {
+        append(&self.calls, "call");
+        if self.die_in_call == Some(lines(&self.calls).len()) {
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            die();
+        }
+        let sent = request.messages.iter().any(|message| {
+            message.content.iter().any(|part| matches!(part, agentix::Part::ToolResult(_)))
+        });
+        let answer = if sent {
+            AssistantMessage::text("Done.")
+        } else {
+            let call = ToolCall::new("call_1", "send", json!({ "to": "boss" }));
+            AssistantMessage::default().with_tool_call(call)
+        };
+        Ok(answer.into())
+    }
+}
+
+/// Where [`KeyedSend`] dies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ToolDeath {
+    /// As it starts.
+    BeforeEffect,
+    /// After its side effect, before it returns.
+    AfterEffect,
+}
+
+/// The tool `send`: sends through a system that applies each idempotency key once — every
+/// attempt's key in `dir/attempts`, each key applied in `dir/applied`.
+pub struct KeyedSend {
+    pub dir: PathBuf,
+    pub die: Option<ToolDeath>,
+}
+
+impl agentix::Tool for KeyedSend {
+    const NAME: &'static str = "send";
+    const WANTS_CALL_ID: bool = true;
+    type Args = serde_json::Value;
+    type Output = String;
+    type Error = std::convert::Infallible;
+
+    fn description(&self) -> &str {
+        "Sends a message."
+    }
+
+    async fn call(&self, args: serde_json::Value, turn: &Turn) -> Result<String, Self::Error> {
+        if self.die == Some(ToolDeath::BeforeEffect) {
+            die();
+        }
+        let key = turn.tool_idempotency_key().expect("the tool asked for its call's id");
+        append(&self.dir.join("attempts"), &key);
+        let applied = self.dir.join("applied");
+        if !lines(&applied).contains(&key) {
+            append(&applied, &key);
+        }
+        if self.die == Some(ToolDeath::AfterEffect) {
+            die();
+        }
+        Ok(format!("sent to {}", args["to"].as_str().unwrap_or("?")))
+    }
+}
+
+/// Refuses every call: a hook changed between the crash and the replay.
+pub struct Refuse;
+
+impl agentix::on::BeforeTool for Refuse {
+    async fn before_tool(&self, _: &mut ToolCall, _: &mut Turn) -> Verdict<BeforeTool> {
+        Verdict::reject("changed my mind")
+    }
+}
+
+/// Every call waits for a person.
+pub struct AskFirst;
+
+impl agentix::on::BeforeTool for AskFirst {
+    async fn before_tool(&self, _: &mut ToolCall, _: &mut Turn) -> Verdict<BeforeTool> {
+        Verdict::escalate("a person decides")
+    }
+}
