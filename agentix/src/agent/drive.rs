@@ -24,25 +24,6 @@ use crate::commit::Commit;
 use crate::journal::{JournalError, JournalStep};
 use crate::session::TurnGate;
 
-/// A step's tools are done and the step is in the log: it is committed, counted against the
-/// limit, and the next step's `turn_start` hooks run. (A macro, not an async fn: a future of its
-/// own would cost every step.)
-macro_rules! end_step {
-    ($agent:ident, $turn:ident, $observer:ident, $gate:ident, $committer:ident, $limit:ident) => {
-        if K::COMMITS {
-            commit_step($committer, $turn).await?;
-        }
-        $turn.step += 1;
-        if $turn.step >= $limit {
-            return Err(Error::StepLimit { limit: $limit });
-        }
-        if G::GATES {
-            $observer.failed()?;
-            $agent.turn_start($turn, $observer, $gate).await?;
-        }
-    };
-}
-
 impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent<M, T, P, A, X> {
     pub(super) async fn drive<O: Observer, G: TurnGate, K: Commit>(
         &self,
@@ -205,7 +186,19 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
                 return Ok(answer);
             };
             self.run_tools(message, results, answer, turn, slot, observer, committer).await?;
-            end_step!(self, turn, observer, gate, committer, limit);
+            // The step's tools are done and the step is in the log: it is committed, counted
+            // against the limit, and the next step's `turn_start` hooks run.
+            if K::COMMITS {
+                commit_step(committer, turn).await?;
+            }
+            turn.step += 1;
+            if turn.step >= limit {
+                return Err(Error::StepLimit { limit });
+            }
+            if G::GATES {
+                observer.failed()?;
+                self.turn_start(turn, observer, gate).await?;
+            }
             retry = None;
         }
     }

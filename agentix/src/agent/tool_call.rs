@@ -19,7 +19,7 @@ use crate::pipeline::{Chain, Flow, HookFailure, Keep, Pipeline, not_run};
 use crate::tool::{OutputHooks, Tool, ToolSet};
 use crate::transform::StreamTransformer;
 use crate::turn::{InHand, Turn};
-use crate::verdict::Halt;
+use crate::verdict::{Escalation, Halt};
 use crate::{caught, panic_message};
 
 use super::step::{StepInFlight, StepSlot, answer_the_call, answering, nth_call};
@@ -107,42 +107,7 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
                     Flow::Continue => None,
                     Flow::Reject { hook, rejection } => Some((hook.to_owned(), rejection.reason)),
                     Flow::Escalate { hook, escalation } => {
-                        // Through the journal, if the turn has one: a replay does not ask again.
-                        let review = async {
-                            let review = caught(|| self.approver.review(call, &escalation, turn));
-                            review.await.unwrap_or_else(|payload| {
-                                Approval::Reject(format!(
-                                    "the approver panicked: {}",
-                                    panic_message(payload.as_ref())
-                                ))
-                            })
-                        };
-                        let approval = if D::JOURNALS {
-                            let step = JournalStep::Approval {
-                                turn: turn.turn_ref(),
-                                step: turn.step(),
-                                name: &call.name,
-                                call: &call.id,
-                            };
-                            let waiting = PendingApproval {
-                                call: call.clone(),
-                                hook: hook.to_owned(),
-                                reason: escalation.reason.clone(),
-                            };
-                            let review = committer.__approval(step, &waiting, Box::pin(review));
-                            review.await.map_err(Error::Journal)?
-                        } else {
-                            review.await
-                        };
-                        observer.observe(&Observation::Approval {
-                            hook,
-                            call,
-                            approval: &approval,
-                        });
-                        if approval == Approval::Suspend && !turn.runs_task() {
-                            return Err(suspended(turn, call, hook, escalation.reason));
-                        }
-                        approved(call, hook, approval)
+                        self.escalated(call, hook, escalation, turn, observer, committer).await?
                     }
                     // A guard that fails refuses the call: fail closed, and the turn goes on.
                     Flow::Halt { hook, halt } if halt.failed => Some((
@@ -234,6 +199,53 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
             Some(End::Halt { hook, halt }) => Err(halted(event, hook, halt)),
             Some(End::Failed { hook, failure }) => Err(failure.error(event, hook)),
         }
+    }
+}
+
+impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent<M, T, P, A, X> {
+    /// The approver's answer to a call `hook` escalated — through the journal, if the turn has
+    /// one (a replay does not ask again) — and what it does to the call: `Some` refuses it, by
+    /// whom and why. A suspension ends the turn, but in a session's task.
+    async fn escalated<O: Observer, D: Commit>(
+        &self,
+        call: &mut ToolCall,
+        hook: &'static str,
+        escalation: Escalation,
+        turn: &Turn,
+        observer: &O,
+        committer: &D,
+    ) -> Result<Option<(String, String)>, Error> {
+        let review = async {
+            let review = caught(|| self.approver.review(call, &escalation, turn));
+            review.await.unwrap_or_else(|payload| {
+                Approval::Reject(format!(
+                    "the approver panicked: {}",
+                    panic_message(payload.as_ref())
+                ))
+            })
+        };
+        let approval = if D::JOURNALS {
+            let step = JournalStep::Approval {
+                turn: turn.turn_ref(),
+                step: turn.step(),
+                name: &call.name,
+                call: &call.id,
+            };
+            let waiting = PendingApproval {
+                call: call.clone(),
+                hook: hook.to_owned(),
+                reason: escalation.reason.clone(),
+            };
+            let review = committer.__approval(step, &waiting, Box::pin(review));
+            review.await.map_err(Error::Journal)?
+        } else {
+            review.await
+        };
+        observer.observe(&Observation::Approval { hook, call, approval: &approval });
+        if approval == Approval::Suspend && !turn.runs_task() {
+            return Err(suspended(turn, call, hook, escalation.reason));
+        }
+        Ok(approved(call, hook, approval))
     }
 }
 
