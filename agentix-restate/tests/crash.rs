@@ -16,13 +16,11 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use agentix::event::Post;
-use agentix::{
-    Agent, Approval, AssistantMessage, Conversation, Entry, Outcome, ToolCall, Turn, Verdict,
-};
+use agentix::{Agent, Approval, AssistantMessage, Entry, Outcome, ToolCall, Turn, Verdict};
 use agentix_restate::{Conversations, WaitingApproval};
 use restate_sdk::prelude::Endpoint;
 use serde_json::json;
-use support::store::durable_turn::{AskFirst, KeyedSend, Refuse, SendingModel, ToolDeath};
+use support::store::durable_turn::{self, AskFirst, KeyedSend, Refuse, SendingModel, ToolDeath};
 use support::{Restate, Service, append, die, lines, wait_for};
 
 const SERVICE: &str = "AGENTIX_RESTATE_SERVICE";
@@ -130,35 +128,11 @@ fn stop(service: Service) {
     drop(service);
 }
 
-/// The log a clean run of `turns` turns leaves, run here without a journal or a crash; every
-/// call escalated and answered `answer`, if there is one.
+/// The log a clean run of `turns` turns leaves, every call answered `answer` if there is one
+/// (`durable_turn::clean_log`, on a runtime of its own).
 fn clean_log(key: &str, turns: usize, answer: Option<Approval>) -> Vec<Entry> {
-    let dir = support::TempDir::new("clean");
-    let model = SendingModel { calls: dir.0.join("calls"), die_in_call: None };
-    let send = KeyedSend { dir: dir.0.clone(), die: None };
-    let mut conversation = Conversation::new().with_id(key);
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-    runtime.block_on(async {
-        if let Some(answer) = answer {
-            let agent = Agent::builder(model)
-                .tool(send)
-                .hook(AskFirst)
-                .approver(move |_: ToolCall, _| {
-                    let answer = answer.clone();
-                    async move { answer }
-                })
-                .build();
-            for _ in 0..turns {
-                agent.run(&mut conversation, "Send it").await.unwrap();
-            }
-        } else {
-            let agent = Agent::builder(model).tool(send).build();
-            for _ in 0..turns {
-                agent.run(&mut conversation, "Send it").await.unwrap();
-            }
-        }
-    });
-    conversation.log().to_vec()
+    runtime.block_on(durable_turn::clean_log(key, turns, answer))
 }
 
 fn history(restate: &Restate, key: &str) -> Vec<Entry> {

@@ -20,7 +20,7 @@ use agentix::{
 use agentix_store::{Store, StoreJournal};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
-use support::durable_turn::{AskFirst, KeyedSend, Refuse, SendingModel, ToolDeath};
+use support::durable_turn::{self, AskFirst, KeyedSend, Refuse, SendingModel, ToolDeath};
 use support::{die, lines};
 
 const CHILD: &str = "AGENTIX_JOURNAL_CHILD";
@@ -159,16 +159,6 @@ fn run_child(url: &str, dir: &Path, mode: &str, point: Option<Point>) -> std::pr
     support::run_child(CHILD, format!("{url}|{}|{mode}={point}", dir.display()))
 }
 
-/// The log a clean run leaves, run here without a journal or a crash.
-async fn clean_log() -> Vec<Entry> {
-    let dir = support::TempDir::new("clean");
-    let model = SendingModel { calls: dir.0.join("calls"), die_in_call: None };
-    let agent = Agent::builder(&model).tool(KeyedSend { dir: dir.0.clone(), die: None }).build();
-    let mut conversation = Conversation::new().with_id("c");
-    agent.run(&mut conversation, "Send it").await.unwrap();
-    conversation.log().to_vec()
-}
-
 fn points() -> Vec<Point> {
     let mut points = vec![Point::InModel(1), Point::InModel(2), Point::AfterEffect];
     points.extend((1..=4).map(Point::AfterStep));
@@ -177,7 +167,7 @@ fn points() -> Vec<Point> {
 }
 
 async fn killed_at_every_point(fresh: impl AsyncFn(&str) -> (Store, String)) {
-    let clean = clean_log().await;
+    let clean = durable_turn::clean_log("c", 1, None).await;
     assert_eq!(clean.len(), 4);
     for point in points() {
         let (store, url) = fresh(&encode(point).replace(':', "_")).await;

@@ -6,10 +6,10 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use agentix::event::BeforeTool;
-use agentix::{AssistantMessage, ToolCall, Turn, Verdict};
+use agentix::{Agent, Approval, AssistantMessage, Conversation, Entry, ToolCall, Turn, Verdict};
 use serde_json::json;
 
-use super::{append, die, lines};
+use super::{TempDir, append, die, lines};
 
 /// The model: calls `send` until it has its result, then answers — by what the request holds,
 /// as a real model would; each call counted in `calls`. It dies inside call `die_in_call`
@@ -103,4 +103,32 @@ impl agentix::on::BeforeTool for AskFirst {
     async fn before_tool(&self, _: &mut ToolCall, _: &mut Turn) -> Verdict<BeforeTool> {
         Verdict::escalate("a person decides")
     }
+}
+
+/// The log a clean run of `turns` turns of conversation `key` leaves, run here without a
+/// journal or a crash; every call escalated and answered `answer`, if there is one.
+pub async fn clean_log(key: &str, turns: usize, answer: Option<Approval>) -> Vec<Entry> {
+    let dir = TempDir::new("clean");
+    let model = SendingModel { calls: dir.0.join("calls"), die_in_call: None };
+    let send = KeyedSend { dir: dir.0.clone(), die: None };
+    let mut conversation = Conversation::new().with_id(key);
+    if let Some(answer) = answer {
+        let agent = Agent::builder(model)
+            .tool(send)
+            .hook(AskFirst)
+            .approver(move |_: ToolCall, _| {
+                let answer = answer.clone();
+                async move { answer }
+            })
+            .build();
+        for _ in 0..turns {
+            agent.run(&mut conversation, "Send it").await.unwrap();
+        }
+    } else {
+        let agent = Agent::builder(model).tool(send).build();
+        for _ in 0..turns {
+            agent.run(&mut conversation, "Send it").await.unwrap();
+        }
+    }
+    conversation.log().to_vec()
 }
