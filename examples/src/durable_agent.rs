@@ -17,7 +17,7 @@ use agentix::{
 use agentix_restate::{Conversations, WaitingApproval};
 use serde_json::json;
 
-use crate::server::{last_user_text, tool_result_answered};
+use crate::server::{last_user_text, lock, tool_result_answered};
 
 /// The mails sent, by idempotency key: a key sent twice is sent once.
 #[derive(Clone, Debug, Default)]
@@ -26,7 +26,7 @@ pub struct Outbox(Arc<Mutex<BTreeMap<String, String>>>);
 impl Outbox {
     /// Sends `body` under `key`, unless a mail went under it already: whether it went now.
     pub fn send(&self, key: &str, body: &str) -> bool {
-        let mut sent = self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut sent = lock(&self.0);
         if sent.contains_key(key) {
             return false;
         }
@@ -36,7 +36,7 @@ impl Outbox {
 
     /// Every mail sent, by key.
     pub fn sent(&self) -> BTreeMap<String, String> {
-        self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).clone()
+        lock(&self.0).clone()
     }
 }
 

@@ -471,7 +471,7 @@ impl IntoResponse for ApiError {
     }
 }
 
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+pub(crate) fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     // Nothing behind this lock is left half-written by a panic: a map insert or a clone.
     mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
