@@ -30,4 +30,4 @@ if [ "${1:-}" = "--path" ]; then
 fi
 # One at a time: each starts its own restate-server, on ports it just found free.
 AGENTIX_RESTATE_SERVER="$binary" cargo test -p agentix-restate --test crash -- --ignored \
-    --test-threads=1
+    --skip service --test-threads=1

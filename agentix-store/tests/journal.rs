@@ -91,9 +91,10 @@ impl Journal for Dying<'_> {
 
 /// The child: `run:POINT` runs the turn (dying at the point, `none` for none), `refuse:none`
 /// runs it again with a hook that refuses the call, `wait:POINT` runs it with every call
-/// waiting for a person, `answer:POINT` approves the waiting call. In a normal test run (no
-/// child variable) it does nothing.
+/// waiting for a person, `answer:POINT` approves the waiting call. Ignored in a test run;
+/// without the child variable it does nothing.
 #[test]
+#[ignore = "a child process of the tests above, which run it"]
 fn child() {
     let Ok(spec) = std::env::var(CHILD) else { return };
     let fields: Vec<&str> = spec.splitn(3, '|').collect();
@@ -242,6 +243,7 @@ async fn a_journaled_turn_killed_at_every_point_finishes_once_over_sqlite() {
     .await;
 }
 
+#[cfg(feature = "postgres-tests")]
 #[tokio::test]
 async fn a_journaled_turn_killed_at_every_point_finishes_once_over_postgres() {
     killed_at_every_point(async |name: &str| support::postgres(name).await).await;

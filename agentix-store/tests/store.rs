@@ -406,6 +406,7 @@ async fn workers_opening_a_new_store_at_once_migrate_it_once_over_sqlite() {
     many_open_a_new_store_at_once(&format!("sqlite://{}", dir.0.join("store.db").display())).await;
 }
 
+#[cfg(feature = "postgres-tests")]
 #[tokio::test]
 async fn workers_opening_a_new_store_at_once_migrate_it_once_over_postgres() {
     many_open_a_new_store_at_once(&support::postgres_database("new_store")).await;

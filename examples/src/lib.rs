@@ -1,21 +1,18 @@
-//! The examples' code, one module per example, so that tests can run each one and check what it
-//! does; `examples/` holds the thin `main`s that `cargo run -p examples --example NAME` runs.
+//! The core's examples' code, one module per example, so that tests can run each one and check
+//! what it does; `examples/` holds the thin `main`s that `cargo run -p examples --example NAME`
+//! runs. They need agentix and tokio only: the examples that reach a provider, a store, Restate
+//! or HTTP are in `examples-io`.
 
 pub mod bicameral_critic;
 pub mod cache_stop;
-pub mod durable_agent;
 pub mod human_approval;
-pub mod persistent_chat;
 pub mod plan_retry;
 pub mod planner;
 pub mod quickstart;
-pub mod real_model;
 pub mod redaction;
 pub mod resilient_model;
 pub mod retrieval;
 pub mod running_summary;
-pub mod server;
-pub mod telemetry;
 pub mod tool_error_enrichment;
 pub mod trace;
 pub mod typed_tools;

@@ -185,7 +185,7 @@ impl Service {
     /// Runs the service with `spec` in the variable `var`.
     pub fn spawn(var: &str, spec: String) -> Service {
         let child = Command::new(std::env::current_exe().unwrap())
-            .args(["service", "--exact", "--test-threads=1", "--nocapture"])
+            .args(["service", "--exact", "--ignored", "--test-threads=1", "--nocapture"])
             .env(var, spec)
             .stdout(Stdio::null())
             .spawn()

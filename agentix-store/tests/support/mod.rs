@@ -1,7 +1,8 @@
-//! Real databases for the store's tests: a SQLite file in a fresh temporary directory, and a
-//! fresh database on a PostgreSQL server on 127.0.0.1 — the one `.ci/run` started
-//! (`AGENTIX_POSTGRES_URL`), or else one this test process starts from the machine's
-//! `initdb`/`pg_ctl`, in a temporary directory, stopped when the process ends.
+//! Real databases for the store's tests: a SQLite file in a fresh temporary directory, and,
+//! with the `postgres-tests` feature, a fresh database on a PostgreSQL server on 127.0.0.1 —
+//! the one `scripts/test` started (`AGENTIX_POSTGRES_URL`), or else one this test process
+//! starts from the machine's `initdb`/`pg_ctl`, in a temporary directory, stopped when the
+//! process ends.
 
 #![allow(dead_code)]
 
@@ -142,8 +143,9 @@ fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }
 
-/// One test over each backend: `name` runs `body(store, url)` on SQLite, and `name_postgres`
-/// on PostgreSQL.
+/// One test over each backend: `name::sqlite` runs `body(store, url)` on SQLite, and, with the
+/// `postgres-tests` feature (`scripts/test` turns it on and starts the server),
+/// `name::postgres` on PostgreSQL.
 #[macro_export]
 macro_rules! on_both_backends {
     ($($name:ident => $body:ident;)*) => {$(
@@ -154,6 +156,7 @@ macro_rules! on_both_backends {
                 super::$body(store, url).await;
             }
 
+            #[cfg(feature = "postgres-tests")]
             #[tokio::test]
             async fn postgres() {
                 let (store, url) = $crate::support::postgres(stringify!($name)).await;
@@ -189,7 +192,7 @@ pub fn lines(path: &Path) -> Vec<String> {
 /// variable `var`; its status.
 pub fn run_child(var: &str, spec: String) -> std::process::ExitStatus {
     Command::new(std::env::current_exe().unwrap())
-        .args(["child", "--exact", "--test-threads=1"])
+        .args(["child", "--exact", "--ignored", "--test-threads=1"])
         .env(var, spec)
         .stdout(Stdio::null())
         .status()

@@ -2,7 +2,7 @@
 //! starts nothing else: it prints how to start restate-server, register the service and talk
 //! to it.
 //!
-//! Run it with `cargo run -p examples --example durable_agent` (`-- --addr HOST:PORT` to listen
+//! Run it with `cargo run -p examples-io --example durable_agent` (`-- --addr HOST:PORT` to listen
 //! elsewhere than 127.0.0.1:9080; `RESTATE_INGRESS` and `RESTATE_ADMIN` if restate-server's
 //! are not on localhost:8080 and :9070).
 
@@ -35,9 +35,9 @@ async fn main() {
             std::process::exit(1);
         }
     };
-    println!("{}\n", examples::durable_agent::usage(addr, &ingress, &admin));
-    let outbox = examples::durable_agent::Outbox::default();
-    let conversations = examples::durable_agent::conversations(outbox, &ingress);
+    println!("{}\n", examples_io::durable_agent::usage(addr, &ingress, &admin));
+    let outbox = examples_io::durable_agent::Outbox::default();
+    let conversations = examples_io::durable_agent::conversations(outbox, &ingress);
     let endpoint =
         agentix_restate::restate_sdk::endpoint::Endpoint::builder().bind(conversations).build();
     let shutdown = async {

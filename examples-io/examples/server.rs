@@ -1,7 +1,7 @@
 //! An agent served over HTTP: conversations in memory, a turn per request, answered as JSON or
 //! streamed as Server-Sent Events.
 //!
-//! Run it with `cargo run -p examples --example server` (`-- --addr 127.0.0.1:8080` to listen
+//! Run it with `cargo run -p examples-io --example server` (`-- --addr 127.0.0.1:8080` to listen
 //! elsewhere), then talk to it with curl; it prints how. With `-- --database URL`
 //! (`sqlite://chats.db`; `postgres://…` with `--features postgres`) the conversations are kept
 //! in that store: a restarted server goes on with them, and servers sharing a PostgreSQL store
@@ -46,13 +46,13 @@ async fn main() {
     let trace = TraceLayer::new_for_http()
         .make_span_with(DefaultMakeSpan::new().level(Level::INFO))
         .on_response(DefaultOnResponse::new().level(Level::INFO));
-    let agent = examples::server::demo_agent();
+    let agent = examples_io::server::demo_agent();
     let router = match store {
-        Some(store) => examples::server::router_with_store(agent, store),
-        None => examples::server::router(agent),
+        Some(store) => examples_io::server::router_with_store(agent, store),
+        None => examples_io::server::router(agent),
     };
     let router = router.layer(trace);
-    println!("{}", examples::server::usage(addr));
+    println!("{}", examples_io::server::usage(addr));
     if let Some(url) = &database {
         println!("Conversations are kept in {url}.");
     }

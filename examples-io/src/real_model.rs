@@ -21,7 +21,7 @@ use futures::StreamExt;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use crate::weather::GetWeather;
+use examples::weather::GetWeather;
 
 /// What the agent's model calls cost so far, kept in the conversation's scope.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]

@@ -559,12 +559,12 @@ async fn log_turn(outcome: &Outcome, turn: &agentix::Turn) {
     }
 }
 
-/// The agent `cargo run -p examples --example server` serves: the demo model, `get_weather`,
+/// The agent `cargo run -p examples-io --example server` serves: the demo model, `get_weather`,
 /// and a `post` hook that logs each turn.
 pub fn demo_agent() -> Agent<DemoModel, impl ToolSet, impl Pipeline> {
     Agent::builder(DemoModel::default())
         .system("You report the weather.")
-        .tool(crate::weather::GetWeather)
+        .tool(examples::weather::GetWeather)
         .hook(log_turn)
         .build()
 }

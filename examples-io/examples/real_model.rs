@@ -4,13 +4,13 @@
 //! `AGENTIX_ENDPOINT` points it at an OpenAI-compatible server of your own. Without them it runs
 //! on a loopback stub.
 //!
-//! Run it with `cargo run -p examples --example real_model`.
+//! Run it with `cargo run -p examples-io --example real_model`.
 
 use std::io::Write;
 
 #[tokio::main]
 async fn main() {
-    let choice = match examples::real_model::choose(|name| std::env::var(name).ok()).await {
+    let choice = match examples_io::real_model::choose(|name| std::env::var(name).ok()).await {
         Ok(choice) => choice,
         Err(unknown) => {
             eprintln!("{unknown}");
@@ -22,7 +22,7 @@ async fn main() {
         print!("{text}");
         std::io::stdout().flush().ok();
     };
-    if let Err(error) = examples::real_model::run(choice.model, &print).await {
+    if let Err(error) = examples_io::real_model::run(choice.model, &print).await {
         eprintln!("\nthe turn failed: {error}");
         std::process::exit(1);
     }

@@ -12,7 +12,7 @@ use agentix::{
 use serde_json::json;
 use tracing::Instrument;
 
-use crate::weather::GetWeather;
+use examples::weather::GetWeather;
 
 /// Reports every event; decides nothing.
 pub struct Telemetry;

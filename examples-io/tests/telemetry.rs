@@ -30,7 +30,7 @@ async fn every_event_is_traced() {
         .without_time()
         .finish();
     let _guard = tracing::subscriber::set_default(subscriber);
-    let outcome = examples::telemetry::run().await;
+    let outcome = examples_io::telemetry::run().await;
     assert!(outcome.expect("the turn completes").joined_text().contains("umbrella"));
 
     let text = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();

@@ -6,7 +6,7 @@
 use agentix::{Approval, Conversation, Error};
 use agentix::{PendingApproval, ToolCall};
 use agentix_restate::WaitingApproval;
-use examples::durable_agent::{MailModel, Outbox, agent, announcement, usage};
+use examples_io::durable_agent::{MailModel, Outbox, agent, announcement, usage};
 
 #[tokio::test]
 async fn a_mail_waits_for_a_person_and_goes_once_under_its_key() {

@@ -10,8 +10,8 @@ use agentix::{
     Agent, AssistantMessage, Conversation, Entry, Hook, Model, ModelError, ModelRequest,
     ModelResponse, Outcome, Part, Turn, Verdict, hook,
 };
-use examples::server::{DemoModel, TurnAnswer, demo_agent, router, router_with_store};
 use examples::weather::GetWeather;
+use examples_io::server::{DemoModel, TurnAnswer, demo_agent, router, router_with_store};
 use serde_json::{Value, json};
 use tokio::sync::Notify;
 

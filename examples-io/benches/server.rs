@@ -1,6 +1,6 @@
 #![allow(missing_docs)] // criterion_group! generates an undocumented `pub fn`.
 
-//! Turns per second through the HTTP server (`examples::server`, axum on 127.0.0.1, a reqwest
+//! Turns per second through the HTTP server (`examples_io::server`, axum on 127.0.0.1, a reqwest
 //! client) against the same agent driven directly, each turn a task spawned on the same
 //! two-worker tokio runtime, at 1, 50 and 500 conversations at once. A turn is a model call
 //! asking for `get_weather`, the tool, and a model call answering (the demo model, no latency:
@@ -8,7 +8,7 @@
 //!
 //! The client runs on the server's runtime and cores: "through the server" includes the cost
 //! of making and reading the requests, as a load test on one machine does. Creating the
-//! conversations is not timed. Run with `cargo bench -p examples --bench server`; criterion
+//! conversations is not timed. Run with `cargo bench -p examples-io --bench server`; criterion
 //! reports each figure as elements (turns) per second.
 
 use std::sync::Arc;
@@ -17,8 +17,8 @@ use std::time::{Duration, Instant};
 use agentix::pipeline::Pipeline;
 use agentix::{Agent, Conversation, ToolSet};
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use examples::server::{DemoModel, router};
 use examples::weather::GetWeather;
+use examples_io::server::{DemoModel, router};
 use futures::future::join_all;
 use serde_json::{Value, json};
 use tokio::runtime::Runtime;

@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use std::sync::Mutex;
 
-use examples::real_model::{Spend, Stub, choose, run};
+use examples_io::real_model::{Spend, Stub, choose, run};
 
 fn env(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
     let vars: HashMap<String, String> =

@@ -7,11 +7,11 @@ async fn the_second_run_remembers_the_first() {
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("chat.db");
     let (first, turns) =
-        examples::persistent_chat::run(&path, "My name is Ada.", &|_| {}).await.unwrap();
+        examples_io::persistent_chat::run(&path, "My name is Ada.", &|_| {}).await.unwrap();
     assert_eq!(turns, 1);
     assert!(first.starts_with("Nice to meet you"), "{first}");
     let printed = std::sync::Mutex::new(Vec::new());
-    let (second, turns) = examples::persistent_chat::run(&path, "What is my name?", &|line| {
+    let (second, turns) = examples_io::persistent_chat::run(&path, "What is my name?", &|line| {
         printed.lock().unwrap().push(line.to_owned())
     })
     .await

@@ -1,0 +1,11 @@
+//! The examples that reach outside the process, one module per example, so that tests can run
+//! each one and check what it does; `examples/` holds the thin `main`s that
+//! `cargo run -p examples-io --example NAME` runs. Each uses a crate around the core: a real
+//! provider (`agentix-genai`), a store (`agentix-store`), Restate (`agentix-restate`), HTTP
+//! (`axum`) or a `tracing` subscriber.
+
+pub mod durable_agent;
+pub mod persistent_chat;
+pub mod real_model;
+pub mod server;
+pub mod telemetry;
