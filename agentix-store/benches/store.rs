@@ -5,8 +5,9 @@
 //! conversation of that many, over SQLite (a file) and PostgreSQL (on 127.0.0.1). A commit
 //! appends: its cost should not grow with the log.
 //!
-//! PostgreSQL is the one `.ci/run` started (`AGENTIX_POSTGRES_URL`), or one this process
-//! starts from the machine's `initdb`, as the tests do.
+//! PostgreSQL is the one `scripts/test` started (`AGENTIX_POSTGRES_URL`), or one this process
+//! starts from the machine's `initdb`, as the tests do. The benchmark needs the
+//! `postgres-tests` feature: `cargo bench -p agentix-store --features postgres-tests`.
 
 #[path = "../tests/support/mod.rs"]
 mod support;
