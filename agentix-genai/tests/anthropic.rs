@@ -191,7 +191,7 @@ async fn a_streamed_answers_usage_reaches_an_after_model_hook() {
     let seen = std::sync::Arc::clone(&record.seen);
     let agent = Agent::builder(model(MODEL, &server.base)).hook(record).build();
     let mut conversation = Conversation::new();
-    let events: Vec<StreamEvent> = agent.run_stream(&mut conversation, "hi").collect().await;
+    let events: Vec<StreamEvent> = agent.turn(&mut conversation, "hi").stream().collect().await;
     assert!(matches!(events.last(), Some(StreamEvent::Finished(Ok(_)))), "{events:?}");
     let expected = Usage {
         input_tokens: 2040,

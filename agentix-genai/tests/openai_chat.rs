@@ -226,7 +226,7 @@ async fn groq_deepseek_and_xai_speak_the_same_format() {
         let reply = agent.run(&mut conversation, "Weather in Oslo?").await.unwrap();
         assert_eq!(reply.joined_text(), "Sunny in Oslo.", "{spec}");
         let events: Vec<StreamEvent> =
-            agent.run_stream(&mut conversation, "And now?").collect().await;
+            agent.turn(&mut conversation, "And now?").stream().collect().await;
         assert!(
             matches!(events.last(), Some(StreamEvent::Finished(Ok(answer))) if answer.joined_text() == "Sunny in Oslo."),
             "{spec}: {:?}",

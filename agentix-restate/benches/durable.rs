@@ -2,7 +2,7 @@
 //! model → tool → model turn, one at a time and 8 and 32 at once, through
 //!
 //! - agentix alone (`Agent::run`, nothing kept);
-//! - the PostgreSQL journal (`agentix-store`: load, `Store::journal`, `Agent::run_with`,
+//! - the PostgreSQL journal (`agentix-store`: load, `Store::journal`, `agent.turn(..).journal(..)`,
 //!   `Store::finish_turn` — each step its own transaction);
 //! - Restate (`Conversations` served with `TCP_NODELAY`, each turn an ingress call), and at one
 //!   at a time restate-sdk's own `HttpServer` (Nagle's algorithm on) for comparison.
@@ -155,7 +155,7 @@ async fn postgres_journal(clients: usize, turns: usize, url: &str, round: usize)
             let mut stored = store.load(&id).await.unwrap();
             let journal = store.journal(&id, &stored).await.unwrap();
             let (version, from) = (stored.version, stored.conversation.log().len());
-            agent.run_with(&mut stored.conversation, "Send it", &journal).await.unwrap();
+            agent.turn(&mut stored.conversation, "Send it").journal(&journal).await.unwrap();
             store.finish_turn(&id, version, &stored.conversation, from).await.unwrap();
         }
     })

@@ -3,7 +3,7 @@
 //!
 //! [`Conversations`] serves an agent as a Restate virtual object, one per conversation. A
 //! turn is one invocation; every model call, tool call and approval of it passes through
-//! the agent's journal seam ([`Agent::run_with`](agentix::Agent::run_with)) into Restate's
+//! the agent's journal seam ([`TurnRun::journal`](agentix::TurnRun::journal)) into Restate's
 //! journal as a `ctx.run`. When the process dies mid-turn, Restate runs the invocation again
 //! on the next process: the completed steps are replayed, not redone — no model call paid
 //! twice — and the turn goes on from the step in flight. A tool sees its call's idempotency

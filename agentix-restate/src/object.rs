@@ -3,10 +3,9 @@
 use std::future::Future;
 use std::sync::Arc;
 
-use agentix::pipeline::Pipeline;
 use agentix::{
-    Agent, Approval, Approver, AssistantMessage, Config, Conversation, Entry, Error, JournalError,
-    Model, Outcome, Scope, StreamTransformer, ToolCall, ToolSet,
+    AnyAgent, Approval, AssistantMessage, BoxedAgent, Config, Conversation, Entry, Error,
+    JournalError, Scope, ToolCall,
 };
 use futures::future::BoxFuture;
 use restate_sdk::prelude::*;
@@ -40,34 +39,6 @@ fn chunk_key(n: u64) -> String {
     format!("entries.{n}")
 }
 
-/// The agent, its type erased: the object is one type whatever agent it serves.
-trait Turns: Send + Sync + 'static {
-    fn run<'a>(
-        &'a self,
-        conversation: &'a mut Conversation,
-        message: String,
-        journal: &'a RestateJournal<'a, 'a>,
-    ) -> BoxFuture<'a, Outcome>;
-}
-
-impl<M, T, P, A, X> Turns for Agent<M, T, P, A, X>
-where
-    M: Model + 'static,
-    T: ToolSet + 'static,
-    P: Pipeline + 'static,
-    A: Approver + 'static,
-    X: StreamTransformer + 'static,
-{
-    fn run<'a>(
-        &'a self,
-        conversation: &'a mut Conversation,
-        message: String,
-        journal: &'a RestateJournal<'a, 'a>,
-    ) -> BoxFuture<'a, Outcome> {
-        Box::pin(self.run_with(conversation, message, journal))
-    }
-}
-
 /// An agent served as a Restate virtual object named `Conversation`, keyed by conversation:
 /// `send` runs one turn as one invocation — each model call, tool call and approval journaled
 /// by Restate, so a turn whose process dies goes on where it stopped on the next attempt —
@@ -77,26 +48,20 @@ where
 ///
 /// Bind it to an [`Endpoint`] and serve it with [`serve`](crate::serve).
 pub struct Conversations {
-    turns: Arc<dyn Turns>,
+    agent: Arc<BoxedAgent>,
     config: Config,
     announce: Option<Arc<Announcer>>,
 }
 
 impl Conversations {
     /// Serves `agent`'s turns. Its hooks run again on a replay and must decide the same way
-    /// (see [`Agent::run_with`]); deploy changed hooks as a new deployment.
+    /// (see [`TurnRun::journal`](agentix::TurnRun::journal)); deploy changed hooks as a new
+    /// deployment. Any agent: an [`Agent`](agentix::Agent), a [`BoxedAgent`], or an `Arc` to one.
     ///
     /// A call that waits for a person waits inside the turn: the conversation's
     /// `turn_timeout`, if it has one, bounds the wait too, and counts anew from each replay.
-    pub fn new<M, T, P, A, X>(agent: Agent<M, T, P, A, X>) -> Self
-    where
-        M: Model + 'static,
-        T: ToolSet + 'static,
-        P: Pipeline + 'static,
-        A: Approver + 'static,
-        X: StreamTransformer + 'static,
-    {
-        Conversations { turns: Arc::new(agent), config: Config::default(), announce: None }
+    pub fn new(agent: impl AnyAgent + 'static) -> Self {
+        Conversations { agent: Arc::new(agent.boxed()), config: Config::default(), announce: None }
     }
 
     /// The config a new conversation starts with.
@@ -204,7 +169,7 @@ impl Conversations {
         let key = ctx.key().to_owned();
         let (mut conversation, chunks) = load(ctx, &key, &self.config).await?;
         let journal = RestateJournal { ctx, announce: self.announce.as_deref() };
-        let outcome = self.turns.run(&mut conversation, message, &journal).await;
+        let outcome = self.agent.turn(&mut conversation, message).journal(&journal).await;
         // Any command now would not match what Restate recorded after the diverging step:
         // the invocation fails as it is, to be retried.
         if let Err(Error::Journal(error @ JournalError::Diverged { .. })) = &outcome {

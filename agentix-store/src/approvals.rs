@@ -8,7 +8,7 @@ use crate::{Dialect, Store, StoreError, sql, to_i64, to_u64};
 
 /// A tool call waiting in the store for a person's answer: which conversation, where, and
 /// what. Resume it by loading the conversation and calling
-/// [`Agent::resume_committing`](agentix::Agent::resume_committing) with the answer.
+/// [`Agent::resume`](agentix::Agent::resume) with `.commit(...)` with the answer.
 #[derive(Clone, Debug, PartialEq)]
 pub struct WaitingApproval {
     /// The conversation whose turn waits.

@@ -10,7 +10,7 @@ use crate::{Store, StoreError, Stored, Version};
 
 /// Commits a turn's steps to a stored conversation, each in one transaction against the
 /// version it last saw: made by [`Store::committer`], given to
-/// [`Agent::run_committing`](agentix::Agent::run_committing).
+/// [`TurnRun::commit`](agentix::TurnRun::commit).
 ///
 /// ```
 /// use agentix::{Agent, ScriptedModel};
@@ -23,7 +23,7 @@ use crate::{Store, StoreError, Stored, Version};
 ///
 /// let mut stored = store.load("chat").await?;
 /// let committer = store.committer("chat", &stored);
-/// agent.run_committing(&mut stored.conversation, "Hi", &committer).await.unwrap();
+/// agent.turn(&mut stored.conversation, "Hi").commit(&committer).await.unwrap();
 /// stored.version = committer.version();
 ///
 /// assert_eq!(store.load("chat").await?.conversation.log(), stored.conversation.log());
@@ -78,7 +78,7 @@ impl Store {
 
 impl Committer<'_> {
     /// This committer, committing a session's state
-    /// ([`Session::run_committing`](agentix::session::Session::run_committing)) as the session
+    /// ([`SessionRun::commit`](agentix::session::SessionRun::commit)) as the session
     /// `id`; without it, a session is stored under its conversation's id, and a later session
     /// on that conversation replaces its record: name each one that must be kept. A session's
     /// state is written only while the conversation is at this committer's version: a session

@@ -14,8 +14,8 @@ use sqlx::Row;
 use crate::{Store, StoreError, Stored, Version, sql, to_i64};
 
 /// The journal of a conversation's turn in flight: made by [`Store::journal`], given to one
-/// [`Agent::run_with`](agentix::Agent::run_with) or
-/// [`Agent::resume_with`](agentix::Agent::resume_with). Each step is written as it completes,
+/// [`TurnRun::journal`](agentix::TurnRun::journal) or
+/// [`Agent::resume`](agentix::Agent::resume) with `.journal(...)`. Each step is written as it completes,
 /// in a transaction of its own. Finish every journaled turn with [`Store::finish_turn`],
 /// however it ended — a failed turn included: until then, the next run of the conversation
 /// replays it (and diverges if it opens with another message).

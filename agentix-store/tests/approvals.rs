@@ -126,7 +126,7 @@ fn child() {
         };
         if mode == "suspend" {
             let outcome =
-                agent.run_committing(&mut stored.conversation, "Send the report", &committer).await;
+                agent.turn(&mut stored.conversation, "Send the report").commit(&committer).await;
             assert!(matches!(outcome, Err(Error::AwaitingApproval { .. })), "{outcome:?}");
             die();
         }
@@ -144,7 +144,7 @@ fn child() {
             )),
             other => panic!("a mode: {other}"),
         };
-        let reply = agent.resume_committing(&mut stored.conversation, approval, &committer).await;
+        let reply = agent.resume(&mut stored.conversation, approval).commit(&committer).await;
         assert_eq!(reply.unwrap().joined_text(), "Sent.");
     });
 }

@@ -78,7 +78,7 @@ async fn every_model_call_is_audited_with_its_step(store: Store, _url: String) {
     for turn in 1..=2 {
         let mut stored = store.load("c").await.unwrap();
         let committer = store.committer("c", &stored);
-        let reply = agent.run_committing(&mut stored.conversation, "time?", &committer).await;
+        let reply = agent.turn(&mut stored.conversation, "time?").commit(&committer).await;
         if turn == 1 {
             assert_eq!(reply.unwrap().joined_text(), "Noon.");
         }

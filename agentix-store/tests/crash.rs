@@ -202,7 +202,7 @@ fn child() {
                 tokio::time::sleep(std::time::Duration::from_millis(5)).await;
             }
         }
-        match agent.run_committing(&mut stored.conversation, message, &committer).await {
+        match agent.turn(&mut stored.conversation, message).commit(&committer).await {
             Ok(answer) => assert_eq!(answer.joined_text(), "All three done."),
             Err(agentix::Error::Commit(error)) if error.conflict => std::process::exit(LOST),
             Err(error) => panic!("{error}"),

@@ -1,5 +1,5 @@
 //! Turns that survive a crash through the store's journal, with real processes: a turn
-//! (model → tool → model) runs with `Agent::run_with` over the store's journal in a child
+//! (model → tool → model) runs with `agent.turn(..).journal(..)` over the store's journal in a child
 //! process killed (`SIGKILL`) inside each model call, after the tool's side effect, after each
 //! journaled step, and before the turn's commit; a new process runs the turn again and it
 //! finishes exactly as a clean run does — no completed model call repeated (only the one in
@@ -116,11 +116,12 @@ fn child() {
         let outcome = match mode {
             "run" => {
                 let agent = Agent::builder(&model).tool(send).build();
-                agent.run_with(conversation, "Send it", &journal).await
+                agent.turn(conversation, "Send it").journal(&journal).await
             }
             "refuse" => {
                 let agent = Agent::builder(&model).tool(send).hook(Refuse).build();
-                let error = agent.run_with(conversation, "Send it", &journal).await.unwrap_err();
+                let error =
+                    agent.turn(conversation, "Send it").journal(&journal).await.unwrap_err();
                 assert_eq!(
                     error,
                     Error::Journal(JournalError::Diverged {
@@ -136,14 +137,14 @@ fn child() {
                     .hook(AskFirst)
                     .approver(|_: ToolCall, _| async { Approval::Suspend })
                     .build();
-                let waiting = agent.run_with(conversation, "Send it", &journal).await;
+                let waiting = agent.turn(conversation, "Send it").journal(&journal).await;
                 assert!(matches!(waiting, Err(Error::AwaitingApproval { .. })), "{waiting:?}");
                 Ok(agentix::AssistantMessage::default())
             }
             "answer" => {
                 assert_eq!(store.pending_approvals().await.unwrap().len(), 1, "announced once");
                 let agent = Agent::builder(&model).tool(send).hook(AskFirst).build();
-                agent.resume_with(conversation, Approval::Approve, &journal).await
+                agent.resume(conversation, Approval::Approve).journal(&journal).await
             }
             other => panic!("a mode: {other}"),
         };
@@ -265,9 +266,9 @@ async fn a_journal_serves_one_run() {
     let mut stored = store.load("c").await.unwrap();
     let journal = store.journal("c", &stored).await.unwrap();
     let (version, from) = (stored.version, stored.conversation.log().len());
-    agent.run_with(&mut stored.conversation, "Send it", &journal).await.unwrap();
+    agent.turn(&mut stored.conversation, "Send it").journal(&journal).await.unwrap();
     store.finish_turn("c", version, &stored.conversation, from).await.unwrap();
-    let error = agent.run_with(&mut stored.conversation, "Again", &journal).await.unwrap_err();
+    let error = agent.turn(&mut stored.conversation, "Again").journal(&journal).await.unwrap_err();
     assert!(
         matches!(&error, Error::Journal(JournalError::Failed { message, .. }) if message.contains("turn 1's")),
         "{error}"

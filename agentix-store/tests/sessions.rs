@@ -47,7 +47,7 @@ async fn a_committed_session(store: Store, _url: String) {
     let mut session = Session::builder(&agent).conversation(stored.conversation).hook(peek).build();
     session.enqueue(Task::new("first").titled("the first")).unwrap();
     session.submit_plan(Plan::new([Task::new("second"), Task::new("third")]).titled("p")).unwrap();
-    let reports = session.run_committing(&committer).await.unwrap();
+    let reports = session.run().commit(&committer).await.unwrap();
     assert_eq!(reports.len(), 3);
 
     // As each task started, the store held the tasks before it ended and the rest queued.
@@ -149,7 +149,7 @@ fn child() {
         for task in tasks {
             session.enqueue(task).unwrap();
         }
-        let reports = session.run_committing(&committer).await.unwrap();
+        let reports = session.run().commit(&committer).await.unwrap();
         assert!(reports.iter().all(|report| report.status == TaskStatus::Success));
     });
 }
@@ -218,12 +218,12 @@ async fn a_session_that_lost_the_race(store: Store, _url: String) {
     let committer = store.committer("c", &first);
     let mut winner = Session::builder(&agent).conversation(first.conversation).build();
     winner.enqueue(Task::new("the winner's task")).unwrap();
-    winner.run_committing(&committer).await.unwrap();
+    winner.run().commit(&committer).await.unwrap();
 
     let committer = store.committer("c", &second);
     let mut loser = Session::builder(&agent).conversation(second.conversation).build();
     loser.enqueue(Task::new("the loser's task")).unwrap();
-    let error = loser.run_committing(&committer).await.unwrap_err();
+    let error = loser.run().commit(&committer).await.unwrap_err();
     assert!(matches!(&error, agentix::Error::Commit(commit) if commit.conflict), "{error}");
     let report = &loser.state().completed()[0];
     assert_eq!(report.status, TaskStatus::Cancelled);
@@ -248,7 +248,7 @@ async fn a_boxed_agents_session(store: Store, _url: String) {
     let mut session = Session::builder(&agent).conversation(stored.conversation).build();
     session.enqueue(Task::new("first")).unwrap();
     session.enqueue(Task::new("second")).unwrap();
-    session.run_committing(&committer).await.unwrap();
+    session.run().commit(&committer).await.unwrap();
     assert_eq!(store.load("c").await.unwrap().conversation.log(), session.conversation().log());
     let calls = store.model_calls("c").await.unwrap();
     assert_eq!(calls.len(), 2);

@@ -55,7 +55,7 @@ async fn a_load_reads_one_commit(store: Store, _url: String) {
                 let committer = store.committer("busy", &stored);
                 let model = ScriptedModel::new().text("ok");
                 let agent = Agent::builder(&model).build();
-                agent.run_committing(&mut stored.conversation, "hi", &committer).await.unwrap();
+                agent.turn(&mut stored.conversation, "hi").commit(&committer).await.unwrap();
             }
         })
     };
@@ -315,7 +315,7 @@ async fn a_turn_commits_each_step_as_it_runs(store: Store, _url: String) {
         id: "steps",
         seen: Default::default(),
     };
-    agent.run_committing(&mut stored.conversation, "time?", &checked).await.unwrap();
+    agent.turn(&mut stored.conversation, "time?").commit(&checked).await.unwrap();
     // After `pre` (the user message and the durable injection), after each step (the call with
     // its result), after the final answer, and at the turn's end, which had nothing left: four
     // commits, the fifth call writing nothing.
@@ -334,12 +334,14 @@ async fn a_turn_that_lost_the_race(store: Store, _url: String) {
     let second_committer = store.committer("race", &second);
     Agent::builder(&first_model)
         .build()
-        .run_committing(&mut first.conversation, "one", &first_committer)
+        .turn(&mut first.conversation, "one")
+        .commit(&first_committer)
         .await
         .unwrap();
     let lost = Agent::builder(&second_model)
         .build()
-        .run_committing(&mut second.conversation, "two", &second_committer)
+        .turn(&mut second.conversation, "two")
+        .commit(&second_committer)
         .await
         .unwrap_err();
     assert!(matches!(&lost, agentix::Error::Commit(error) if error.conflict), "{lost}");
@@ -368,7 +370,7 @@ async fn a_committer_that_panics_fails_the_turn_naming_it_inside_the_loop_and_at
         let agent = Agent::builder(&model).build();
         let mut conversation = Conversation::new();
         let committer = PanicsAt(at, Default::default());
-        let error = agent.run_committing(&mut conversation, "hello", &committer).await.unwrap_err();
+        let error = agent.turn(&mut conversation, "hello").commit(&committer).await.unwrap_err();
         assert_eq!(
             error,
             agentix::Error::ComponentPanicked {

@@ -166,7 +166,7 @@ pub enum Error {
     #[error("model call failed: {0}")]
     Model(#[from] ModelError),
     /// A step could not be committed to the turn's store
-    /// ([`Agent::run_committing`](crate::Agent::run_committing)); the turn ended there.
+    /// ([`TurnRun::commit`](crate::TurnRun::commit)); the turn ended there.
     #[error("the step could not be committed: {0}")]
     Commit(crate::commit::CommitError),
     /// A component of the agent other than a hook panicked: the turn ended there.

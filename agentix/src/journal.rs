@@ -4,21 +4,12 @@
 
 use std::fmt;
 use std::future::Future;
-use std::pin::Pin;
-use std::sync::atomic::{AtomicU32, Ordering};
-use std::time::Duration;
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use crate::approval::{Approval, PendingApproval};
-use crate::caught;
-use crate::commit::{Commit, CommitError, ModelCall};
-use crate::conversation::{Conversation, TurnRef};
-use crate::message::{ToolCall, ToolFailure, ToolResult};
-use crate::model::{ModelError, ModelResponse};
-use crate::session::SessionState;
-use crate::turn::Turn;
+use crate::conversation::TurnRef;
 
 /// One effect of a turn, named for good: what a journal records it as and replays it by. The
 /// same turn run again asks for the same steps in the same order, as long as its hooks decide
@@ -170,7 +161,7 @@ pub fn replay_recorded<T, E: fmt::Display>(
 }
 
 /// Where a turn's effects are recorded as they complete, and replayed from when the turn runs
-/// again: [`Agent::run_with`](crate::Agent::run_with) passes each model call, tool call,
+/// again: [`TurnRun::journal`](crate::TurnRun::journal) passes each model call, tool call,
 /// approval and summary through it as a named [`JournalStep`]. A journal may borrow what it
 /// records into (a durable-execution context, a database transaction).
 pub trait Journal: Sync {
@@ -202,113 +193,5 @@ pub trait Journal: Sync {
     {
         let _ = waiting;
         self.journal(step, review)
-    }
-}
-
-/// A turn's committer with its effects passed through a journal.
-pub(crate) struct Journaled<'j, J, K> {
-    pub(crate) journal: &'j J,
-    pub(crate) committer: &'j K,
-}
-
-impl<J: Journal, K: Commit> Commit for Journaled<'_, J, K> {
-    const COMMITS: bool = K::COMMITS;
-
-    fn commit(
-        &self,
-        conversation: &Conversation,
-    ) -> impl Future<Output = Result<(), CommitError>> + Send {
-        self.committer.commit(conversation)
-    }
-
-    fn model_call(&self, call: &ModelCall<'_>) {
-        self.committer.model_call(call);
-    }
-
-    fn commit_session(
-        &self,
-        state: &SessionState,
-    ) -> impl Future<Output = Result<(), CommitError>> + Send {
-        self.committer.commit_session(state)
-    }
-
-    fn __answer<'a, F>(
-        &'a self,
-        calls: &'a AtomicU32,
-        limit: Option<Duration>,
-        turn: &'a Turn,
-        answer: F,
-    ) -> impl Future<Output = Result<ModelResponse, ModelError>> + Send + 'a
-    where
-        F: Future<Output = Result<ModelResponse, ModelError>> + Send + 'a,
-    {
-        let step = JournalStep::Model {
-            turn: turn.turn_ref(),
-            step: turn.step(),
-            retry: turn.retries(),
-            call: calls.fetch_add(1, Ordering::Relaxed) + 1,
-        };
-        // The whole outcome is recorded — a timeout and a panic included — so a replay takes
-        // the path the first run took.
-        let outcome = async move { ModelError::settle(bounded!(limit, caught(|| answer))) };
-        async move {
-            // The model's own answer or error is recorded: a replay returns it, not a hook's.
-            self.journal.journal(&step, outcome).await.unwrap_or_else(|error| {
-                turn.abort_journal(error);
-                Err(ModelError::Aborted)
-            })
-        }
-    }
-
-    fn __tool<'a, F>(
-        &'a self,
-        attempts: &'a AtomicU32,
-        turn: &'a Turn,
-        call: &'a ToolCall,
-        result: F,
-    ) -> impl Future<Output = Option<ToolResult>> + Send + 'a
-    where
-        F: Future<Output = Option<ToolResult>> + Send + 'a,
-    {
-        let attempt = attempts.fetch_add(1, Ordering::Relaxed) + 1;
-        let (turn_ref, step) = (turn.turn_ref(), turn.step());
-        let step =
-            JournalStep::Tool { turn: turn_ref, step, name: &call.name, call: &call.id, attempt };
-        // A panic is the call's outcome, recorded as the loop would answer it.
-        let outcome = async move {
-            caught(|| result)
-                .await
-                .unwrap_or_else(|payload| Some(ToolResult::panicked(call, payload.as_ref())))
-        };
-        async move {
-            self.journal.journal(&step, outcome).await.unwrap_or_else(|error| {
-                // The tool may have run: its outcome is not known.
-                let reason = error.to_string();
-                turn.abort_journal(error);
-                Some(ToolResult::failure(call, ToolFailure::Interrupted { reason }))
-            })
-        }
-    }
-
-    const JOURNALS: bool = true;
-
-    fn __approval<'a>(
-        &'a self,
-        step: JournalStep<'a>,
-        waiting: &'a PendingApproval,
-        review: Pin<Box<dyn Future<Output = Approval> + Send + 'a>>,
-    ) -> Pin<Box<dyn Future<Output = Result<Approval, JournalError>> + Send + 'a>> {
-        Box::pin(async move { self.journal.approval(&step, waiting, review).await })
-    }
-
-    fn __rarely<'a, T>(
-        &'a self,
-        step: JournalStep<'a>,
-        effect: Pin<Box<dyn Future<Output = T> + Send + 'a>>,
-    ) -> Pin<Box<dyn Future<Output = Result<T, JournalError>> + Send + 'a>>
-    where
-        T: Serialize + DeserializeOwned + Send + 'a,
-    {
-        Box::pin(async move { self.journal.journal(&step, effect).await })
     }
 }

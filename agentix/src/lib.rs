@@ -165,7 +165,7 @@ mod transform;
 mod turn;
 mod verdict;
 
-pub use agent::{Agent, AgentBuilder, BoxedAgent};
+pub use agent::{Agent, AgentBuilder, AnyAgent, BoxedAgent, TurnRun};
 
 /// Turns a plain `async fn` into a typed hook on one lifecycle event.
 ///

@@ -63,15 +63,19 @@ pub enum StreamEvent {
     Session(crate::session::SessionEvent),
 }
 
-/// A stream of what `$queue` (a fresh [`Queue`], bound to that name) collects while the
-/// future `$run` (which observes into it) runs, ending when the future does: how a turn and a
-/// session stream the same loop they run. A turn refused before it opened (an invalid message,
+/// A stream of what `$queue` (a fresh [`Queue`], bound to that name, showing each observation
+/// to the run's own observer `$also` too) collects while the future `$run` (which observes into
+/// it) runs, ending when the future does: how a turn and a session stream the same loop they
+/// run. A turn refused before it opened (an invalid message,
 /// a conversation waiting for an approval) reports no end: its stream still ends with
 /// [`StreamEvent::Finished`], from the future's outcome.
 macro_rules! stream_while {
     (|$queue:ident| $run:expr) => {
+        stream_while!(&(), |$queue| $run)
+    };
+    ($also:expr, |$queue:ident| $run:expr) => {
         async_stream::stream! {
-            let $queue = $crate::stream::Queue::default();
+            let $queue = $crate::stream::Queue::new($also);
             let mut run = std::pin::pin!($run);
             let mut reported = false;
             loop {
@@ -115,14 +119,36 @@ impl Ending for Result<Vec<crate::session::TaskReport>, crate::Error> {
     }
 }
 
-/// Collects a turn's observations for the stream to hand out.
-#[derive(Default)]
-pub(crate) struct Queue(Mutex<VecDeque<StreamEvent>>);
+/// Collects a turn's observations for the stream to hand out, and shows each to `also`, the
+/// run's own observer, once it is queued.
+pub(crate) struct Queue<'o, O> {
+    events: Mutex<VecDeque<StreamEvent>>,
+    also: &'o O,
+}
 
-impl Observer for Queue {
+impl<O: Observer> Observer for Queue<'_, O> {
     const STREAMS: bool = true;
 
     fn observe(&self, observation: &Observation<'_>) {
+        self.queue(observation);
+        self.also.observe(observation);
+    }
+}
+
+impl<'o, O> Queue<'o, O> {
+    pub(crate) fn new(also: &'o O) -> Self {
+        Queue { events: Mutex::default(), also }
+    }
+
+    pub(crate) fn pop(&self) -> Option<StreamEvent> {
+        lock(&self.events).pop_front()
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        lock(&self.events).is_empty()
+    }
+
+    fn queue(&self, observation: &Observation<'_>) {
         let event = match observation {
             Observation::Event { turn, step, event } => {
                 StreamEvent::Event { turn: *turn, step: *step, event: *event }
@@ -149,16 +175,6 @@ impl Observer for Queue {
             Observation::Session(event) => StreamEvent::Session((*event).clone()),
             Observation::Approval { .. } => return,
         };
-        lock(&self.0).push_back(event);
-    }
-}
-
-impl Queue {
-    pub(crate) fn pop(&self) -> Option<StreamEvent> {
-        lock(&self.0).pop_front()
-    }
-
-    pub(crate) fn is_empty(&self) -> bool {
-        lock(&self.0).is_empty()
+        lock(&self.events).push_back(event);
     }
 }

@@ -58,7 +58,8 @@ pub async fn run(
     let agent = Agent::builder(Remembering).build();
     let committer = store.committer("chat", &stored);
     let answer = agent
-        .run_committing(&mut stored.conversation, message, &committer)
+        .turn(&mut stored.conversation, message)
+        .commit(&committer)
         .await
         .map_err(|error| StoreError::Encode { what: "the turn", message: error.to_string() })?;
     out(&format!("you:   {message}"));

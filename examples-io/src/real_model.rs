@@ -107,7 +107,7 @@ pub async fn run(model: GenaiModel, print: &dyn Fn(&str)) -> Result<Conversation
     for question in ["What's the weather in Oslo?", "And in Bergen? One sentence."] {
         print(&format!("\n> {question}\n"));
         let outcome = {
-            let mut events = std::pin::pin!(agent.run_stream(&mut conversation, question));
+            let mut events = std::pin::pin!(agent.turn(&mut conversation, question).stream());
             let mut outcome = None;
             while let Some(event) = events.next().await {
                 match event {

@@ -37,9 +37,8 @@ use std::time::Duration;
 
 use agentix::pipeline::Pipeline;
 use agentix::{
-    Agent, Approver, AssistantMessage, Chunk, Conversation, Error, Model, ModelError, ModelRequest,
-    ModelResponse, Outcome, Part, Role, StreamEvent, StreamTransformer, ToolCall, ToolResult,
-    ToolSet,
+    Agent, AnyAgent, AssistantMessage, Chunk, Conversation, Error, Model, ModelError, ModelRequest,
+    ModelResponse, Outcome, Part, Role, StreamEvent, ToolCall, ToolResult, ToolSet,
 };
 use agentix_store::{Committer, Store, StoreError, Version};
 use axum::extract::rejection::JsonRejection;
@@ -56,14 +55,14 @@ use tokio::sync::{Mutex as TurnLock, OwnedMutexGuard};
 
 /// The server's state: the agent, the conversations by id, and the store they live in, if
 /// they live in one (the slots then only keep a process from running two turns at once).
-struct App<M, T, P, A, X> {
-    agent: Agent<M, T, P, A, X>,
+struct App<R> {
+    agent: R,
     conversations: Mutex<HashMap<String, Arc<Slot>>>,
     store: Option<Store>,
 }
 
 /// What each handler gets: the server's state.
-type Shared<M, T, P, A, X> = State<Arc<App<M, T, P, A, X>>>;
+type Shared<R> = State<Arc<App<R>>>;
 
 /// One conversation, and whether a turn is running on it.
 #[derive(Default)]
@@ -105,54 +104,40 @@ impl DerefMut for Claim {
     }
 }
 
-/// The routes above, serving `agent`, conversations in memory.
-pub fn router<M, T, P, A, X>(agent: Agent<M, T, P, A, X>) -> Router
+/// The routes above, serving `agent` (any agent: an `Agent`, a `BoxedAgent`, an `Arc` to one),
+/// conversations in memory.
+pub fn router<R>(agent: R) -> Router
 where
-    M: Model + 'static,
-    T: ToolSet + 'static,
-    P: Pipeline + 'static,
-    A: Approver + 'static,
-    X: StreamTransformer + 'static,
+    R: AnyAgent + 'static,
 {
     routes(App { agent, conversations: Mutex::default(), store: None })
 }
 
 /// The routes above, serving `agent`, conversations in `store`.
-pub fn router_with_store<M, T, P, A, X>(agent: Agent<M, T, P, A, X>, store: Store) -> Router
+pub fn router_with_store<R>(agent: R, store: Store) -> Router
 where
-    M: Model + 'static,
-    T: ToolSet + 'static,
-    P: Pipeline + 'static,
-    A: Approver + 'static,
-    X: StreamTransformer + 'static,
+    R: AnyAgent + 'static,
 {
     routes(App { agent, conversations: Mutex::default(), store: Some(store) })
 }
 
-fn routes<M, T, P, A, X>(app: App<M, T, P, A, X>) -> Router
+fn routes<R>(app: App<R>) -> Router
 where
-    M: Model + 'static,
-    T: ToolSet + 'static,
-    P: Pipeline + 'static,
-    A: Approver + 'static,
-    X: StreamTransformer + 'static,
+    R: AnyAgent + 'static,
 {
     let app = Arc::new(app);
     Router::new()
-        .route(
-            "/conversations",
-            post(|State(app): Shared<M, T, P, A, X>| async move { app.create().await }),
-        )
+        .route("/conversations", post(|State(app): Shared<R>| async move { app.create().await }))
         .route(
             "/conversations/{id}",
-            get(|State(app): Shared<M, T, P, A, X>, Path(id): Path<String>| async move {
+            get(|State(app): Shared<R>, Path(id): Path<String>| async move {
                 app.conversation(&id).await
             }),
         )
         .route(
             "/conversations/{id}/messages",
             post(
-                |State(app): Shared<M, T, P, A, X>,
+                |State(app): Shared<R>,
                  Path(id): Path<String>,
                  headers: HeaderMap,
                  body: Result<Json<SendMessage>, JsonRejection>| async move {
@@ -184,13 +169,9 @@ pub struct TurnAnswer {
     pub message: AssistantMessage,
 }
 
-impl<M, T, P, A, X> App<M, T, P, A, X>
+impl<R> App<R>
 where
-    M: Model + 'static,
-    T: ToolSet + 'static,
-    P: Pipeline + 'static,
-    A: Approver + 'static,
-    X: StreamTransformer + 'static,
+    R: AnyAgent + 'static,
 {
     async fn create(&self) -> Response {
         let id = uuid::Uuid::new_v4().to_string();
@@ -291,7 +272,7 @@ where
                 let mut conversation = conversation;
                 let outcome = match self.committer(&id, &conversation) {
                     Some(committer) => {
-                        self.agent.run_committing(&mut conversation, message, &committer).await
+                        self.agent.turn(&mut conversation, message).commit(&committer).await
                     }
                     None => self.agent.run(&mut conversation, message).await,
                 };
@@ -318,10 +299,12 @@ where
             let outcome = match self.committer(&id, &conversation) {
                 Some(committer) => {
                     let turn =
-                        self.agent.run_stream_committing(&mut conversation, message, &committer);
+                        self.agent.turn(&mut conversation, message).commit(&committer).stream();
                     relay(turn, &mut events).await
                 }
-                None => relay(self.agent.run_stream(&mut conversation, message), &mut events).await,
+                None => {
+                    relay(self.agent.turn(&mut conversation, message).stream(), &mut events).await
+                }
             };
             let last = match answer(id, conversation.turns(), outcome) {
                 Ok(answer) => json_event("done", &answer),

@@ -77,10 +77,10 @@ pub async fn run(
     let observer = trace::observer(out);
 
     out("== the critic is satisfied on the third draft:");
-    let first = agent.run_observed(&mut conversation, "When is the meeting?", &observer).await;
+    let first = agent.turn(&mut conversation, "When is the meeting?").observe(&observer).await;
     trace::outcome(out, &first);
     out("== the critic is never satisfied; the bound ends the turn:");
-    let second = agent.run_observed(&mut conversation, "What should I bring?", &observer).await;
+    let second = agent.turn(&mut conversation, "What should I bring?").observe(&observer).await;
     trace::outcome(out, &second);
     trace::log(out, &conversation);
     (first, second, conversation, creator.requests(), critic.calls())

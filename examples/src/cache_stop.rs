@@ -60,10 +60,10 @@ pub async fn run(out: &(dyn Fn(&str) + Sync)) -> (Outcome, Outcome, usize) {
     let mut conversation = Conversation::new();
     let observer = trace::observer(out);
     out("== first time: the model answers");
-    let first = agent.run_observed(&mut conversation, QUESTION, &observer).await;
+    let first = agent.turn(&mut conversation, QUESTION).observe(&observer).await;
     trace::outcome(out, &first);
     out("== second time: the cache answers, the model is not called");
-    let second = agent.run_observed(&mut conversation, QUESTION, &observer).await;
+    let second = agent.turn(&mut conversation, QUESTION).observe(&observer).await;
     trace::outcome(out, &second);
     out(&format!("model calls: {}", model.calls()));
     (first, second, model.calls())

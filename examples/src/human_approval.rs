@@ -89,7 +89,8 @@ pub async fn run(out: &(dyn Fn(&str) + Sync)) -> (Outcome, Conversation, Vec<Too
         .build();
     let mut conversation = Conversation::new();
     let outcome = agent
-        .run_observed(&mut conversation, "Pay this month's bills.", &trace::observer(out))
+        .turn(&mut conversation, "Pay this month's bills.")
+        .observe(&trace::observer(out))
         .await;
     trace::outcome(out, &outcome);
     trace::log(out, &conversation);

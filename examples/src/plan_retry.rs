@@ -39,7 +39,7 @@ pub async fn run(
 
     out("== a model that learns:");
     let first =
-        agent.run_observed(&mut conversation, "What is the capital of France?", &observer).await;
+        agent.turn(&mut conversation, "What is the capital of France?").observe(&observer).await;
     trace::outcome(out, &first);
     let retried = complies.requests().last().map(|request| request.messages.len()).unwrap_or(0);
     out(&format!(
@@ -49,7 +49,7 @@ pub async fn run(
     out("== a model that never plans:");
     let stubborn = ScriptedModel::new().text("Rome.").text("Rome!").text("Rome, really.");
     let agent = Agent::builder(&stubborn).hook(require_plan).build();
-    let second = agent.run_observed(&mut conversation, "And of Italy?", &observer).await;
+    let second = agent.turn(&mut conversation, "And of Italy?").observe(&observer).await;
     trace::outcome(out, &second);
     trace::log(out, &conversation);
     (first, second, conversation, complies.requests(), stubborn.calls())

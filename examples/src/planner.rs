@@ -106,7 +106,7 @@ pub async fn run(
             out(&format!("{event}"));
         }
     };
-    let reports = session.run_observed(&observer).await.expect("the session runs to its end");
+    let reports = session.run().observe(&observer).await.expect("the session runs to its end");
     out("answers:");
     for report in &reports {
         if let Some(answer) = &report.answer {

@@ -155,7 +155,7 @@ pub async fn run(out: &(dyn Fn(&str) + Sync)) -> Outcome {
     let mut conversation = Conversation::new().with_scope(scope);
 
     let trace = |observation: &Observation<'_>| out(&observation.to_string());
-    let reply = agent.run_observed(&mut conversation, "What's the weather in Oslo?", &trace).await;
+    let reply = agent.turn(&mut conversation, "What's the weather in Oslo?").observe(&trace).await;
 
     out("");
     trace::outcome(out, &reply);

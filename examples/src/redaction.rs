@@ -38,7 +38,7 @@ pub async fn run(out: &(dyn Fn(&str) + Sync)) -> (String, Conversation) {
     let mut received = String::new();
     {
         let mut events =
-            std::pin::pin!(agent.run_stream(&mut conversation, "How do I reach the API?"));
+            std::pin::pin!(agent.turn(&mut conversation, "How do I reach the API?").stream());
         while let Some(event) = events.next().await {
             match event {
                 StreamEvent::Text(text) => {

@@ -126,7 +126,8 @@ pub async fn run(out: &(dyn Fn(&str) + Sync)) -> (Outcome, Conversation, [usize;
         .build();
     let mut conversation = Conversation::new();
     let outcome = agent
-        .run_observed(&mut conversation, "How do I get from Oslo to Bergen?", &trace::observer(out))
+        .turn(&mut conversation, "How do I get from Oslo to Bergen?")
+        .observe(&trace::observer(out))
         .await;
     trace::outcome(out, &outcome);
     trace::log(out, &conversation);

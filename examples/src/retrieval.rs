@@ -71,11 +71,8 @@ pub async fn run(out: &(dyn Fn(&str) + Sync)) -> (Outcome, ModelRequest) {
     ]);
     let mut conversation = Conversation::new().with_scope(Scope::new().with(memory));
     let outcome = agent
-        .run_observed(
-            &mut conversation,
-            "When does the ferry to Kiel leave?",
-            &trace::observer(out),
-        )
+        .turn(&mut conversation, "When does the ferry to Kiel leave?")
+        .observe(&trace::observer(out))
         .await;
     let (_, request) = audit.records().pop().expect("the turn called the model");
     out("the request:");

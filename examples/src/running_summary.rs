@@ -39,7 +39,7 @@ pub async fn run(out: &(dyn Fn(&str) + Sync)) -> (Conversation, Vec<ModelRequest
     let mut conversation = Conversation::new();
     for question in QUESTIONS {
         out(&format!("== {question}"));
-        let outcome = agent.run_observed(&mut conversation, question, &trace::observer(out)).await;
+        let outcome = agent.turn(&mut conversation, question).observe(&trace::observer(out)).await;
         trace::outcome(out, &outcome);
     }
     out("the summaries in the log (durable):");

@@ -101,7 +101,8 @@ pub async fn run(out: &(dyn Fn(&str) + Sync)) -> (Outcome, Conversation, Vec<Mod
         .build();
     let mut conversation = Conversation::new();
     let outcome = agent
-        .run_observed(&mut conversation, "When did order 17 ship?", &trace::observer(out))
+        .turn(&mut conversation, "When did order 17 ship?")
+        .observe(&trace::observer(out))
         .await;
     trace::outcome(out, &outcome);
     trace::log(out, &conversation);

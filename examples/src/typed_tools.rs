@@ -95,7 +95,7 @@ pub async fn run(out: &(dyn Fn(&str) + Sync)) -> (Outcome, Vec<ModelRequest>, Co
     let mut conversation = Conversation::new();
     let observer = trace::observer(out);
     let outcome =
-        agent.run_observed(&mut conversation, "Mail Ola the ferry notes.", &observer).await;
+        agent.turn(&mut conversation, "Mail Ola the ferry notes.").observe(&observer).await;
     trace::outcome(out, &outcome);
     trace::log(out, &conversation);
     (outcome, model.requests(), conversation)

@@ -447,11 +447,12 @@ where
                     hooks.lock().unwrap().push(format!("{event} {hook}: {decision}"));
                 }
             };
-            let outcome = agent.run_observed(conversation, message, &observer).await;
+            let outcome = agent.turn(conversation, message).observe(&observer).await;
             Ran { outcome, hooks: hooks.into_inner().unwrap(), streamed: String::new() }
         }
         Path::Streamed => {
-            let events: Vec<StreamEvent> = agent.run_stream(conversation, message).collect().await;
+            let events: Vec<StreamEvent> =
+                agent.turn(conversation, message).stream().collect().await;
             let mut ran = Ran {
                 outcome: Err(agentix::Error::StepLimit { limit: 0 }),
                 hooks: Vec::new(),

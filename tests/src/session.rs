@@ -1,6 +1,7 @@
 //! Helpers for the session tests: both ways of running a session, hooks that trace every
 //! session and turn event, and dropping a run midway.
 
+use std::future::IntoFuture;
 use std::pin::pin;
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
@@ -33,13 +34,13 @@ pub async fn run_session<R, S>(
     path: Path,
 ) -> Result<Vec<TaskReport>, Error>
 where
-    R: agentix::session::TaskRunner,
+    R: agentix::AnyAgent,
     S: agentix::session::SessionChain,
 {
     match path {
         Path::Direct => session.run().await,
         Path::Streamed => {
-            let events: Vec<StreamEvent> = session.run_stream().collect().await;
+            let events: Vec<StreamEvent> = session.run().stream().collect().await;
             match events.last() {
                 Some(StreamEvent::Session(SessionEvent::RunEnded { result })) => result.clone(),
                 other => panic!("a session's stream ends with the run's result, not {other:?}"),
@@ -192,16 +193,16 @@ pub fn weather_loop(calls: usize) -> ScriptedModel {
 /// drops it; whether it finished first.
 pub fn poll_then_drop<R, S>(session: &mut Session<R, S>, polls: usize, streamed: bool) -> bool
 where
-    R: agentix::session::TaskRunner,
+    R: agentix::AnyAgent,
     S: agentix::session::SessionChain,
 {
     let waker = futures::task::noop_waker();
     let mut cx = Context::from_waker(&waker);
     if streamed {
-        let mut stream = pin!(session.run_stream());
+        let mut stream = pin!(session.run().stream());
         (0..polls).any(|_| matches!(stream.as_mut().poll_next(&mut cx), Poll::Ready(None)))
     } else {
-        let mut run = pin!(session.run());
+        let mut run = pin!(session.run().into_future());
         (0..polls).any(|_| run.as_mut().poll(&mut cx).is_ready())
     }
 }

@@ -13,6 +13,7 @@
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
+use std::future::IntoFuture;
 
 use agentix::event::{
     self, AfterModel, AfterTool, BeforeFinal, BeforeModel, BeforeTool, Post, Pre, ToolError,
@@ -554,7 +555,7 @@ where
     let before = allocations();
     let mut session = build(Session::builder(&agent));
     session.submit_plan(Plan::new(["weather?", "summary?"])).unwrap();
-    let reports = futures::executor::block_on(session.run()).unwrap();
+    let reports = futures::executor::block_on(session.run().into_future()).unwrap();
     let counted = allocations() - before;
     assert_eq!(reports.len(), 2);
     (counted, session.conversation().log().to_vec())

@@ -81,10 +81,10 @@ type Recorder<'a> = dyn Fn(&Observation<'_>) + Sync + 'a;
 async fn a_boxed_agent_reports_to_its_observer_as_the_typed_agent_does() {
     // An observer that streams sees the text in pieces, from either agent alike.
     let typed = Streaming::default();
-    weather_agent().run_observed(&mut Conversation::new(), "hi", &typed).await.unwrap();
+    weather_agent().turn(&mut Conversation::new(), "hi").observe(&typed).await.unwrap();
     let boxed = Streaming::default();
     let agent = weather_agent().boxed();
-    agent.run_observed(&mut Conversation::new(), "hi", &boxed).await.unwrap();
+    agent.turn(&mut Conversation::new(), "hi").observe(&boxed).await.unwrap();
     let (typed, boxed) = (typed.0.into_inner().unwrap(), boxed.0.into_inner().unwrap());
     assert_eq!(boxed, typed);
     let pieces = boxed.iter().filter(|line| line.trim_start().starts_with("text:")).count();
@@ -93,11 +93,11 @@ async fn a_boxed_agent_reports_to_its_observer_as_the_typed_agent_does() {
 
     // One that does not stream sees no pieces, from either agent alike.
     let typed = seen_by_closure(async |conversation, recorder| {
-        weather_agent().run_observed(conversation, "hi", &recorder).await.unwrap();
+        weather_agent().turn(conversation, "hi").observe(&recorder).await.unwrap();
     })
     .await;
     let boxed = seen_by_closure(async |conversation, recorder| {
-        weather_agent().boxed().run_observed(conversation, "hi", &recorder).await.unwrap();
+        weather_agent().boxed().turn(conversation, "hi").observe(&recorder).await.unwrap();
     })
     .await;
     assert_eq!(boxed, typed);
@@ -109,11 +109,11 @@ async fn a_boxed_agent_reports_to_its_observer_as_the_typed_agent_does() {
 async fn a_boxed_agent_streams_as_the_typed_agent_does() {
     let mut typed_conversation = Conversation::new();
     let typed: Vec<StreamEvent> =
-        weather_agent().run_stream(&mut typed_conversation, "hi").collect().await;
+        weather_agent().turn(&mut typed_conversation, "hi").stream().collect().await;
     let agents = boxed_agents();
     let mut conversation = Conversation::new();
     let boxed: Vec<StreamEvent> =
-        agents["weather"].run_stream(&mut conversation, "hi").collect().await;
+        agents["weather"].turn(&mut conversation, "hi").stream().collect().await;
     assert_eq!(boxed, typed);
     assert_eq!(conversation.log(), typed_conversation.log());
     let text: String = boxed

@@ -44,11 +44,11 @@ where
         match way {
             Way::Run => agent.run(conversation, message).await,
             Way::Observed => {
-                agent.run_observed(conversation, message, &|_: &Observation<'_>| {}).await
+                agent.turn(conversation, message).observe(&|_: &Observation<'_>| {}).await
             }
             Way::Streamed => {
                 let events: Vec<StreamEvent> =
-                    agent.run_stream(conversation, message).collect().await;
+                    agent.turn(conversation, message).stream().collect().await;
                 match events.last() {
                     Some(StreamEvent::Finished(outcome)) => outcome.clone(),
                     other => panic!("the stream ended without its outcome: {other:?}"),
@@ -179,9 +179,9 @@ async fn an_observer_that_panics_is_disconnected_and_ends_the_turn_naming_it() {
         let mut conversation = Conversation::new();
         let outcome = std::panic::AssertUnwindSafe(async {
             if streams {
-                agent.run_observed(&mut conversation, "weather?", &Streaming(&observer)).await
+                agent.turn(&mut conversation, "weather?").observe(&Streaming(&observer)).await
             } else {
-                agent.run_observed(&mut conversation, "weather?", &observer).await
+                agent.turn(&mut conversation, "weather?").observe(&observer).await
             }
         })
         .catch_unwind()

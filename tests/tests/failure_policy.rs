@@ -202,7 +202,7 @@ async fn a_parallel_hook_fails_the_turn_unless_it_may_be_skipped() {
         }
     };
     let mut conversation = Conversation::new();
-    let reply = agent.run_observed(&mut conversation, "hi", &observer).await.unwrap();
+    let reply = agent.turn(&mut conversation, "hi").observe(&observer).await.unwrap();
     assert_eq!(reply.joined_text(), "answered");
     // The group's other content is kept; the failures are reported and logged.
     let injected = &model.requests()[0].messages[1];

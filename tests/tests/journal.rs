@@ -89,7 +89,7 @@ async fn a_recorded_turn_replays_without_calling_the_model_or_the_tool() {
     let model = weather_turn();
     let agent = Agent::builder(&model).tool(weather).build();
     let mut first = fresh();
-    let answer = agent.run_with(&mut first, "weather?", &journal).await.unwrap();
+    let answer = agent.turn(&mut first, "weather?").journal(&journal).await.unwrap();
     assert_eq!(
         journal.names(),
         [
@@ -108,7 +108,7 @@ async fn a_recorded_turn_replays_without_calling_the_model_or_the_tool() {
     let calls = weather.calls.clone();
     let agent = Agent::builder(&silent).tool(weather).build();
     let mut again = fresh();
-    let replayed = agent.run_with(&mut again, "weather?", &replay).await.unwrap();
+    let replayed = agent.turn(&mut again, "weather?").journal(&replay).await.unwrap();
     assert_eq!(replayed, answer);
     assert_eq!(again.log(), first.log());
     assert_eq!((silent.calls(), calls.lock().unwrap().len()), (0, 0), "nothing ran twice");
@@ -119,7 +119,7 @@ async fn a_turn_cut_short_replays_what_completed_and_runs_the_rest() {
     let journal = Memory::default();
     let agent = Agent::builder(weather_turn()).tool(Weather::default()).build();
     let mut first = fresh();
-    agent.run_with(&mut first, "weather?", &journal).await.unwrap();
+    agent.turn(&mut first, "weather?").journal(&journal).await.unwrap();
 
     // The process died after the tool's step was recorded: the model's answer is called again.
     let replay = journal.replay(3);
@@ -128,7 +128,7 @@ async fn a_turn_cut_short_replays_what_completed_and_runs_the_rest() {
     let calls = weather.calls.clone();
     let agent = Agent::builder(&model).tool(weather).build();
     let mut again = fresh();
-    agent.run_with(&mut again, "weather?", &replay).await.unwrap();
+    agent.turn(&mut again, "weather?").journal(&replay).await.unwrap();
     assert_eq!(again.log(), first.log());
     assert_eq!(model.calls(), 1, "only the call that had not completed");
     assert!(calls.lock().unwrap().is_empty(), "the tool's recorded result, not a second run");
@@ -148,13 +148,13 @@ impl agentix::on::BeforeTool for Refuse {
 async fn a_replay_whose_hooks_decide_otherwise_diverges_naming_the_step() {
     let journal = Memory::default();
     let agent = Agent::builder(weather_turn()).tool(Weather::default()).build();
-    agent.run_with(&mut fresh(), "weather?", &journal).await.unwrap();
+    agent.turn(&mut fresh(), "weather?").journal(&journal).await.unwrap();
 
     let replay = journal.replay(4);
     let model = ScriptedModel::new();
     let agent = Agent::builder(&model).tool(Weather::default()).hook(Refuse).build();
     let mut again = fresh();
-    let error = agent.run_with(&mut again, "weather?", &replay).await.unwrap_err();
+    let error = agent.turn(&mut again, "weather?").journal(&replay).await.unwrap_err();
     assert_eq!(
         error,
         Error::Journal(JournalError::Diverged {
@@ -176,12 +176,12 @@ async fn a_replayed_model_error_is_the_models() {
     let journal = Memory::default();
     let model = ScriptedModel::new().error(ModelError::Transport("connection reset".into()));
     let agent = Agent::builder(&model).build();
-    let error = agent.run_with(&mut fresh(), "hi", &journal).await.unwrap_err();
+    let error = agent.turn(&mut fresh(), "hi").journal(&journal).await.unwrap_err();
     assert_eq!(error, Error::Model(ModelError::Transport("connection reset".into())));
 
     let replay = journal.replay(2);
     let agent = Agent::builder(ScriptedModel::new()).build();
-    let replayed = agent.run_with(&mut fresh(), "hi", &replay).await.unwrap_err();
+    let replayed = agent.turn(&mut fresh(), "hi").journal(&replay).await.unwrap_err();
     assert_eq!(replayed, error, "the same error, the model's");
 }
 
@@ -208,7 +208,7 @@ async fn an_approval_is_journaled_and_not_asked_again() {
         })
         .build();
     let mut first = fresh();
-    agent.run_with(&mut first, "weather?", &journal).await.unwrap();
+    agent.turn(&mut first, "weather?").journal(&journal).await.unwrap();
     assert_eq!(
         journal.names(),
         [
@@ -227,7 +227,7 @@ async fn an_approval_is_journaled_and_not_asked_again() {
         .approver(|_: ToolCall, _| async { panic!("asked again") })
         .build();
     let mut again = fresh();
-    agent.run_with(&mut again, "weather?", &replay).await.unwrap();
+    agent.turn(&mut again, "weather?").journal(&replay).await.unwrap();
     assert_eq!(again.log(), first.log());
     assert_eq!(asked.load(Ordering::SeqCst), 1);
 }
@@ -254,14 +254,14 @@ async fn each_call_a_wrap_hook_makes_is_a_step_of_its_own() {
     let journal = Memory::default();
     let model = ScriptedModel::new().error(ModelError::Transport("reset".into())).text("hello");
     let agent = Agent::builder(&model).hook(AgainOnce).build();
-    agent.run_with(&mut fresh(), "hi", &journal).await.unwrap();
+    agent.turn(&mut fresh(), "hi").journal(&journal).await.unwrap();
     assert_eq!(
         journal.names(),
         ["opened (turn 1)", "model (turn 1, step 0)", "model (turn 1, step 0, call 2)"]
     );
     let replay = journal.replay(3);
     let agent = Agent::builder(ScriptedModel::new()).hook(AgainOnce).build();
-    let answer = agent.run_with(&mut fresh(), "hi", &replay).await.unwrap();
+    let answer = agent.turn(&mut fresh(), "hi").journal(&replay).await.unwrap();
     assert_eq!(answer.joined_text(), "hello");
 }
 
@@ -296,7 +296,7 @@ async fn a_summary_is_journaled_and_not_made_again() {
     }
     let before = serde_json::to_string(&conversation).unwrap();
     let journal = Memory::default();
-    agent.run_with(&mut conversation, "question 4", &journal).await.unwrap();
+    agent.turn(&mut conversation, "question 4").journal(&journal).await.unwrap();
     let names = journal.names();
     assert_eq!(names[0], "opened (turn 5)");
     assert!(names[1].starts_with("summary (turn 5, through entry"), "{names:?}");
@@ -308,7 +308,7 @@ async fn a_summary_is_journaled_and_not_made_again() {
     let mut again: Conversation = serde_json::from_str(&before).unwrap();
     let replay = journal.replay(names.len());
     let agent = Agent::builder(ScriptedModel::new()).summarizer(summaries.clone()).build();
-    agent.run_with(&mut again, "question 4", &replay).await.unwrap();
+    agent.turn(&mut again, "question 4").journal(&replay).await.unwrap();
     assert_eq!(summaries.0.load(Ordering::SeqCst), made, "no summary made again");
     assert_eq!(again.log(), conversation.log());
 }
@@ -317,11 +317,11 @@ async fn a_summary_is_journaled_and_not_made_again() {
 async fn a_replay_for_another_message_diverges_where_the_turn_opens() {
     let journal = Memory::default();
     let agent = Agent::builder(weather_turn()).tool(Weather::default()).build();
-    agent.run_with(&mut fresh(), "weather?", &journal).await.unwrap();
+    agent.turn(&mut fresh(), "weather?").journal(&journal).await.unwrap();
     let replay = journal.replay(4);
     let model = ScriptedModel::new();
     let agent = Agent::builder(&model).tool(Weather::default()).build();
-    let error = agent.run_with(&mut fresh(), "something else", &replay).await.unwrap_err();
+    let error = agent.turn(&mut fresh(), "something else").journal(&replay).await.unwrap_err();
     let Error::Journal(JournalError::Diverged { recorded, asked }) = &error else {
         panic!("{error}")
     };
@@ -356,13 +356,87 @@ async fn a_panicking_tool_is_a_recorded_outcome_and_not_run_again() {
     let model = ScriptedModel::new().tool_call("fragile", json!({})).text("It broke.");
     let agent = Agent::builder(&model).tool(Fragile(Arc::clone(&runs))).build();
     let mut first = fresh();
-    agent.run_with(&mut first, "try", &journal).await.unwrap();
+    agent.turn(&mut first, "try").journal(&journal).await.unwrap();
     assert_eq!(journal.names().len(), 4, "{:?}", journal.names());
 
     let replay = journal.replay(4);
     let agent = Agent::builder(ScriptedModel::new()).tool(Fragile(Arc::clone(&runs))).build();
     let mut again = fresh();
-    agent.run_with(&mut again, "try", &replay).await.unwrap();
+    agent.turn(&mut again, "try").journal(&replay).await.unwrap();
     assert_eq!(again.log(), first.log());
     assert_eq!(runs.load(Ordering::SeqCst), 1, "the panic was replayed, not the tool");
+}
+
+/// Counts the commits of a turn: where its steps go beside the journal.
+#[derive(Default)]
+struct Commits(AtomicUsize);
+
+impl agentix::Commit for Commits {
+    async fn commit(&self, _: &Conversation) -> Result<(), agentix::CommitError> {
+        self.0.fetch_add(1, Ordering::SeqCst);
+        Ok(())
+    }
+}
+
+#[tokio::test]
+async fn an_erased_agent_journals_and_replays_as_a_typed_one() {
+    // Recorded by the typed agent...
+    let journal = Memory::default();
+    let agent = Agent::builder(weather_turn()).tool(Weather::default()).build();
+    let mut first = fresh();
+    let answer = agent.turn(&mut first, "weather?").journal(&journal).await.unwrap();
+
+    // ...replayed whole by an erased one: the same steps, the same log, nothing run again.
+    let replay = journal.replay(4);
+    let silent = Arc::new(ScriptedModel::new());
+    let weather = Weather::default();
+    let calls = weather.calls.clone();
+    let boxed = Agent::builder(Arc::clone(&silent)).tool(weather).build().boxed();
+    let mut again = fresh();
+    let replayed = boxed.turn(&mut again, "weather?").journal(&replay).await.unwrap();
+    assert_eq!(replayed, answer);
+    assert_eq!(again.log(), first.log());
+    assert_eq!((silent.calls(), calls.lock().unwrap().len()), (0, 0), "nothing ran twice");
+
+    // An erased agent's own record, cut short after the tool, replays into a typed agent.
+    let erased_journal = Memory::default();
+    let boxed = Agent::builder(weather_turn()).tool(Weather::default()).build().boxed();
+    let mut erased = fresh();
+    boxed.turn(&mut erased, "weather?").journal(&erased_journal).await.unwrap();
+    assert_eq!(erased_journal.names(), journal.names());
+    let replay = erased_journal.replay(3);
+    let model = ScriptedModel::new().text("Sunny in Oslo.");
+    let agent = Agent::builder(&model).tool(Weather::default()).build();
+    let mut typed = fresh();
+    agent.turn(&mut typed, "weather?").journal(&replay).await.unwrap();
+    assert_eq!(typed.log(), first.log());
+    assert_eq!(model.calls(), 1, "only the call that had not completed");
+}
+
+#[tokio::test]
+async fn a_journaled_turn_commits_its_steps_whichever_is_asked_first() {
+    let mut counts = Vec::new();
+    for journal_first in [true, false] {
+        let (journal, commits) = (Memory::default(), Commits::default());
+        let agent = Agent::builder(weather_turn()).tool(Weather::default()).build();
+        let mut conversation = fresh();
+        let turn = agent.turn(&mut conversation, "weather?");
+        let answer = if journal_first {
+            turn.journal(&journal).commit(&commits).await
+        } else {
+            turn.commit(&commits).journal(&journal).await
+        };
+        assert_eq!(answer.unwrap().joined_text(), "Sunny in Oslo.");
+        assert_eq!(journal.names().len(), 4, "every effect journaled");
+        counts.push(commits.0.into_inner());
+    }
+    // After `pre`, after the tool step, after the answer, at the end: the same either way.
+    assert_eq!(counts, [4, 4]);
+
+    // And through an erased agent.
+    let (journal, commits) = (Memory::default(), Commits::default());
+    let boxed = Agent::builder(weather_turn()).tool(Weather::default()).build().boxed();
+    let mut conversation = fresh();
+    boxed.turn(&mut conversation, "weather?").commit(&commits).journal(&journal).await.unwrap();
+    assert_eq!((journal.names().len(), commits.0.into_inner()), (4, 4));
 }

@@ -152,7 +152,7 @@ async fn a_hook_its_condition_skips_is_traced_as_skipped_not_as_continuing() {
             decisions.lock().unwrap().push(format!("{event} {hook}: {decision}"));
         }
     };
-    let reply = agent.run_observed(&mut conversation, "second", &observer).await.unwrap();
+    let reply = agent.turn(&mut conversation, "second").observe(&observer).await.unwrap();
     assert_eq!(reply.joined_text(), "<plan> two");
     // Sequential, parallel and wrap hooks alike; none of them ran.
     let skipped = "skipped (its `when` condition does not hold)";

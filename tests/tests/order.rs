@@ -70,7 +70,7 @@ async fn observer_sees_every_event_and_each_decision_in_order() {
         }
         _ => {}
     };
-    agent.run_observed(&mut Conversation::new(), "weather?", &observer).await.unwrap();
+    agent.turn(&mut Conversation::new(), "weather?").observe(&observer).await.unwrap();
     let seen = seen.into_inner().unwrap();
     let fired: Vec<EventKind> =
         seen.iter().filter(|(_, hook)| hook.is_none()).map(|(e, _)| *e).collect();

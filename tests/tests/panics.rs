@@ -351,7 +351,7 @@ async fn an_observer_panic_is_not_blamed_on_a_hook() {
         }
     };
     let mut conversation = Conversation::new();
-    let error = agent.run_observed(&mut conversation, "hi", &observer).await.unwrap_err();
+    let error = agent.turn(&mut conversation, "hi").observe(&observer).await.unwrap_err();
     assert_eq!(
         error,
         Error::ComponentPanicked {
@@ -379,7 +379,7 @@ async fn the_observer_hears_a_panic_as_the_hooks_decision() {
                 heard.lock().unwrap().push(format!("{event} {hook}: {decision}"));
             }
         };
-        let error = agent.run_observed(&mut Conversation::new(), "hi", &observer).await;
+        let error = agent.turn(&mut Conversation::new(), "hi").observe(&observer).await;
         let expected = Error::HookPanicked { event, hook: "bomb", message: "boom".into() };
         assert_eq!(error.unwrap_err(), expected);
         assert_eq!(heard.into_inner().unwrap(), [format!("{event} bomb: panicked (boom)")]);

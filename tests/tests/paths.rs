@@ -34,7 +34,7 @@ async fn run_with(
         }
     };
     let mut conversation = Conversation::new();
-    let outcome = agent.run_observed(&mut conversation, "weather?", &observer).await;
+    let outcome = agent.turn(&mut conversation, "weather?").observe(&observer).await;
     assert_log_consistent(conversation.log());
     let outcomes = outcomes.lock().unwrap().clone();
     (record.events(), outcomes, ended.into_inner().unwrap(), outcome)

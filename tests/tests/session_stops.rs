@@ -10,6 +10,7 @@ use agentix::session::{
 };
 use agentix::{Agent, Conversation, Entry, Error, ScriptedModel, Turn, Verdict};
 use serde_json::json;
+use std::future::IntoFuture;
 use tests::session::{Trace, TurnWatch, Watch, poll_then_drop, weather_loop};
 use tests::{Weather, Yields, assert_log_consistent, validate_entries};
 
@@ -38,7 +39,7 @@ fn run_dropped_after(polls: usize, streamed: bool) -> (Trace, Vec<TaskReport>, C
     // A stream dropped after the session ended, before it yielded its last items, needs no
     // second run.
     if !session.state().has_ended() {
-        let second = futures::executor::block_on(session.run());
+        let second = futures::executor::block_on(session.run().into_future());
         assert!(second.is_ok(), "{second:?}");
     }
     let reports = session.state().completed().to_vec();
@@ -169,7 +170,7 @@ fn plan_session_dropped_after(
     assert_log_consistent(session.conversation().log());
     validate_entries(session.conversation().log(), session.conversation().turns()).unwrap();
     if !session.state().has_ended() {
-        let second = futures::executor::block_on(session.run());
+        let second = futures::executor::block_on(session.run().into_future());
         // A dropped run returns nothing: the next returns every task that ended since.
         let returned = second.unwrap_or_else(|error| panic!("after {polls} polls: {error}"));
         assert_eq!(returned.len(), session.state().completed().len(), "after {polls} polls");

@@ -574,7 +574,7 @@ async fn a_streamed_session_runs_the_same_events_and_reports_them_between_the_tu
         Session::builder(&agent).hook(Watch { trace: trace.clone(), yields: 1 }).build();
     session.enqueue("one").unwrap();
     session.enqueue("two").unwrap();
-    let events: Vec<StreamEvent> = session.run_stream().collect().await;
+    let events: Vec<StreamEvent> = session.run().stream().collect().await;
     let session_lines: Vec<String> = trace
         .lines()
         .into_iter()
@@ -691,7 +691,7 @@ async fn an_observer_that_panics_ends_the_session_as_it_ends_a_turn() {
             panic!("the observer broke");
         }
     };
-    let error = session.run_observed(&observer).await.unwrap_err();
+    let error = session.run().observe(&observer).await.unwrap_err();
     assert_eq!(error.to_string(), "the observer panicked: the observer broke");
     let statuses: Vec<TaskStatus> =
         session.state().completed().iter().map(|report| report.status).collect();

@@ -368,7 +368,8 @@ async fn run_turn(
     let message = format!("turn {turn}");
     let run = async {
         if script.streamed {
-            let events: Vec<StreamEvent> = agent.run_stream(conversation, message).collect().await;
+            let events: Vec<StreamEvent> =
+                agent.turn(conversation, message).stream().collect().await;
             match events.last() {
                 Some(StreamEvent::Finished(outcome)) => outcome.clone(),
                 other => panic!("a stream ends with its outcome, not {other:?}"),

@@ -34,7 +34,7 @@ async fn a_secret_split_across_chunks_never_reaches_the_consumer_or_the_log() {
         let mut conversation = Conversation::new();
         if path == Path::Streamed {
             let events: Vec<StreamEvent> =
-                agent.run_stream(&mut conversation, "credentials?").collect().await;
+                agent.turn(&mut conversation, "credentials?").stream().collect().await;
             let pieces: Vec<&str> = events
                 .iter()
                 .filter_map(|event| match event {
@@ -69,7 +69,7 @@ async fn a_wrap_hook_calling_the_model_again_withdraws_the_first_answer() {
     let model = ScriptedModel::new().text("Hm.").text("A proper answer.").chunked(4);
     let agent = Agent::builder(&model).hook(second_opinion).build();
     let mut conversation = Conversation::new();
-    let events: Vec<StreamEvent> = agent.run_stream(&mut conversation, "help").collect().await;
+    let events: Vec<StreamEvent> = agent.turn(&mut conversation, "help").stream().collect().await;
     let seen: Vec<String> = events
         .iter()
         .filter_map(|event| match event {
@@ -117,7 +117,7 @@ async fn a_retry_withdraws_the_text_already_streamed() {
     let model = ScriptedModel::new().text("No.").text("Please wait.").chunked(3);
     let agent = Agent::builder(&model).hook(polite).build();
     let mut conversation = Conversation::new();
-    let events: Vec<StreamEvent> = agent.run_stream(&mut conversation, "help").collect().await;
+    let events: Vec<StreamEvent> = agent.turn(&mut conversation, "help").stream().collect().await;
     let texts: Vec<String> = events
         .iter()
         .filter_map(|event| match event {
@@ -191,7 +191,7 @@ async fn dropping_the_stream_after_any_event_leaves_the_conversation_consistent(
             .hook(mull)
             .build();
         let mut conversation = Conversation::new();
-        agent.run_stream(&mut conversation, "weather?").collect::<Vec<_>>().await
+        agent.turn(&mut conversation, "weather?").stream().collect::<Vec<_>>().await
     };
     assert!(all.len() > 20, "a turn with tools streams many events: {}", all.len());
     assert!(
@@ -207,7 +207,7 @@ async fn dropping_the_stream_after_any_event_leaves_the_conversation_consistent(
         let agent = Agent::builder(&model).tool(weather).tool(slow).hook(mull).build();
         let mut conversation = Conversation::new();
         {
-            let mut stream = std::pin::pin!(agent.run_stream(&mut conversation, "weather?"));
+            let mut stream = std::pin::pin!(agent.turn(&mut conversation, "weather?").stream());
             for _ in 0..taken {
                 stream.next().await.expect("the turn has this many events");
             }
@@ -259,7 +259,46 @@ async fn an_observer_that_does_not_stream_sees_no_text_pieces() {
     };
     let mut conversation = Conversation::new();
     let answer =
-        agent.run_observed(&mut conversation, "How do I log in?", &observer).await.unwrap();
+        agent.turn(&mut conversation, "How do I log in?").observe(&observer).await.unwrap();
     assert!(answer.joined_text().contains("[redacted e-mail]; it can take a day."));
     assert_eq!(pieces.into_inner(), 0);
+}
+
+/// What an observer of a streamed turn heard: each event and each streamed piece of text.
+fn heard(observation: &agentix::Observation<'_>) -> Option<String> {
+    match observation {
+        agentix::Observation::Event { event, .. } => Some(event.name().to_owned()),
+        agentix::Observation::TextDelta { text } => Some(format!("text {text}")),
+        _ => None,
+    }
+}
+
+/// The same of the stream's events.
+fn streamed(event: &StreamEvent) -> Option<String> {
+    match event {
+        StreamEvent::Event { event, .. } => Some(event.name().to_owned()),
+        StreamEvent::Text(text) => Some(format!("text {text}")),
+        _ => None,
+    }
+}
+
+#[tokio::test]
+async fn an_observer_of_a_streamed_turn_hears_what_the_stream_yields_as_it_happens() {
+    let model = turn_with_tools();
+    let agent = Agent::builder(&model).tool(Weather::default()).build();
+    let mut conversation = Conversation::new();
+    let log = std::sync::Mutex::new(Vec::new());
+    let observer = |observation: &agentix::Observation<'_>| {
+        if let Some(line) = heard(observation) {
+            log.lock().unwrap().push(line);
+        }
+    };
+    let events: Vec<StreamEvent> =
+        agent.turn(&mut conversation, "weather?").observe(&observer).stream().collect().await;
+    let from_stream: Vec<String> = events.iter().filter_map(streamed).collect();
+    let observed = log.into_inner().unwrap();
+    assert!(from_stream.iter().any(|line| line.starts_with("text ")), "{from_stream:?}");
+    assert_eq!(observed, from_stream);
+    assert!(matches!(events.last(), Some(StreamEvent::Finished(Ok(_)))));
+    assert_log_consistent(conversation.log());
 }

@@ -270,11 +270,12 @@ async fn streamed_the_suspension_and_the_resumption_finish_their_streams() {
     let setup = setup();
     let agent = agent!(setup, &["Tromsø"]);
     let mut conversation = Conversation::new();
-    let events: Vec<StreamEvent> = agent.run_stream(&mut conversation, "weather?").collect().await;
+    let events: Vec<StreamEvent> =
+        agent.turn(&mut conversation, "weather?").stream().collect().await;
     let Some(StreamEvent::Finished(outcome)) = events.last() else { panic!("{events:?}") };
     assert_eq!(waiting_on(outcome).2, "Tromsø is far");
     let events: Vec<StreamEvent> =
-        agent.resume_stream(&mut conversation, Approval::Approve).collect().await;
+        agent.resume(&mut conversation, Approval::Approve).stream().collect().await;
     let Some(StreamEvent::Finished(Ok(reply))) = events.last() else { panic!("{events:?}") };
     assert_eq!(reply.joined_text(), "Sunny everywhere.");
     assert_eq!(setup.model.calls(), 2);
@@ -418,13 +419,13 @@ async fn streams_refused_before_the_turn_opens_still_finish() {
     let agent = agent!(setup, &["Tromsø"]);
     let mut conversation = Conversation::new();
     let nothing: Vec<StreamEvent> =
-        agent.resume_stream(&mut conversation, Approval::Approve).collect().await;
+        agent.resume(&mut conversation, Approval::Approve).stream().collect().await;
     assert!(
         matches!(nothing.as_slice(), [StreamEvent::Finished(Err(Error::CannotResume { .. }))]),
         "{nothing:?}"
     );
     let _ = agent.run(&mut conversation, "weather?").await;
-    let refused: Vec<StreamEvent> = agent.run_stream(&mut conversation, "again").collect().await;
+    let refused: Vec<StreamEvent> = agent.turn(&mut conversation, "again").stream().collect().await;
     assert!(
         matches!(refused.as_slice(), [StreamEvent::Finished(Err(Error::AwaitingApproval { .. }))]),
         "{refused:?}"
@@ -458,7 +459,7 @@ async fn a_streamed_suspension_finishes_after_its_commit() {
     let mut conversation = Conversation::new();
     let committer = Recording::default();
     let mut stream =
-        std::pin::pin!(agent.run_stream_committing(&mut conversation, "weather?", &committer));
+        std::pin::pin!(agent.turn(&mut conversation, "weather?").commit(&committer).stream());
     while let Some(event) = stream.next().await {
         if let StreamEvent::Finished(outcome) = event {
             assert_eq!(waiting_on(&outcome).2, "Tromsø is far");
@@ -475,7 +476,7 @@ async fn a_run_dropped_while_its_suspension_commits_leaves_the_log_suspended() {
     let agent = agent!(setup, &["Tromsø"]);
     let mut conversation = Conversation::new();
     let committer = Recording { hang: true, ..Recording::default() };
-    let run = agent.run_committing(&mut conversation, "weather?", &committer);
+    let run = agent.turn(&mut conversation, "weather?").commit(&committer);
     let cut = tokio::time::timeout(std::time::Duration::from_millis(50), run).await;
     assert!(cut.is_err(), "the commit hangs: the run is dropped");
     conversation.validate().unwrap();
@@ -522,10 +523,10 @@ async fn a_boxed_agent_suspends_and_resumes() {
         .boxed();
     let mut conversation = Conversation::new();
     let committer = Recording::default();
-    let outcome = agent.run_committing(&mut conversation, "weather?", &committer).await;
+    let outcome = agent.turn(&mut conversation, "weather?").commit(&committer).await;
     assert_eq!(waiting_on(&outcome).2, "Tromsø is far");
     assert_eq!(committer.lengths.lock().unwrap().last(), Some(&2), "the suspension committed");
-    let reply = agent.resume_committing(&mut conversation, Approval::Approve, &committer).await;
+    let reply = agent.resume(&mut conversation, Approval::Approve).commit(&committer).await;
     assert_eq!(reply.unwrap().joined_text(), "Sunny everywhere.");
     assert_eq!(committer.lengths.lock().unwrap().last(), Some(&6));
     assert_eq!(cities(&setup.weather), ["Oslo", "Tromsø", "Bergen"]);

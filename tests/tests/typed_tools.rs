@@ -312,7 +312,7 @@ async fn a_per_tool_hook_edits_its_tools_typed_arguments_and_the_log_records_the
         .build();
     let mut conversation = Conversation::new();
     let heard = Heard::default();
-    agent.run_observed(&mut conversation, "go", &heard).await.unwrap();
+    agent.turn(&mut conversation, "go").observe(&heard).await.unwrap();
 
     let results = last_results(&model);
     let outputs: Vec<&str> = results.iter().map(|result| result.output.as_str()).collect();
@@ -544,7 +544,7 @@ async fn a_per_tool_hook_runs_on_the_tool_the_call_names_after_earlier_hooks_ren
         .build();
     let mut conversation = Conversation::new();
     let heard = Heard::default();
-    agent.run_observed(&mut conversation, "go", &heard).await.unwrap();
+    agent.turn(&mut conversation, "go").observe(&heard).await.unwrap();
 
     let results = last_results(&model);
     let outputs: Vec<&str> = results.iter().map(|result| result.output.as_str()).collect();

@@ -160,7 +160,7 @@ async fn streamed(first: Vec<Result<Chunk, ModelError>>) -> Vec<StreamEvent> {
     let model = Scripted::new(vec![first, text("Whole this time.")]);
     let agent = Agent::builder(model).hook(RetryOnce).build();
     let mut conversation = Conversation::new();
-    let events: Vec<StreamEvent> = agent.run_stream(&mut conversation, "hi").collect().await;
+    let events: Vec<StreamEvent> = agent.turn(&mut conversation, "hi").stream().collect().await;
     conversation.validate().unwrap();
     assert!(
         matches!(events.last(), Some(StreamEvent::Finished(Ok(answer))) if answer.joined_text() == "Whole this time."),

@@ -1,6 +1,6 @@
 //! Compile-pass and compile-fail cases of the `#[hook]` contract rules; see `tests/ui.rs`.
 
-/// Runs one turn of `$agent` each way a turn can run — `run`, `run_observed` and `run_stream`
+/// Runs one turn of `$agent` each way a turn can run — awaited, observed and streamed
 /// read to its end — each in a `'static` task spawned on a multi-thread tokio runtime, one after
 /// the other, and returns the three results: `(Outcome, Outcome, Vec<StreamEvent>)`.
 ///
@@ -33,24 +33,25 @@ macro_rules! spawn_each_run {
                 let observer = |_: &::agentix::Observation<'_>| {
                     seen.fetch_add(1, Ordering::Relaxed);
                 };
-                let outcome = task.run_observed(&mut conversation, "observed", &observer).await;
+                let outcome = task.turn(&mut conversation, "observed").observe(&observer).await;
                 assert!(seen.load(Ordering::Relaxed) > 0, "the observer saw nothing");
                 outcome
             });
-            let observed = observed.await.expect("the spawned `run_observed` task");
+            let observed = observed.await.expect("the spawned observed turn");
 
             let task = Arc::clone(&agent);
             let streamed = ::tokio::spawn(async move {
                 use ::futures::StreamExt as _;
                 let mut conversation = ::agentix::Conversation::new();
-                let mut stream = ::std::pin::pin!(task.run_stream(&mut conversation, "streamed"));
+                let mut stream =
+                    ::std::pin::pin!(task.turn(&mut conversation, "streamed").stream());
                 let mut events = ::std::vec::Vec::new();
                 while let Some(event) = stream.next().await {
                     events.push(event);
                 }
                 events
             });
-            let streamed = streamed.await.expect("the spawned `run_stream` task");
+            let streamed = streamed.await.expect("the spawned streamed turn");
             (run, observed, streamed)
         })
     }};

@@ -192,7 +192,7 @@ pub async fn turn_error(spec: &str, reply: Reply, streamed: bool) -> Error {
     let mut conversation = Conversation::new();
     let error = if streamed {
         let events: Vec<StreamEvent> =
-            futures::StreamExt::collect(agent.run_stream(&mut conversation, "hi")).await;
+            futures::StreamExt::collect(agent.turn(&mut conversation, "hi").stream()).await;
         match events.last() {
             Some(StreamEvent::Finished(Err(error))) => error.clone(),
             other => panic!("expected the turn to fail, got {other:?}"),
@@ -283,7 +283,8 @@ pub async fn parallel_calls_turn(spec: &str, replies: Vec<Reply>) -> (Vec<Stream
     let agent = Agent::builder(server.model(spec)).tool(weather).build();
     let mut conversation = Conversation::new();
     let events: Vec<StreamEvent> =
-        futures::StreamExt::collect(agent.run_stream(&mut conversation, "Oslo and Bergen?")).await;
+        futures::StreamExt::collect(agent.turn(&mut conversation, "Oslo and Bergen?").stream())
+            .await;
     let texts = streamed_texts(&events);
     assert!(texts.len() > 4, "{spec}: the text arrived in pieces: {texts:?}");
     assert_eq!(texts.concat(), "Checking both.Sunny in Oslo and in Bergen.", "{spec}");
@@ -357,7 +358,7 @@ pub async fn cut_stream_turn(spec: &str, stream: Reply) {
     let agent = Agent::builder(server.model(spec)).build();
     let mut conversation = Conversation::new();
     let events: Vec<StreamEvent> =
-        futures::StreamExt::collect(agent.run_stream(&mut conversation, "hi")).await;
+        futures::StreamExt::collect(agent.turn(&mut conversation, "hi").stream()).await;
     assert_broke_off(&events, &conversation);
 }
 

@@ -3,24 +3,23 @@
 use std::future::Future;
 use std::pin::Pin;
 
-use futures::Stream;
-
 use crate::Outcome;
-use crate::approval::{Approval, Approver};
-use crate::commit::{Commit, CommitError, ModelCall};
+use crate::approval::Approval;
 use crate::conversation::Conversation;
 use crate::event::TurnStart;
 use crate::message::Message;
 use crate::model::Model;
 use crate::observe::{Observation, Observer};
 use crate::pipeline::{Flow, Pipeline};
-use crate::session::{TaskContext, TaskRunner, TurnGate};
-use crate::stream::StreamEvent;
+use crate::session::TaskContext;
 use crate::tool::ToolSet;
 use crate::transform::StreamTransformer;
 use crate::turn::Turn;
 
-use super::Agent;
+use super::effects::{Committed, Effects, ErasedCommit, ErasedEffects, ErasedJournal, Journaled};
+use super::run::{StartsTurn, TurnRun, start};
+use super::runs::{Runs, TurnGate};
+use super::{Agent, Approver};
 
 impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent<M, T, P, A, X> {
     /// Erases the agent's type, for storage beside agents of other types (a map of agents by
@@ -30,12 +29,13 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
     where
         Self: 'static,
     {
-        BoxedAgent { agent: Box::new(self) }
+        BoxedAgent::erase(self)
     }
 }
 
-/// An [`Agent`] with its type erased: a turn run, observed, streamed, committed, or resumed,
-/// behind one type.
+/// An [`Agent`] with its type erased: one type for agents of any type, run the same way —
+/// [`run`](BoxedAgent::run), [`turn`](BoxedAgent::turn) (observed, streamed, committed,
+/// journaled) and [`resume`](BoxedAgent::resume).
 ///
 /// ```
 /// use std::collections::HashMap;
@@ -53,40 +53,36 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
 /// # Ok::<_, agentix::Error>(())
 /// # }).unwrap();
 /// ```
+///
+/// What erasing costs: each turn one allocation for its future; an observer, a committer, a
+/// journal and a session's `turn_start` hooks are called through `dyn` (a commit and each
+/// journaled step one allocation more).
 pub struct BoxedAgent {
     agent: Box<dyn DynAgent>,
 }
 
 impl BoxedAgent {
+    /// Erases `agent`'s type.
+    pub(crate) fn erase<R: Runs + 'static>(agent: R) -> BoxedAgent {
+        BoxedAgent { agent: Box::new(agent) }
+    }
+
     /// Runs one turn; see [`Agent::run`].
     pub fn run<'a>(
         &'a self,
         conversation: &'a mut Conversation,
         message: impl Into<Message>,
     ) -> impl Future<Output = Outcome> + Send + 'a {
-        self.agent.run(conversation, message.into())
+        start(self, conversation, message.into()).into_future()
     }
 
-    /// Runs one turn, reporting to `observer`; see [`Agent::run_observed`]. The observer is
-    /// called through a reference to `dyn`: one indirect call per observation.
-    pub fn run_observed<'a, O: Observer>(
+    /// One turn to set up, then await or stream; see [`Agent::turn`].
+    pub fn turn<'a>(
         &'a self,
         conversation: &'a mut Conversation,
         message: impl Into<Message>,
-        observer: &'a O,
-    ) -> impl Future<Output = Outcome> + Send + 'a {
-        self.agent.run_observed(conversation, message.into(), observer, O::STREAMS, None)
-    }
-
-    /// Runs one turn, committing each step; see [`Agent::run_committing`]. The committer is
-    /// called through a reference to `dyn`: one allocation per commit.
-    pub fn run_committing<'a, K: Commit>(
-        &'a self,
-        conversation: &'a mut Conversation,
-        message: impl Into<Message>,
-        committer: &'a K,
-    ) -> impl Future<Output = Outcome> + Send + 'a {
-        self.agent.run_committing(conversation, message.into(), committer)
+    ) -> TurnRun<'a, Self, Message, (), (), impl StartsTurn<'a, Self, Message, (), ()>> {
+        start(self, conversation, message.into())
     }
 
     /// Goes on with a suspended turn; see [`Agent::resume`].
@@ -94,27 +90,8 @@ impl BoxedAgent {
         &'a self,
         conversation: &'a mut Conversation,
         approval: Approval,
-    ) -> impl Future<Output = Outcome> + Send + 'a {
-        self.agent.resume(conversation, approval, None)
-    }
-
-    /// Goes on with a suspended turn, committing each step; see [`Agent::resume_committing`].
-    pub fn resume_committing<'a, K: Commit>(
-        &'a self,
-        conversation: &'a mut Conversation,
-        approval: Approval,
-        committer: &'a K,
-    ) -> impl Future<Output = Outcome> + Send + 'a {
-        self.agent.resume(conversation, approval, Some(committer))
-    }
-
-    /// Runs one turn, streamed; see [`Agent::run_stream`].
-    pub fn run_stream<'a>(
-        &'a self,
-        conversation: &'a mut Conversation,
-        message: impl Into<Message>,
-    ) -> impl Stream<Item = StreamEvent> + Send + 'a {
-        self.agent.run_stream(conversation, message.into())
+    ) -> TurnRun<'a, Self, Approval, (), (), impl StartsTurn<'a, Self, Approval, (), ()>> {
+        start(self, conversation, approval)
     }
 }
 
@@ -125,208 +102,172 @@ impl std::fmt::Debug for BoxedAgent {
 }
 
 type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
-type BoxStream<'a, T> = Pin<Box<dyn Stream<Item = T> + Send + 'a>>;
 
-/// [`Agent`]'s run methods, callable through `dyn`.
+/// How an erased turn opens.
+enum DynOpening {
+    Message(Message),
+    Approval(Approval),
+}
+
+/// A turn's observer, its type erased; `None` for one that observes nothing.
+type DynObserver<'a> = Option<(&'a dyn ObserveDyn, bool)>;
+
+/// An agent's turns, callable through `dyn`.
 trait DynAgent: Send + Sync {
-    fn run<'a>(
+    /// A turn: opened, observed, its effects, and, for a session's task, its gate and context.
+    fn turn<'a>(
         &'a self,
         conversation: &'a mut Conversation,
-        message: Message,
-    ) -> BoxFuture<'a, Outcome>;
-
-    /// A turn reporting to `observer`; a session's task passes its gate and context.
-    fn run_observed<'a>(
-        &'a self,
-        conversation: &'a mut Conversation,
-        message: Message,
-        observer: &'a dyn ObserveDyn,
-        streams: bool,
-        task: Option<ErasedTask<'a>>,
-    ) -> BoxFuture<'a, Outcome>;
-
-    fn run_stream<'a>(
-        &'a self,
-        conversation: &'a mut Conversation,
-        message: Message,
-    ) -> BoxStream<'a, StreamEvent>;
-
-    fn run_committing<'a>(
-        &'a self,
-        conversation: &'a mut Conversation,
-        message: Message,
-        committer: &'a dyn CommitDyn,
-    ) -> BoxFuture<'a, Outcome>;
-
-    fn resume<'a>(
-        &'a self,
-        conversation: &'a mut Conversation,
-        approval: Approval,
-        committer: Option<&'a dyn CommitDyn>,
+        opening: DynOpening,
+        observer: DynObserver<'a>,
+        effects: ErasedEffects<'a>,
+        task: Option<(&'a dyn GateDyn, TaskContext)>,
     ) -> BoxFuture<'a, Outcome>;
 }
 
-impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> DynAgent
-    for Agent<M, T, P, A, X>
-{
-    fn run<'a>(
+impl<R: Runs> DynAgent for R {
+    fn turn<'a>(
         &'a self,
         conversation: &'a mut Conversation,
-        message: Message,
+        opening: DynOpening,
+        observer: DynObserver<'a>,
+        effects: ErasedEffects<'a>,
+        task: Option<(&'a dyn GateDyn, TaskContext)>,
     ) -> BoxFuture<'a, Outcome> {
-        Box::pin(Agent::run(self, conversation, message))
-    }
-
-    fn run_observed<'a>(
-        &'a self,
-        conversation: &'a mut Conversation,
-        message: Message,
-        observer: &'a dyn ObserveDyn,
-        streams: bool,
-        task: Option<ErasedTask<'a>>,
-    ) -> BoxFuture<'a, Outcome> {
-        // Whether the model's answer streams is the observer's type's choice, so the erased
-        // observer's type carries it.
-        if streams {
-            Box::pin(erased_turn::<_, _, _, _, _, true>(
-                self,
-                conversation,
-                message,
-                observer,
-                task,
-            ))
-        } else {
-            Box::pin(erased_turn::<_, _, _, _, _, false>(
-                self,
-                conversation,
-                message,
-                observer,
-                task,
-            ))
-        }
-    }
-
-    fn run_stream<'a>(
-        &'a self,
-        conversation: &'a mut Conversation,
-        message: Message,
-    ) -> BoxStream<'a, StreamEvent> {
-        Box::pin(Agent::run_stream(self, conversation, message))
-    }
-
-    fn run_committing<'a>(
-        &'a self,
-        conversation: &'a mut Conversation,
-        message: Message,
-        committer: &'a dyn CommitDyn,
-    ) -> BoxFuture<'a, Outcome> {
-        Box::pin(async move {
-            let committer = ErasedCommit(committer);
-            Agent::run_committing(self, conversation, message, &committer).await
-        })
-    }
-
-    fn resume<'a>(
-        &'a self,
-        conversation: &'a mut Conversation,
-        approval: Approval,
-        committer: Option<&'a dyn CommitDyn>,
-    ) -> BoxFuture<'a, Outcome> {
-        Box::pin(async move {
-            match committer {
-                None => Agent::resume(self, conversation, approval).await,
-                Some(committer) => {
-                    let committer = ErasedCommit(committer);
-                    Agent::resume_committing(self, conversation, approval, &committer).await
+        // A turn that observes nothing and keeps nothing runs as the typed agent's plain turn;
+        // otherwise the observer's type carries whether the model's answer streams.
+        match (observer, effects, task) {
+            (None, ErasedEffects::Plain, None) => match opening {
+                DynOpening::Message(message) => Box::pin(self.open(conversation, message, &(), ())),
+                DynOpening::Approval(approval) => {
+                    Box::pin(self.reopen(conversation, approval, &(), ()))
+                }
+            },
+            (observer, effects, task) => {
+                let (observer, streams) = observer.unwrap_or((&() as &dyn ObserveDyn, false));
+                if streams {
+                    Box::pin(erased::<_, true>(
+                        self,
+                        conversation,
+                        opening,
+                        observer,
+                        effects,
+                        task,
+                    ))
+                } else {
+                    Box::pin(erased::<_, false>(
+                        self,
+                        conversation,
+                        opening,
+                        observer,
+                        effects,
+                        task,
+                    ))
                 }
             }
-        })
+        }
     }
 }
 
-/// A turn of `agent` reporting to an erased observer of the `STREAMS` it had; a session's task
-/// with its erased gate.
-async fn erased_turn<M, T, P, A, X, const STREAMS: bool>(
-    agent: &Agent<M, T, P, A, X>,
+/// A turn of `agent` reporting to an erased observer of the `STREAMS` it had, with erased
+/// effects; a session's task with its erased gate.
+async fn erased<R: Runs, const STREAMS: bool>(
+    agent: &R,
     conversation: &mut Conversation,
-    message: Message,
+    opening: DynOpening,
     observer: &dyn ObserveDyn,
-    task: Option<ErasedTask<'_>>,
-) -> Outcome
-where
-    M: Model,
-    T: ToolSet,
-    P: Pipeline,
-    A: Approver,
-    X: StreamTransformer,
-{
+    effects: ErasedEffects<'_>,
+    task: Option<(&dyn GateDyn, TaskContext)>,
+) -> Outcome {
     let observer = Erased::<STREAMS>(observer);
-    match task {
-        None => agent.observed(conversation, message, &observer, &(), None, &()).await,
-        Some((gate, task, None)) => {
-            let gate = ErasedGate(gate);
-            agent.observed(conversation, message, &observer, &gate, Some(Box::new(task)), &()).await
+    match effects {
+        ErasedEffects::Plain => with(agent, conversation, opening, &observer, (), task).await,
+        ErasedEffects::Committed(committer) => {
+            let committer = ErasedCommit(committer);
+            let effects = Committed(&committer);
+            with(agent, conversation, opening, &observer, effects, task).await
         }
-        Some((gate, task, Some(committer))) => {
-            let (gate, committer) = (ErasedGate(gate), ErasedCommit(committer));
-            let task = Some(Box::new(task));
-            agent.observed(conversation, message, &observer, &gate, task, &committer).await
+        ErasedEffects::Journaled(journal, committer) => {
+            let journal = ErasedJournal(journal);
+            let committer = committer.map(ErasedCommit);
+            let effects = Journaled { journal: &journal, inner: committer.as_ref().map(Committed) };
+            with(agent, conversation, opening, &observer, effects, task).await
         }
     }
 }
 
-/// A session's task, its types erased: its `turn_start` gate, what the turn knows of it, and
-/// the committer of its steps if the session commits.
-type ErasedTask<'a> = (&'a dyn GateDyn, TaskContext, Option<&'a dyn CommitDyn>);
+/// The erased turn with its effects' types known again.
+async fn with<R: Runs, O: Observer, E: Effects>(
+    agent: &R,
+    conversation: &mut Conversation,
+    opening: DynOpening,
+    observer: &O,
+    effects: E,
+    task: Option<(&dyn GateDyn, TaskContext)>,
+) -> Outcome {
+    match (opening, task) {
+        (DynOpening::Message(message), None) => {
+            agent.open(conversation, message, observer, effects).await
+        }
+        (DynOpening::Message(message), Some((gate, task))) => {
+            let gate = ErasedGate(gate);
+            agent.run_task(conversation, message, observer, &gate, task, &effects).await
+        }
+        (DynOpening::Approval(approval), _) => {
+            agent.reopen(conversation, approval, observer, effects).await
+        }
+    }
+}
 
-/// A session runs its tasks on a boxed agent as on a typed one. Each task's turn costs one
-/// allocation for its future, and each of its steps one for the session's `turn_start` hooks,
-/// called through `dyn`.
-impl TaskRunner for BoxedAgent {
-    fn run_task<'a, O: Observer, G: TurnGate, K: Commit>(
+/// An erased agent runs turns as the agent it holds, each through one allocation.
+impl Runs for BoxedAgent {
+    async fn open<'a, O: Observer, E: Effects + 'a>(
+        &'a self,
+        conversation: &'a mut Conversation,
+        message: Message,
+        observer: &'a O,
+        effects: E,
+    ) -> Outcome {
+        let observer = erase_observer(observer);
+        let opening = DynOpening::Message(message);
+        self.agent.turn(conversation, opening, observer, effects.erased(), None).await
+    }
+
+    async fn reopen<'a, O: Observer, E: Effects + 'a>(
+        &'a self,
+        conversation: &'a mut Conversation,
+        approval: Approval,
+        observer: &'a O,
+        effects: E,
+    ) -> Outcome {
+        let observer = erase_observer(observer);
+        let opening = DynOpening::Approval(approval);
+        self.agent.turn(conversation, opening, observer, effects.erased(), None).await
+    }
+
+    fn run_task<'a, O: Observer, G: TurnGate, E: Effects>(
         &'a self,
         conversation: &'a mut Conversation,
         message: Message,
         observer: &'a O,
         gate: &'a G,
         task: TaskContext,
-        committer: &'a K,
+        effects: &'a E,
     ) -> impl Future<Output = Outcome> + Send + 'a {
-        let committer = K::COMMITS.then_some(committer as &dyn CommitDyn);
-        let task = Some((gate as &dyn GateDyn, task, committer));
-        self.agent.run_observed(conversation, message, observer, O::STREAMS, task)
+        let observer = Some((observer as &dyn ObserveDyn, O::STREAMS));
+        let opening = DynOpening::Message(message);
+        let task = Some((gate as &dyn GateDyn, task));
+        self.agent.turn(conversation, opening, observer, effects.erased(), task)
+    }
+
+    fn into_boxed(self) -> BoxedAgent {
+        self
     }
 }
 
-/// [`Commit`], callable through `dyn`: a session's committer, for its tasks' turns.
-trait CommitDyn: Sync {
-    fn commit<'a>(&'a self, conversation: &'a Conversation) -> BoxFuture<'a, CommitResult>;
-    fn model_call(&self, call: &ModelCall<'_>);
-}
-
-type CommitResult = Result<(), CommitError>;
-
-impl<K: Commit> CommitDyn for K {
-    fn commit<'a>(&'a self, conversation: &'a Conversation) -> BoxFuture<'a, CommitResult> {
-        Box::pin(Commit::commit(self, conversation))
-    }
-
-    fn model_call(&self, call: &ModelCall<'_>) {
-        Commit::model_call(self, call);
-    }
-}
-
-/// A committer whose type was erased.
-struct ErasedCommit<'k>(&'k dyn CommitDyn);
-
-impl Commit for ErasedCommit<'_> {
-    async fn commit(&self, conversation: &Conversation) -> CommitResult {
-        self.0.commit(conversation).await
-    }
-
-    fn model_call(&self, call: &ModelCall<'_>) {
-        self.0.model_call(call);
-    }
+/// An observer that observes nothing is not called at all.
+fn erase_observer<O: Observer>(observer: &O) -> DynObserver<'_> {
+    (!O::SILENT).then_some((observer as &dyn ObserveDyn, O::STREAMS))
 }
 
 /// [`TurnGate::turn_start`], callable through `dyn`.

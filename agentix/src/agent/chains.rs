@@ -6,7 +6,7 @@ use crate::pipeline::Chain;
 /// Runs one event's chain, skipped at compile time when no hook is on the event. When none of
 /// the event's hooks awaits, the chain runs in place (`$in_place`: no future at all); otherwise in
 /// the loop's own future (no future of its own). No guard of its own: a panic in one of its
-/// hooks unwinds out of the loop to the turn's one guard (`run_observed`), which names the hook.
+/// hooks unwinds out of the loop to the turn's one guard (`conclude`), which names the hook.
 /// The loop holds nothing at these events that the log must keep, so it loses nothing by
 /// unwinding.
 macro_rules! run_chain {

@@ -15,17 +15,17 @@ use crate::turn::Turn;
 use crate::verdict::Feedback;
 use crate::{caught, panic_message};
 
+use super::TurnGate;
 use super::chains::handles;
+use super::effects::Effects;
 use super::render::check_injections;
 use super::step::StepSlot;
 use super::tool_call::Answer;
 use super::{Agent, commit_step, fire, halted};
-use crate::commit::Commit;
 use crate::journal::{JournalError, JournalStep};
-use crate::session::TurnGate;
 
 impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent<M, T, P, A, X> {
-    pub(super) async fn drive<O: Observer, G: TurnGate, K: Commit>(
+    pub(super) async fn drive<O: Observer, G: TurnGate, K: Effects>(
         &self,
         turn: &mut Turn,
         slot: &StepSlot,
@@ -268,7 +268,7 @@ fn final_answer(
 /// A journaled turn's opening — its user message, or the answer it resumed with — as the
 /// journal recorded it: replaying for another message, or with another answer, diverges here.
 #[cold]
-async fn opened_as_recorded<K: Commit>(
+async fn opened_as_recorded<K: Effects>(
     committer: &K,
     turn: &Turn,
     resume: Option<&Resume>,
@@ -287,7 +287,7 @@ async fn opened_as_recorded<K: Commit>(
         ),
     };
     let value = value.unwrap_or_default();
-    let recorded = committer.__rarely(step, Box::pin(std::future::ready(value.clone())));
+    let recorded = committer.rarely(step, Box::pin(std::future::ready(value.clone())));
     let recorded = recorded.await.map_err(Error::Journal)?;
     if recorded != value {
         return Err(Error::Journal(JournalError::Diverged {

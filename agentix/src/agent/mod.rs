@@ -5,22 +5,25 @@ mod chains;
 mod boxed;
 mod builder;
 mod drive;
+pub(crate) mod effects;
 mod model_call;
 mod open_turn;
 mod render;
+pub(crate) mod run;
+mod runs;
 mod step;
 mod tool_call;
 
 pub use boxed::BoxedAgent;
 pub use builder::AgentBuilder;
+pub use run::TurnRun;
+pub use runs::AnyAgent;
+pub(crate) use runs::TurnGate;
 
-use std::future::Future;
+use std::future::{Future, IntoFuture};
 use std::sync::Arc;
 
-use futures::Stream;
-
 use crate::approval::{Approval, Approver, NoApprover, PendingApproval};
-use crate::commit::Commit;
 use crate::context::{AuditSink, CharsPerToken, Counter, DynSummarizer};
 use crate::conversation::{Conversation, Entry, TurnRef};
 use crate::error::{Component, Error};
@@ -29,8 +32,7 @@ use crate::message::{Message, Part, Role};
 use crate::model::{Model, ModelParams};
 use crate::observe::{Observation, Observer, Watched};
 use crate::pipeline::{Chain, Flow, Hooks, Pipeline, hook_panic};
-use crate::session::{TaskContext, TurnGate};
-use crate::stream::StreamEvent;
+use crate::session::TaskContext;
 use crate::tool::{NoTools, ToolSet, ToolSpec};
 use crate::transform::StreamTransformer;
 use crate::turn::Turn;
@@ -38,7 +40,9 @@ use crate::verdict::Halt;
 use crate::{Outcome, caught};
 
 use drive::Resume;
+use effects::Effects;
 use open_turn::OpenTurn;
+use run::StartsTurn;
 
 /// An agent: a model, a fixed set of tools, a static pipeline of hooks, and an approver.
 ///
@@ -123,86 +127,40 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
         conversation: &'a mut Conversation,
         message: impl Into<Message>,
     ) -> impl Future<Output = Outcome> + Send + 'a {
-        self.run_observed(conversation, message, &())
+        run::start(self, conversation, message.into()).into_future()
     }
 
-    /// [`run`](Agent::run), reporting every event and hook decision to `observer`. `Send`, as
-    /// `run` is.
-    pub fn run_observed<'a, O: Observer>(
-        &'a self,
-        conversation: &'a mut Conversation,
-        message: impl Into<Message>,
-        observer: &'a O,
-    ) -> impl Future<Output = Outcome> + Send + 'a {
-        self.observed(conversation, message.into(), observer, &(), None, &())
-    }
-
-    /// [`run`](Agent::run), committing each step through `committer` as it joins the log:
-    /// after `pre`, after each step of tool calls (the assistant message with every call's
-    /// result), after the final answer, and at the turn's end. A failed commit ends the turn
-    /// with [`Error::Commit`]. `Send`, as `run` is.
+    /// One turn to set up, then await: [`run`](Agent::run) with more to say about how it runs
+    /// — [`stream`](TurnRun::stream)ed, [`observe`](TurnRun::observe)d,
+    /// [`commit`](TurnRun::commit)ted to a store step by step, or its effects passed through a
+    /// [`journal`](TurnRun::journal) so that a crash does not repeat them. Each is paid for
+    /// only when asked for; the future is `Send`, as `run`'s is.
     ///
-    /// `agentix_store::Store::committer` gives one for a stored conversation.
-    pub fn run_committing<'a, K: Commit>(
-        &'a self,
-        conversation: &'a mut Conversation,
-        message: impl Into<Message>,
-        committer: &'a K,
-    ) -> impl Future<Output = Outcome> + Send + 'a {
-        self.observed(conversation, message.into(), &(), &(), None, committer)
-    }
-
-    /// [`run`](Agent::run), each effect of the turn — every model call, tool call, approval and
-    /// summary — passing through `journal` as a named [`JournalStep`](crate::JournalStep): a
-    /// journal that recorded them replays them when the turn is run again (after a crash, on
-    /// any worker), calling no model and running no tool whose result it holds. The turn's
-    /// opening is a step too: a replay for another message diverges there.
+    /// ```
+    /// use agentix::{Agent, Conversation, ScriptedModel, StreamEvent};
+    /// use futures::StreamExt;
     ///
-    /// Hooks run again on a replay — they must decide the same way, or the replay diverges
-    /// ([`Error::Journal`] names the step) — except what runs inside a journaled call: the
-    /// `wrap_model` chain's innermost call with the stream transformers, and a tool set's call
-    /// with its per-tool `after_tool` and `tool_error` hooks, are replayed as their recorded
-    /// outcome (a per-tool hook's halt inside a call is not). A journaled turn reports its
-    /// model calls to no committer's audit. `Send`, as `run` is.
-    pub fn run_with<'a, J: crate::Journal>(
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// let agent = Agent::builder(ScriptedModel::new().text("Hello!")).build();
+    /// let mut conversation = Conversation::new();
+    /// let mut events = std::pin::pin!(agent.turn(&mut conversation, "Hi").stream());
+    /// let mut text = String::new();
+    /// while let Some(event) = events.next().await {
+    ///     match event {
+    ///         StreamEvent::Text(delta) => text.push_str(&delta),
+    ///         StreamEvent::Finished(outcome) => assert!(outcome.is_ok()),
+    ///         _ => {}
+    ///     }
+    /// }
+    /// assert_eq!(text, "Hello!");
+    /// # });
+    /// ```
+    pub fn turn<'a>(
         &'a self,
         conversation: &'a mut Conversation,
         message: impl Into<Message>,
-        journal: &'a J,
-    ) -> impl Future<Output = Outcome> + Send + 'a {
-        let message = message.into();
-        async move {
-            let journaled = crate::journal::Journaled { journal, committer: &() };
-            self.observed(conversation, message, &(), &(), None, &journaled).await
-        }
-    }
-
-    /// [`resume`](Agent::resume), the resumed part's effects passing through `journal` as
-    /// [`run_with`](Agent::run_with)'s do.
-    // Written out, not `async fn`: the signature promises `Send`, as `run`'s does.
-    #[allow(clippy::manual_async_fn)]
-    pub fn resume_with<'a, J: crate::Journal>(
-        &'a self,
-        conversation: &'a mut Conversation,
-        approval: Approval,
-        journal: &'a J,
-    ) -> impl Future<Output = Outcome> + Send + 'a {
-        async move {
-            let journaled = crate::journal::Journaled { journal, committer: &() };
-            self.resumed(conversation, approval, &(), &journaled).await
-        }
-    }
-
-    /// [`run_stream`](Agent::run_stream), committing each step through `committer` as
-    /// [`run_committing`](Agent::run_committing) does: a served turn that streams and is stored.
-    pub fn run_stream_committing<'a, K: Commit>(
-        &'a self,
-        conversation: &'a mut Conversation,
-        message: impl Into<Message>,
-        committer: &'a K,
-    ) -> impl Stream<Item = StreamEvent> + Send + 'a {
-        let message = message.into();
-        stream_while!(|queue| self.observed(conversation, message, &queue, &(), None, committer))
+    ) -> TurnRun<'a, Self, Message, (), (), impl StartsTurn<'a, Self, Message, (), ()>> {
+        run::start(self, conversation, message.into())
     }
 
     /// Goes on with a turn the approver suspended ([`Approval::Suspend`]), `approval`
@@ -262,78 +220,57 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
         &'a self,
         conversation: &'a mut Conversation,
         approval: Approval,
-    ) -> impl Future<Output = Outcome> + Send + 'a {
-        self.resumed(conversation, approval, &(), &())
+    ) -> TurnRun<'a, Self, Approval, (), (), impl StartsTurn<'a, Self, Approval, (), ()>> {
+        run::start(self, conversation, approval)
     }
 
-    /// [`resume`](Agent::resume), committing each step through `committer` as
-    /// [`run_committing`](Agent::run_committing) does: the answer is committed with the step
-    /// it lets finish.
-    pub fn resume_committing<'a, K: Commit>(
-        &'a self,
-        conversation: &'a mut Conversation,
-        approval: Approval,
-        committer: &'a K,
-    ) -> impl Future<Output = Outcome> + Send + 'a {
-        self.resumed(conversation, approval, &(), committer)
-    }
-
-    /// [`resume`](Agent::resume), streamed as [`run_stream`](Agent::run_stream) streams a turn.
-    pub fn resume_stream<'a>(
-        &'a self,
-        conversation: &'a mut Conversation,
-        approval: Approval,
-    ) -> impl Stream<Item = StreamEvent> + Send + 'a {
-        stream_while!(|queue| self.resumed(conversation, approval, &queue, &()))
-    }
-
-    // `run_observed` names its future `Send` so that callers take that from its signature: a
+    // `Runs::open` names its future `Send` so that callers take that from its signature: a
     // concrete agent's `async fn` future, checked through, trips rust-lang/rust#100013 ("`Send`
     // is not general enough") on the borrows its onions hold across awaits.
     //
     // A session's task passes its `turn_start` hooks (`gate`) and what the turn knows of the
     // task; a plain turn passes `()`, which costs nothing.
-    pub(crate) async fn observed<O: Observer, G: TurnGate, K: Commit>(
+    pub(crate) async fn observed<O: Observer, G: TurnGate, E: Effects>(
         &self,
         conversation: &mut Conversation,
         message: Message,
         observer: &O,
         gate: &G,
         task: Option<Box<TaskContext>>,
-        committer: &K,
+        effects: E,
     ) -> Outcome {
         check_user_message(&message)?;
         if let Some((turn, pending)) = conversation.pending_approval() {
             return Err(awaiting(turn, pending));
         }
         let mut turn = OpenTurn::open(conversation, message, task);
-        self.conclude(&mut turn, None, observer, gate, committer).await
+        self.conclude(&mut turn, None, observer, gate, &effects).await
     }
 
     /// Goes on with the suspended turn `conversation`'s log ends with, `approval` answering its
     /// waiting call.
-    async fn resumed<O: Observer, K: Commit>(
+    pub(crate) async fn resumed<O: Observer, E: Effects>(
         &self,
         conversation: &mut Conversation,
         approval: Approval,
         observer: &O,
-        committer: &K,
+        effects: E,
     ) -> Outcome {
         let (turn, mut resume) = resumption(conversation, approval)?;
         let state = std::mem::take(&mut resume.suspension.state);
         let mut turn = OpenTurn::reopen(conversation, turn, state);
-        self.conclude(&mut turn, Some(resume), observer, &(), committer).await
+        self.conclude(&mut turn, Some(resume), observer, &(), &effects).await
     }
 
     /// Drives an open turn to its end — or to a suspension — and ends it: `post`, the record of
     /// a failure, the last commit.
-    async fn conclude<O: Observer, G: TurnGate, K: Commit>(
+    async fn conclude<O: Observer, G: TurnGate, E: Effects>(
         &self,
         turn: &mut OpenTurn<'_>,
         resume: Option<Box<Resume>>,
         observer: &O,
         gate: &G,
-        committer: &K,
+        effects: &E,
     ) -> Outcome {
         let watched = Watched::new(observer);
         let observer = &watched;
@@ -342,7 +279,7 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
         let limit = turn.config().turn_timeout;
         let driven = bounded!(
             limit,
-            caught(|| self.drive(&mut turn.turn, &turn.step, observer, gate, committer, resume))
+            caught(|| self.drive(&mut turn.turn, &turn.step, observer, gate, effects, resume))
         );
         let caught = driven.unwrap_or_else(|after| {
             // What was running when time ran out stopped there.
@@ -364,7 +301,7 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
             outcome = observer.failed().and(outcome);
         }
         if let Err(Error::AwaitingApproval { .. }) = outcome {
-            return suspended(outcome, turn, observer, committer).await;
+            return suspended(outcome, turn, observer, effects).await;
         }
         if let Err(error) = &outcome {
             // A step the loop left midway (it unwound) joins the log, every call answered.
@@ -387,35 +324,21 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
         turn.finish();
         // The turn's end: what `post` produced, or the record of how the turn failed. A failed
         // commit is the turn's error whatever ended it: the store is behind the log.
-        if K::COMMITS
-            && let Err(error) = commit_end(committer, turn).await
+        if E::COMMITS
+            && let Err(error) = commit_end(effects, turn).await
         {
             outcome = Err(error);
         }
         // Told once the turn is committed: a stream's `Finished` comes after its last commit.
         observer.observe(&Observation::TurnEnded { turn: turn.turn_ref(), outcome: &outcome });
         if observer_failed(&mut outcome, turn, observer)
-            && K::COMMITS
-            && let Err(error) = commit_end(committer, turn).await
+            && E::COMMITS
+            && let Err(error) = commit_end(effects, turn).await
         {
             // The observer panicked at hearing that the turn ended: the log says so too.
             outcome = Err(error);
         }
         outcome
-    }
-
-    /// [`run`](Agent::run), streamed: the model's text arrives as it is generated (through the
-    /// stream transformers), with every event and hook decision, ending with
-    /// [`StreamEvent::Finished`]. It is the same loop as `run`: every hook fires the same way on
-    /// both. Dropping the stream midway cancels the turn and leaves the log consistent. The
-    /// stream is `Send`, as `run`'s future is.
-    pub fn run_stream<'a>(
-        &'a self,
-        conversation: &'a mut Conversation,
-        message: impl Into<Message>,
-    ) -> impl Stream<Item = StreamEvent> + Send + 'a {
-        let message = message.into();
-        stream_while!(|queue| self.run_observed(conversation, message, &queue))
     }
 }
 
@@ -444,16 +367,16 @@ fn resumption(
 /// Ends the run of a turn the approver suspended: no `post` (the turn has not ended; it runs
 /// when the resumed turn does), the suspended step committed, observers told.
 #[cold]
-async fn suspended<K: Commit>(
+async fn suspended<E: Effects>(
     mut outcome: Outcome,
     turn: &mut OpenTurn<'_>,
     observer: &impl Observer,
-    committer: &K,
+    effects: &E,
 ) -> Outcome {
     // Ended here: a drop while the step commits leaves the log as it is, suspended.
     turn.finish();
-    if K::COMMITS
-        && let Err(error) = commit_end(committer, turn).await
+    if E::COMMITS
+        && let Err(error) = commit_end(effects, turn).await
     {
         outcome = Err(error);
     }
@@ -484,18 +407,18 @@ fn awaiting(turn: TurnRef, pending: &PendingApproval) -> Error {
     Error::AwaitingApproval { turn, pending: Box::new(pending.clone()) }
 }
 
-/// Commits the turn's log through `committer`: what joined the log since its last commit.
-/// Inside the loop, whose panic guard names the committer if it panics.
-pub(super) async fn commit_step<K: Commit>(committer: &K, turn: &mut Turn) -> Result<(), Error> {
+/// Commits the turn's log through `effects`: what joined the log since its last commit.
+/// Inside the loop, whose panic guard names the effects if it panics.
+pub(super) async fn commit_step<E: Effects>(effects: &E, turn: &mut Turn) -> Result<(), Error> {
     turn.running_component = Some(Component::Committer);
-    let committed = committer.commit(turn.conversation()).await;
+    let committed = effects.commit(turn.conversation()).await;
     turn.running_component = None;
     committed.map_err(Error::Commit)
 }
 
 /// [`commit_step`] at the turn's end, outside the loop's guard: under a guard of its own.
-async fn commit_end<K: Commit>(committer: &K, turn: &mut Turn) -> Result<(), Error> {
-    match caught(|| committer.commit(turn.conversation())).await {
+async fn commit_end<E: Effects>(effects: &E, turn: &mut Turn) -> Result<(), Error> {
+    match caught(|| effects.commit(turn.conversation())).await {
         Ok(result) => result.map_err(Error::Commit),
         Err(payload) => Err(component_panicked(Component::Committer, payload)),
     }

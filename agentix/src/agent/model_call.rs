@@ -7,8 +7,9 @@ use futures::StreamExt;
 
 use std::time::{Duration, Instant};
 
+use super::effects::Effects;
 use crate::approval::Approver;
-use crate::commit::{Commit, ModelCall};
+use crate::commit::ModelCall;
 use crate::context::AuditSink;
 use crate::error::Error;
 use crate::event::EventKind;
@@ -34,7 +35,7 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
     /// Calls the model through the `wrap_model` hooks. Besides the answer, what every call the
     /// model answered cost — a wrap hook may call it more than once, or fail after it answered.
     /// A committer hears of each call ([`Commit::model_call`]).
-    pub(super) async fn call_model<O: Observer, K: Commit>(
+    pub(super) async fn call_model<O: Observer, K: Effects>(
         &self,
         request: &ModelRequest,
         turn: &Turn,
@@ -100,7 +101,7 @@ struct CallModel<'a, M, O, X, K> {
     calls: AtomicU32,
 }
 
-impl<M: Model, O: Observer, X: StreamTransformer, K: Commit> NextModel
+impl<M: Model, O: Observer, X: StreamTransformer, K: Effects> NextModel
     for CallModel<'_, M, O, X, K>
 {
     async fn call(&self, request: &ModelRequest) -> Result<ModelResponse, ModelError> {
@@ -118,8 +119,7 @@ impl<M: Model, O: Observer, X: StreamTransformer, K: Commit> NextModel
         let started = K::COMMITS.then(Instant::now);
         // Through the journal, if the turn has one: the model's own answer or error is
         // recorded, and a replay returns it without calling the model.
-        let answer =
-            || self.committer.__answer(&self.calls, limit, self.turn, self.answer(request));
+        let answer = || self.committer.answer(&self.calls, limit, self.turn, self.answer(request));
         // A journal bounds the call itself, to record the timeout as the call's outcome.
         let outer = if K::JOURNALS { None } else { limit };
         let result = match bounded!(outer, caught(answer)) {
@@ -137,7 +137,7 @@ impl<M: Model, O: Observer, X: StreamTransformer, K: Commit> NextModel
     }
 }
 
-impl<M: Model, O: Observer, X: StreamTransformer, K: Commit> CallModel<'_, M, O, X, K> {
+impl<M: Model, O: Observer, X: StreamTransformer, K: Effects> CallModel<'_, M, O, X, K> {
     /// The model's answer, its text through the stream transformers: streamed piece by piece
     /// when the observer wants the pieces, whole otherwise — assembled the same way either way.
     async fn answer(&self, request: &ModelRequest) -> Result<ModelResponse, ModelError> {

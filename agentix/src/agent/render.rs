@@ -4,7 +4,7 @@ use crate::approval::Approver;
 use crate::caught;
 use std::ops::Range;
 
-use crate::commit::Commit;
+use super::effects::Effects;
 use crate::context::{DynSummarizer, MESSAGE_OVERHEAD, TokenCounter, Units};
 use crate::conversation::Entry;
 use crate::error::{Component, Error};
@@ -27,7 +27,7 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
     /// cache holds across turns. Compaction drops the oldest earlier turns, then the oldest
     /// steps, whole, until the request fits `context_budget - injection_reserve`; with a
     /// summarizer, what it drops is replaced by a summary.
-    pub(super) async fn render<D: Commit>(
+    pub(super) async fn render<D: Effects>(
         &self,
         turn: &mut Turn,
         retry: Option<&Retry>,
@@ -204,7 +204,7 @@ fn summary_message(text: &str) -> Message {
 
 /// `earlier`, the summary so far, with the messages of the log's `dropped` entries folded in.
 /// A panic in the summarizer ends the turn, naming it.
-async fn summarize<D: Commit>(
+async fn summarize<D: Effects>(
     turn: &Turn,
     summarizer: &dyn DynSummarizer,
     earlier: Option<&str>,
@@ -217,7 +217,7 @@ async fn summarize<D: Commit>(
         // Through the journal: a replay does not summarize again.
         let step = JournalStep::Summary { turn: turn.turn_ref(), through };
         let summary =
-            || committer.__rarely(step, summarizer.summarize_boxed(earlier, &dropped, turn));
+            || committer.rarely(step, summarizer.summarize_boxed(earlier, &dropped, turn));
         return match caught(summary).await {
             Ok(summary) => summary.map_err(Error::Journal),
             Err(payload) => Err(component_panicked(Component::Summarizer, payload)),

@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use std::sync::atomic::AtomicU32;
 
+use super::effects::Effects;
 use crate::approval::{Approval, Approver, PendingApproval};
-use crate::commit::Commit;
 use crate::error::Error;
 use crate::event::EventKind;
 use crate::hook::NextTool;
@@ -36,7 +36,7 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
     /// decides the call that waited. If the approver suspends a call, the step stays in the log
     /// as it stands, to resume.
     #[allow(clippy::too_many_arguments)]
-    pub(super) async fn run_tools<O: Observer, D: Commit>(
+    pub(super) async fn run_tools<O: Observer, D: Effects>(
         &self,
         message: AssistantMessage,
         results: Option<Vec<ToolResult>>,
@@ -79,7 +79,7 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
     /// `after_tool` and `tool_error` hooks then edit it: the result is not moved again). An
     /// error ends the turn; the call has a result if the tool ran. A call `answered` was
     /// escalated before its turn was suspended: the answer decides it, not `before_tool`.
-    async fn run_tool_call<O: Observer, D: Commit>(
+    async fn run_tool_call<O: Observer, D: Effects>(
         &self,
         index: usize,
         step: &mut StepInFlight<'_, P::Kept>,
@@ -206,7 +206,7 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
     /// The approver's answer to a call `hook` escalated — through the journal, if the turn has
     /// one (a replay does not ask again) — and what it does to the call: `Some` refuses it, by
     /// whom and why. A suspension ends the turn, but in a session's task.
-    async fn escalated<O: Observer, D: Commit>(
+    async fn escalated<O: Observer, D: Effects>(
         &self,
         call: &mut ToolCall,
         hook: &'static str,
@@ -236,7 +236,7 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
                 hook: hook.to_owned(),
                 reason: escalation.reason.clone(),
             };
-            let review = committer.__approval(step, &waiting, Box::pin(review));
+            let review = committer.approval(step, &waiting, Box::pin(review));
             review.await.map_err(Error::Journal)?
         } else {
             review.await
@@ -350,7 +350,7 @@ impl<C: Chain, O: Observer> OutputHooks for InCall<'_, C, O> {
     }
 }
 
-impl<T: ToolSet, K: Keep, C: Chain, O: Observer, D: Commit> NextTool
+impl<T: ToolSet, K: Keep, C: Chain, O: Observer, D: Effects> NextTool
     for CallTool<'_, T, K, C, O, D>
 {
     async fn call(&self, call: &ToolCall) -> ToolResult {
@@ -361,7 +361,7 @@ impl<T: ToolSet, K: Keep, C: Chain, O: Observer, D: Commit> NextTool
         // Through the journal, if the turn has one: a replay returns the result recorded.
         let run = || {
             let result = self.tools.call_hooked(call, self.turn, &self.hooks);
-            self.committer.__tool(&self.attempts, self.turn, call, result)
+            self.committer.tool(&self.attempts, self.turn, call, result)
         };
         let result = match caught(run).await {
             Ok(Some(result)) => result,

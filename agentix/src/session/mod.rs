@@ -32,20 +32,19 @@
 //! least once when one is.
 
 pub(crate) mod hooks;
+mod run;
 mod runner;
 mod submit_plan;
 mod task;
 
-use std::future::Future;
 use std::sync::Arc;
-
-use futures::Stream;
 
 pub use hooks::{
     OnAllTasksComplete, OnPlanComplete, OnPlanSubmit, OnSessionEnd, OnSessionStart, OnTaskComplete,
     OnTaskStart, OnTurnStart, RegisterSession, SessionChain, SessionHook, Then,
 };
-pub use runner::{TaskContext, TaskRunner, TurnGate};
+pub use run::SessionRun;
+pub(crate) use runner::TaskContext;
 pub use submit_plan::{ProposedPlan, ProposedTask, SubmitPlan, SubmitPlanError};
 pub use task::{
     FollowUp, Plan, PlanId, PlanProgress, PlanReport, QueuedTask, SessionState, Task, TaskId,
@@ -54,8 +53,9 @@ pub use task::{
 
 pub(crate) use submit_plan::PlanInbox;
 
+use crate::agent::AnyAgent;
+use crate::agent::effects::Effects;
 use crate::caught;
-use crate::commit::Commit;
 use crate::conversation::{Conversation, TurnRef};
 use crate::error::Component;
 use crate::error::Error;
@@ -63,7 +63,7 @@ use crate::event::{Event, EventKind, Forbidden};
 use crate::message::{AssistantMessage, Message};
 use crate::observe::{Observation, Observer, Watched};
 use crate::pipeline::Flow;
-use crate::stream::StreamEvent;
+use run::StartsSession;
 
 use runner::Gate;
 
@@ -207,7 +207,7 @@ pub struct SessionBuilder<R, S = ()> {
     max_follow_ups: u32,
 }
 
-impl<R: TaskRunner> Session<R> {
+impl<R: AnyAgent> Session<R> {
     /// A builder for a session running its tasks on `agent` (an [`Agent`](crate::Agent), a
     /// reference to one, or an `Arc`).
     pub fn builder(agent: R) -> SessionBuilder<R> {
@@ -261,7 +261,7 @@ impl<R, S> SessionBuilder<R, S> {
     }
 }
 
-impl<R: TaskRunner, S: SessionChain> Session<R, S> {
+impl<R: AnyAgent, S: SessionChain> Session<R, S> {
     /// Queues a task on its own (no plan); it runs after the tasks queued before it. A
     /// session that has ended (or is ending: a run dropped during `session_end`) takes no more
     /// work: [`Error::SessionEnded`], and the task is not queued.
@@ -307,52 +307,22 @@ impl<R: TaskRunner, S: SessionChain> Session<R, S> {
     }
 
     /// Runs the queued tasks in order until the queue is empty and `all_tasks_complete` adds
-    /// nothing, then ends the session (`session_end`). Returns the tasks that ended in this
-    /// run, or the error of the session hook that ended it. A session that ended runs no more:
+    /// nothing, then ends the session (`session_end`): `.await` it for the tasks that ended in
+    /// this run, or the error of the session hook that ended it — or first
+    /// [`stream`](SessionRun::stream), [`observe`](SessionRun::observe) or
+    /// [`commit`](SessionRun::commit) it. A session that ended runs no more:
     /// [`Error::SessionEnded`].
-    pub fn run(&mut self) -> impl Future<Output = Result<Vec<TaskReport>, Error>> + Send + '_ {
-        self.observed(&(), &())
+    pub fn run(&mut self) -> SessionRun<'_, R, S, (), (), impl StartsSession<'_, R, S, (), ()>> {
+        run::start(self)
     }
 
-    /// [`run`](Session::run), committing through `committer`: each task's turn step by step,
-    /// as [`Agent::run_committing`](crate::Agent::run_committing) commits a turn, and the
-    /// session's state ([`Commit::commit_session`]) after its start, as each task starts its
-    /// turn and after it ends, when follow-up work is queued, and as it ends. A failed commit —
-    /// a task's turn's or the session's — stops the session as a session hook's failure does
-    /// (the tasks left end `cancelled`, `session_end` fires), and `run` returns
-    /// [`Error::Commit`] (or [`Error::ComponentPanicked`] if the committer panicked). A session
-    /// whose end failed to commit commits it at its next run (which then says
-    /// [`Error::SessionEnded`]).
-    pub fn run_committing<'a, K: Commit>(
-        &'a mut self,
-        committer: &'a K,
-    ) -> impl Future<Output = Result<Vec<TaskReport>, Error>> + Send + 'a {
-        self.observed(&(), committer)
-    }
-
-    /// [`run`](Session::run), reporting the session's events ([`Observation::Session`]) and
-    /// every turn's events to `observer`.
-    pub fn run_observed<'a, O: Observer>(
-        &'a mut self,
-        observer: &'a O,
-    ) -> impl Future<Output = Result<Vec<TaskReport>, Error>> + Send + 'a {
-        self.observed(observer, &())
-    }
-
-    /// [`run`](Session::run), streamed: the session's events ([`StreamEvent::Session`]) and
-    /// each task's turn's stream events, in order, ending with
-    /// [`SessionEvent::RunEnded`]. Dropping the stream midway is dropping `run`.
-    pub fn run_stream(&mut self) -> impl Stream<Item = StreamEvent> + Send + '_ {
-        stream_while!(|queue| self.observed(&queue, &()))
-    }
-
-    async fn observed<O: Observer, K: Commit>(
+    pub(super) async fn observed<O: Observer, E: Effects>(
         &mut self,
         observer: &O,
-        committer: &K,
+        effects: E,
     ) -> Result<Vec<TaskReport>, Error> {
         let watched = Watched::new(observer);
-        let result = self.run_tasks(&watched, committer).await;
+        let result = self.run_tasks(&watched, &effects).await;
         if O::STREAMS || !O::SILENT {
             let result = result.clone();
             watched.observe(&Observation::Session(&SessionEvent::RunEnded { result }));
@@ -360,27 +330,27 @@ impl<R: TaskRunner, S: SessionChain> Session<R, S> {
         result
     }
 
-    async fn run_tasks<O: Observer, K: Commit>(
+    async fn run_tasks<O: Observer, E: Effects>(
         &mut self,
         observer: &Watched<'_, O>,
-        committer: &K,
+        effects: &E,
     ) -> Result<Vec<TaskReport>, Error> {
         if self.state.ended {
             // A run dropped (or failed) at committing the end commits it now.
             if !self.state.end_committed {
-                self.commit_session(committer).await?;
+                self.commit_session(effects).await?;
                 self.state.end_committed = true;
             }
             return Err(Error::SessionEnded);
         }
         if !self.state.ending {
-            self.run_queue(observer, committer).await;
+            self.run_queue(observer, effects).await;
             self.state.ending = true;
         }
         emit(observer, || SessionEvent::Ended);
         let end = settle(self.hooks.session_end(&self.state, observer).await);
         self.state.ended = true;
-        let committed = self.commit_session(committer).await;
+        let committed = self.commit_session(effects).await;
         self.state.end_committed = committed.is_ok();
         let end = end.and(committed);
         match (&self.state.stopped, end.and(observer.failed())) {
@@ -398,11 +368,7 @@ impl<R: TaskRunner, S: SessionChain> Session<R, S> {
     /// Everything before `session_end`: `session_start`, what a dropped run left, the queue
     /// until it is empty and `all_tasks_complete` adds nothing, or until a session hook stops
     /// the session, whose tasks left then end `cancelled`.
-    async fn run_queue<O: Observer, K: Commit>(
-        &mut self,
-        observer: &Watched<'_, O>,
-        committer: &K,
-    ) {
+    async fn run_queue<O: Observer, E: Effects>(&mut self, observer: &Watched<'_, O>, effects: &E) {
         if !self.state.started {
             emit(observer, || SessionEvent::Started);
             let started = settle(self.hooks.session_start(&self.state, observer).await);
@@ -418,15 +384,15 @@ impl<R: TaskRunner, S: SessionChain> Session<R, S> {
         } else {
             self.review_plans(observer).await;
         }
-        self.commit_and_stop_on(committer).await;
+        self.commit_and_stop_on(effects).await;
         // An observer that panicked ends the session, as it ends a turn: it hears nothing more.
         while self.state.stopped.is_none() && observer.failed().is_ok() {
             match self.state.queue.pop_front() {
-                Some(task) => self.run_task(task, observer, committer).await,
+                Some(task) => self.run_task(task, observer, effects).await,
                 None if self.follow_up(observer).await => {}
                 None => break,
             }
-            self.commit_and_stop_on(committer).await;
+            self.commit_and_stop_on(effects).await;
         }
         self.stop_on(observer.failed());
         if let Some(error) = self.state.stopped.clone() {
@@ -443,22 +409,22 @@ impl<R: TaskRunner, S: SessionChain> Session<R, S> {
             // The session has its cause: a hook's halt as it winds down is not another.
             self.deliver(observer).await;
             // The store sees the tasks cancelled before `session_end` runs.
-            self.commit_and_stop_on(committer).await;
+            self.commit_and_stop_on(effects).await;
         }
     }
 
     /// Commits the session's state, if the run commits; a failed commit stops the session.
-    async fn commit_and_stop_on<K: Commit>(&mut self, committer: &K) {
-        let committed = self.commit_session(committer).await;
+    async fn commit_and_stop_on<E: Effects>(&mut self, effects: &E) {
+        let committed = self.commit_session(effects).await;
         self.stop_on(committed);
     }
 
     /// Commits the session's state, if the run commits.
-    async fn commit_session<K: Commit>(&self, committer: &K) -> Result<(), Error> {
-        if !K::COMMITS {
+    async fn commit_session<E: Effects>(&self, effects: &E) -> Result<(), Error> {
+        if !E::COMMITS {
             return Ok(());
         }
-        let committed = caught(|| committer.commit_session(&self.state)).await;
+        let committed = caught(|| effects.commit_session(&self.state)).await;
         match committed {
             Ok(result) => result.map_err(Error::Commit),
             Err(payload) => Err(Error::ComponentPanicked {
@@ -479,11 +445,11 @@ impl<R: TaskRunner, S: SessionChain> Session<R, S> {
 
     /// One task: `task_start`, its turn, the plans it submitted, `task_complete`. A session
     /// hook's halt or failure stops the session.
-    async fn run_task<O: Observer, K: Commit>(
+    async fn run_task<O: Observer, E: Effects>(
         &mut self,
         mut task: QueuedTask,
         observer: &O,
-        committer: &K,
+        effects: &E,
     ) {
         let (id, plan) = (task.id(), task.plan());
         self.state.running = Some(Running::new(task.clone(), self.state.steps()));
@@ -524,7 +490,7 @@ impl<R: TaskRunner, S: SessionChain> Session<R, S> {
             pending: Box::new(pending.clone()),
         });
         let ready = waiting.map_or(Ok(()), Err);
-        if let Err(error) = ready.and(self.commit_session(committer).await) {
+        if let Err(error) = ready.and(self.commit_session(effects).await) {
             let running = self.state.running.as_mut().expect("the task is running");
             running.ended = Some(Ended::cancelled(error.to_string(), None));
             self.stop_on(Err(error));
@@ -546,7 +512,7 @@ impl<R: TaskRunner, S: SessionChain> Session<R, S> {
         let message = Message::user(task.task.prompt);
         let conversation = &mut self.conversation;
         let outcome =
-            self.agent.run_task(conversation, message, observer, &gate, context, committer).await;
+            self.agent.run_task(conversation, message, observer, &gate, context, effects).await;
         let (ended, stop) = match outcome {
             Ok(answer) => (Ended::succeeded(answer, turn), None),
             Err(error) if ends_the_session(&error) => {

@@ -1,5 +1,6 @@
 //! Rule 9: every attribute word, in any order: `name` and `when` take effect.
 
+use std::future::IntoFuture;
 use agentix::{Agent, AssistantMessage, Conversation, Observation, ScriptedModel, Turn, Verdict, hook};
 use agentix::event::AfterModel;
 
@@ -35,7 +36,7 @@ fn main() {
             names.lock().unwrap().push(hook.to_string());
         }
     };
-    let reply = futures::executor::block_on(agent.run_observed(&mut Conversation::new(), "hi", &observer)).unwrap();
+    let reply = futures::executor::block_on(agent.turn(&mut Conversation::new(), "hi").observe(&observer).into_future()).unwrap();
     assert_eq!(reply.joined_text(), "a longer answer");
     // `too_short` ran only while the answer was short: once to retry, then skipped by `when`.
     assert_eq!(*names.lock().unwrap(), ["greeter", "note", "length_guard", "length_guard"]);

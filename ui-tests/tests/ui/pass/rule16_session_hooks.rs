@@ -3,6 +3,7 @@
 //! `task_start`, `turn_start` and `plan_submit`, ESCALATE at `turn_start`, ENQUEUE at
 //! `all_tasks_complete`, HALT everywhere.
 
+use std::future::IntoFuture;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use agentix::event::{AllTasksComplete, PlanSubmit, TaskStart, TurnStart};
@@ -84,7 +85,7 @@ fn main() {
     session.submit_plan(Plan::new(["two", "the secret"])).unwrap();
     // A hook's timeout needs tokio's time driver.
     let runtime = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();
-    let reports = runtime.block_on(session.run()).unwrap();
+    let reports = runtime.block_on(session.run().into_future()).unwrap();
     let statuses: Vec<TaskStatus> = reports.iter().map(|report| report.status).collect();
     assert_eq!(
         statuses,

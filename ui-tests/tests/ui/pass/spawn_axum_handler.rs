@@ -1,5 +1,5 @@
 //! A turn is `Send`: a typed agent with hooks serves inside `axum` handlers — `run` in a JSON
-//! handler, `run_stream` in a Server-Sent Events handler — on a multi-thread runtime.
+//! handler, a streamed turn in a Server-Sent Events handler — on a multi-thread runtime.
 
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -58,7 +58,7 @@ fn main() {
                 let conversation = Arc::clone(&conversation).lock_owned().await;
                 tokio::spawn(async move {
                     let mut conversation = conversation;
-                    let mut turn = std::pin::pin!(stream_agent.run_stream(&mut conversation, message));
+                    let mut turn = std::pin::pin!(stream_agent.turn(&mut conversation, message).stream());
                     while let Some(event) = turn.next().await {
                         let data = match event {
                             StreamEvent::Text(text) => text,

@@ -35,7 +35,7 @@ async fn main() {
         use futures::StreamExt;
         let mut session = Session::builder(boxed).hook(pace).build();
         session.enqueue("three").unwrap();
-        session.run_stream().count().await
+        session.run().stream().count().await
     });
     assert!(streamed.await.unwrap() > 3);
 }
