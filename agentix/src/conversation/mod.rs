@@ -248,6 +248,8 @@ impl Entry {
 #[derive(Debug, Default, Serialize, Deserialize)]
 #[serde(try_from = "Stored")]
 pub struct Conversation {
+    /// The stored form's version, [`Conversation::FORMAT`], written first.
+    format: Format,
     /// Its id where it is kept (a store's key): what tools' idempotency keys start with.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     id: Option<String>,
@@ -264,9 +266,22 @@ pub struct Conversation {
     saved: usize,
 }
 
+/// Writes the stored form's version: [`Conversation::FORMAT`].
+#[derive(Debug, Default)]
+struct Format;
+
+impl Serialize for Format {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_u32(Conversation::FORMAT)
+    }
+}
+
 /// A conversation as stored, before its log is checked.
 #[derive(Deserialize)]
 struct Stored {
+    /// Written before the stored form had a version: the first.
+    #[serde(default = "first_format")]
+    format: u32,
     #[serde(default)]
     id: Option<String>,
     config: Config,
@@ -276,17 +291,51 @@ struct Stored {
     scope: Scope,
 }
 
-impl TryFrom<Stored> for Conversation {
-    type Error = InvalidLog;
+fn first_format() -> u32 {
+    1
+}
 
-    fn try_from(stored: Stored) -> Result<Self, InvalidLog> {
-        let Stored { id, config, log, turns, scope } = stored;
+impl TryFrom<Stored> for Conversation {
+    type Error = NotLoaded;
+
+    fn try_from(stored: Stored) -> Result<Self, NotLoaded> {
+        let Stored { format, id, config, log, turns, scope } = migrate(stored)?;
+        debug_assert_eq!(format, Conversation::FORMAT);
         let conversation = Conversation::from_parts(config, log, turns, scope)?;
         Ok(Conversation { id, ..conversation })
     }
 }
 
+/// Brings a conversation stored in an earlier format to the current one, a format at a time.
+/// A change to the stored form raises [`Conversation::FORMAT`] and adds its step here, with a
+/// fixture of the format before it that must go on loading (`tests/fixtures/stored/`).
+fn migrate(stored: Stored) -> Result<Stored, NotLoaded> {
+    match stored.format {
+        Conversation::FORMAT => Ok(stored),
+        format => Err(NotLoaded::Format { format }),
+    }
+}
+
+/// Why a stored conversation does not load.
+#[derive(Debug, thiserror::Error)]
+enum NotLoaded {
+    /// Written in a format this agentix does not read: a newer one, or none there ever was.
+    #[error(
+        "the conversation is stored in format {format}; this agentix reads formats 1 to {}",
+        Conversation::FORMAT
+    )]
+    Format { format: u32 },
+    /// Its log breaks a rule.
+    #[error(transparent)]
+    Log(#[from] InvalidLog),
+}
+
 impl Conversation {
+    /// The version of the stored form (what serde writes of a conversation, and each entry's
+    /// form within it), written as its `format` field. A conversation written in an earlier
+    /// format is migrated as it loads; one written without the field is of format 1.
+    pub const FORMAT: u32 = 1;
+
     /// An empty conversation with the default config.
     pub fn new() -> Self {
         Conversation::default()
@@ -308,7 +357,16 @@ impl Conversation {
     ) -> Result<Self, InvalidLog> {
         validate::validate_log(&log, turns)?;
         let saved = log.len();
-        Ok(Conversation { id: None, config, log, turns, scope, ledger: Ledger::default(), saved })
+        Ok(Conversation {
+            format: Format,
+            id: None,
+            config,
+            log,
+            turns,
+            scope,
+            ledger: Ledger::default(),
+            saved,
+        })
     }
 
     /// This conversation, known as `id` where it is kept: a store's key. Tools' idempotency

@@ -1,0 +1,268 @@
+//! The stored form of a conversation: what serde writes of it — every kind of log entry, its
+//! config, its scope — is pinned by a committed fixture per format (`tests/fixtures/stored/`).
+//! Today's code writes exactly the current fixture; every fixture, of every format, loads
+//! forever. A change to the stored form therefore fails here until it raises
+//! `Conversation::FORMAT`, adds a migration from the format before, and adds its own fixture.
+
+use std::time::Duration;
+
+use agentix::event::{AfterModel, BeforeModel, BeforeTool, Pre};
+use agentix::session::{Session, Task};
+use agentix::{
+    Agent, Approval, Config, Conversation, Entry, Error, Message, ModelError, ModelRequest, Part,
+    ScopeValue, ScriptedModel, Summarizer, ToolCall, Turn, Verdict, hook,
+};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use tests::Weather;
+
+/// Every format's fixture, oldest first; the last is the current format's.
+const FIXTURES: [(u32, &str); 1] =
+    [(1, include_str!("../fixtures/stored/conversation-format-1.json"))];
+
+/// The user, kept in the scope.
+#[derive(Serialize, Deserialize)]
+struct User {
+    name: String,
+}
+
+impl ScopeValue for User {
+    const KEY: &'static str = "user";
+}
+
+#[hook(pre, durable)]
+async fn profile(turn: &mut Turn) -> Verdict<Pre> {
+    turn.inject("The user prefers Celsius.");
+    Verdict::Continue
+}
+
+#[hook(pre, parallel, on_error = skip)]
+async fn flaky_index(_turn: &Turn) -> String {
+    panic!("the index is offline")
+}
+
+#[hook(post, durable)]
+async fn remember(outcome: &agentix::Outcome, turn: &mut Turn) {
+    if outcome.is_ok() {
+        turn.inject("Remembered the answer.");
+    }
+}
+
+/// Halts the turn that asks for the forbidden.
+#[hook(before_model)]
+async fn guard(_request: &mut ModelRequest, turn: &mut Turn) -> Verdict<BeforeModel> {
+    if turn.user_message().text().contains("forbidden") {
+        Verdict::halt("not discussed")
+    } else {
+        Verdict::Continue
+    }
+}
+
+/// Sends a person every deletion.
+#[hook(before_tool)]
+async fn ask_first(call: &mut ToolCall) -> Verdict<BeforeTool> {
+    if call.name == "get_weather" && call.arguments["city"] == "Delete" {
+        Verdict::escalate("a person decides")
+    } else {
+        Verdict::Continue
+    }
+}
+
+/// Accepts every answer: the fixture's agent has a hook at every content event.
+#[hook(after_model)]
+async fn accept(_message: &agentix::AssistantMessage) -> Verdict<AfterModel> {
+    Verdict::Continue
+}
+
+/// Summarizes what compaction drops, by count.
+struct Count;
+
+impl Summarizer for Count {
+    async fn summarize(&self, earlier: Option<&str>, dropped: &[Message], _: &Turn) -> String {
+        format!("{} and {} messages more", earlier.unwrap_or("nothing"), dropped.len())
+    }
+}
+
+/// A conversation holding every kind of entry, made by the real loop: durable `pre` and `post`
+/// output, a skipped parallel hook, tool calls and their results, a halt, a failure, a
+/// suspension and its resumption, a session's task, a summary; a config and a scope of its own.
+async fn every_entry() -> Conversation {
+    let model = ScriptedModel::new()
+        // Turn 1: a tool call, then the answer.
+        .tool_call("get_weather", json!({ "city": "Oslo" }))
+        .text("Sunny in Oslo.")
+        // Turn 3: the model fails.
+        .error(ModelError::Transport("connection reset".into()))
+        // Turn 4: a call that waits for a person, then the answer.
+        .tool_call("get_weather", json!({ "city": "Delete" }))
+        .text("Done.")
+        // Turn 5: a session's task.
+        .text("Tasked.")
+        // Turn 6: answered with the older turns summarized.
+        .text("Summarized.");
+    let agent = Agent::builder(model)
+        .tool(Weather::default())
+        .hook(profile)
+        .hook(flaky_index)
+        .hook(guard)
+        .hook(accept)
+        .hook(ask_first)
+        .hook(remember)
+        .approver(|_: ToolCall, _: agentix::Escalation| async { Approval::Suspend })
+        .summarizer(Count)
+        .build();
+    let config = Config {
+        max_steps: 8,
+        max_retries: 2,
+        tool_timeout: Some(Duration::from_millis(1_500)),
+        model_timeout: Some(Duration::from_secs(30)),
+        turn_timeout: Some(Duration::from_nanos(90_000_000_250)),
+        ..Config::default()
+    };
+    let scope = agentix::Scope::new().with(User { name: "Ada".into() });
+    let mut conversation = Conversation::with_config(config).with_id("c-1").with_scope(scope);
+
+    agent.run(&mut conversation, "Weather in Oslo?").await.unwrap();
+    assert!(matches!(
+        agent.run(&mut conversation, "Tell me the forbidden.").await,
+        Err(Error::Halted { .. })
+    ));
+    assert!(agent.run(&mut conversation, "Again?").await.is_err());
+    assert!(matches!(
+        agent.run(&mut conversation, "Delete it.").await,
+        Err(Error::AwaitingApproval { .. })
+    ));
+    let edited = ToolCall::new("call_2", "get_weather", json!({ "city": "Bergen" }));
+    agent.resume(&mut conversation, Approval::Edit(edited)).await.unwrap();
+
+    let mut session = Session::builder(&agent).conversation(conversation).build();
+    session.enqueue(Task::new("A task.").titled("the task")).unwrap();
+    session.run().await.unwrap();
+    let mut conversation = session.into_conversation();
+
+    conversation.config_mut().context_budget = 150;
+    conversation.config_mut().injection_reserve = 40;
+    agent.run(&mut conversation, "And now?").await.unwrap();
+    conversation
+}
+
+/// The name of each kind of entry: a new kind fails to compile here until the fixture has it.
+fn kind(entry: &Entry) -> &'static str {
+    match entry {
+        Entry::User { task: None, .. } => "user",
+        Entry::User { task: Some(_), .. } => "user in a task",
+        Entry::Assistant { .. } => "assistant",
+        Entry::ToolResults { .. } => "tool_results",
+        Entry::Halted { .. } => "halted",
+        Entry::HookOutput { .. } => "hook_output",
+        Entry::HookSkipped { .. } => "hook_skipped",
+        Entry::Failed { .. } => "failed",
+        Entry::Suspended { .. } => "suspended",
+        Entry::Resumed { .. } => "resumed",
+        Entry::Summary { .. } => "summary",
+    }
+}
+
+/// Fails naming the first place where `written` differs from `expected`.
+fn assert_same_form(written: &Value, expected: &Value) {
+    if written == expected {
+        return;
+    }
+    let pretty = |value: &Value| serde_json::to_string_pretty(value).unwrap();
+    let (written, expected) = (pretty(written), pretty(expected));
+    let line = written.lines().zip(expected.lines()).position(|(a, b)| a != b).unwrap_or(0);
+    let around = |text: &str| {
+        text.lines().skip(line.saturating_sub(3)).take(7).collect::<Vec<_>>().join("\n")
+    };
+    panic!(
+        "the stored form changed at line {} of the fixture: raise Conversation::FORMAT, migrate \
+         from the format before, and add the new format's fixture (AGENTIX_WRITE_FIXTURE=1)\n\
+         written:\n{}\nfixture:\n{}",
+        line + 1,
+        around(&written),
+        around(&expected)
+    );
+}
+
+fn current() -> Value {
+    serde_json::from_str(FIXTURES.last().unwrap().1).unwrap()
+}
+
+#[tokio::test]
+async fn todays_code_writes_the_current_fixture() {
+    let written = serde_json::to_value(every_entry().await).unwrap();
+    if std::env::var_os("AGENTIX_WRITE_FIXTURE").is_some() {
+        // Only for a new format's fixture: the ones before it stay as they are.
+        let path = format!(
+            "{}/fixtures/stored/conversation-format-{}.json",
+            env!("CARGO_MANIFEST_DIR"),
+            Conversation::FORMAT
+        );
+        std::fs::write(path, serde_json::to_string_pretty(&written).unwrap() + "\n").unwrap();
+    }
+    assert_same_form(&written, &current());
+    assert_eq!(written["format"], json!(Conversation::FORMAT));
+    assert_eq!(FIXTURES.last().unwrap().0, Conversation::FORMAT);
+}
+
+#[test]
+fn every_fixture_loads_and_reads_as_the_current_form() {
+    for (format, fixture) in FIXTURES {
+        let loaded: Conversation = serde_json::from_str(fixture)
+            .unwrap_or_else(|error| panic!("format {format} no longer loads: {error}"));
+        assert_same_form(&serde_json::to_value(&loaded).unwrap(), &current());
+        assert_eq!(loaded.id(), Some("c-1"));
+        assert_eq!(loaded.config().tool_timeout, Some(Duration::from_millis(1_500)));
+        assert_eq!(loaded.config().turn_timeout, Some(Duration::from_nanos(90_000_000_250)));
+        assert_eq!(loaded.scope().get::<User>().map(|user| user.name.as_str()), Some("Ada"));
+    }
+}
+
+#[test]
+fn the_fixture_holds_every_kind_of_entry() {
+    let loaded: Conversation = serde_json::from_value(current()).unwrap();
+    let kinds: std::collections::BTreeSet<&str> = loaded.log().iter().map(kind).collect();
+    let every = [
+        "user",
+        "user in a task",
+        "assistant",
+        "tool_results",
+        "halted",
+        "hook_output",
+        "hook_skipped",
+        "failed",
+        "suspended",
+        "resumed",
+        "summary",
+    ];
+    assert_eq!(kinds, every.into_iter().collect(), "{:#?}", loaded.log());
+    let parts = loaded.log().iter().filter_map(|entry| match entry {
+        Entry::HookOutput { parts, .. } => Some(parts),
+        _ => None,
+    });
+    assert!(parts.flatten().all(|part| matches!(part, Part::Text(_))));
+}
+
+#[test]
+fn a_conversation_written_before_formats_is_of_the_first() {
+    let mut unversioned = current();
+    unversioned.as_object_mut().unwrap().remove("format");
+    if Conversation::FORMAT == 1 {
+        let loaded: Conversation = serde_json::from_value(unversioned).unwrap();
+        assert_eq!(serde_json::to_value(&loaded).unwrap(), current());
+    }
+}
+
+#[test]
+fn a_format_this_agentix_does_not_read_is_refused_naming_it() {
+    for format in [0, Conversation::FORMAT + 1] {
+        let mut stored = current();
+        stored["format"] = json!(format);
+        let error = serde_json::from_value::<Conversation>(stored).unwrap_err().to_string();
+        assert!(
+            error.contains(&format!("stored in format {format};"))
+                && error.contains(&format!("reads formats 1 to {}", Conversation::FORMAT)),
+            "{error}"
+        );
+    }
+}
