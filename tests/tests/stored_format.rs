@@ -6,7 +6,8 @@
 
 use std::time::Duration;
 
-use agentix::event::{AfterModel, BeforeModel, BeforeTool, Pre};
+use agentix::event::EventKind;
+use agentix::event::{AfterModel, BeforeModel, BeforeTool, Pre, TurnStart};
 use agentix::session::{Session, Task};
 use agentix::{
     Agent, Approval, Config, Conversation, Entry, Error, Message, ModelError, ModelRequest, Part,
@@ -74,6 +75,16 @@ async fn accept(_message: &agentix::AssistantMessage) -> Verdict<AfterModel> {
     Verdict::Continue
 }
 
+/// Rejects the session's tasks that have no title, at their first step.
+#[hook(turn_start)]
+async fn titled_only(turn: &Turn) -> Verdict<TurnStart> {
+    if turn.user_message().text().contains("untitled") {
+        Verdict::reject("a task needs a title")
+    } else {
+        Verdict::Continue
+    }
+}
+
 /// Summarizes what compaction drops, by count.
 struct Count;
 
@@ -135,8 +146,9 @@ async fn every_entry() -> Conversation {
     let edited = ToolCall::new("call_2", "get_weather", json!({ "city": "Bergen" }));
     agent.resume(&mut conversation, Approval::Edit(edited)).await.unwrap();
 
-    let mut session = Session::builder(&agent).conversation(conversation).build();
-    session.enqueue(Task::new("A task.").titled("the task")).unwrap();
+    let mut session = Session::builder(&agent).hook(titled_only).conversation(conversation).build();
+    session.enqueue(Task::new("A task.").titled("the task").max_turns(3)).unwrap();
+    session.enqueue(Task::new("An untitled task.")).unwrap();
     session.run().await.unwrap();
     let mut conversation = session.into_conversation();
 
@@ -153,6 +165,7 @@ fn kind(entry: &Entry) -> &'static str {
         Entry::User { task: Some(_), .. } => "user in a task",
         Entry::Assistant { .. } => "assistant",
         Entry::ToolResults { .. } => "tool_results",
+        Entry::Halted { event: EventKind::TurnStart, .. } => "halted at a task's step",
         Entry::Halted { .. } => "halted",
         Entry::HookOutput { .. } => "hook_output",
         Entry::HookSkipped { .. } => "hook_skipped",
@@ -228,6 +241,7 @@ fn the_fixture_holds_every_kind_of_entry() {
         "assistant",
         "tool_results",
         "halted",
+        "halted at a task's step",
         "hook_output",
         "hook_skipped",
         "failed",
