@@ -16,7 +16,7 @@ pub enum Event {
     Post,
     SessionStart,
     TaskStart,
-    TurnStart,
+    StepStart,
     PlanSubmit,
     TaskComplete,
     PlanComplete,
@@ -38,7 +38,7 @@ impl Event {
         Event::Post,
         Event::SessionStart,
         Event::TaskStart,
-        Event::TurnStart,
+        Event::StepStart,
         Event::PlanSubmit,
         Event::TaskComplete,
         Event::PlanComplete,
@@ -61,7 +61,7 @@ impl Event {
             Event::Post => "post",
             Event::SessionStart => "session_start",
             Event::TaskStart => "task_start",
-            Event::TurnStart => "turn_start",
+            Event::StepStart => "step_start",
             Event::PlanSubmit => "plan_submit",
             Event::TaskComplete => "task_complete",
             Event::PlanComplete => "plan_complete",
@@ -85,7 +85,7 @@ impl Event {
             Event::Post => "Post",
             Event::SessionStart => "SessionStart",
             Event::TaskStart => "TaskStart",
-            Event::TurnStart => "TurnStart",
+            Event::StepStart => "StepStart",
             Event::PlanSubmit => "PlanSubmit",
             Event::TaskComplete => "TaskComplete",
             Event::PlanComplete => "PlanComplete",
@@ -111,7 +111,7 @@ impl Event {
             }
             Event::Post => "the outcome (`&Outcome`)",
             Event::TaskStart => "the task (`&QueuedTask` or `&mut QueuedTask`)",
-            Event::TurnStart => "the task's turn (`&Turn` or `&mut Turn`)",
+            Event::StepStart => "the task's turn (`&Turn` or `&mut Turn`)",
             Event::PlanSubmit => "the plan (`&Plan` or `&mut Plan`)",
             Event::TaskComplete => "the task's report (`&TaskReport`)",
             Event::PlanComplete => "the plan's report (`&PlanReport`)",
@@ -128,7 +128,7 @@ impl Event {
             self,
             Event::SessionStart
                 | Event::TaskStart
-                | Event::TurnStart
+                | Event::StepStart
                 | Event::PlanSubmit
                 | Event::TaskComplete
                 | Event::PlanComplete
@@ -150,6 +150,10 @@ impl Event {
     }
 
     pub fn from_word(word: &str) -> Option<Event> {
+        // Turin's word for a step's start, as the seed fixes it.
+        if word == "turn_start" {
+            return Some(Event::StepStart);
+        }
         Event::ALL.into_iter().find(|event| event.word() == word)
     }
 }

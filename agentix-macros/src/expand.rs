@@ -412,7 +412,7 @@ fn session_implementation(hook: &Hook, ident: &Ident, private: &TokenStream) -> 
     });
     let value_param = match event {
         Event::TaskStart => Some(quote! { #value: &mut #private::QueuedTask, }),
-        Event::TurnStart => Some(quote! { #value: &mut #private::Turn, }),
+        Event::StepStart => Some(quote! { #value: &mut #private::Turn, }),
         Event::PlanSubmit => Some(quote! { #value: &mut #private::Plan, }),
         Event::TaskComplete => Some(quote! { #value: &#private::TaskReport, }),
         Event::PlanComplete => Some(quote! { #value: &#private::PlanReport, }),

@@ -53,7 +53,7 @@ pub struct Hook {
 }
 
 const WORDS: &str = "pre, before_model, wrap_model, after_model, before_tool, wrap_tool, after_tool, \
-                     tool_error, before_final, post, session_start, task_start, turn_start, \
+                     tool_error, before_final, post, session_start, task_start, step_start, \
                      plan_submit, task_complete, plan_complete, all_tasks_complete, session_end, \
                      parallel, durable, name, when, tool, timeout, timeout_ms, on_error, crate";
 
@@ -77,7 +77,7 @@ const ALIASES: [(&str, &str); 27] = [
     ("on_session_start", "session_start"),
     ("on_agent_start", "session_start"),
     ("on_task_start", "task_start"),
-    ("on_turn_start", "turn_start"),
+    ("on_turn_start", "step_start"),
     ("on_plan_submit", "plan_submit"),
     ("on_task_submit", "plan_submit"),
     ("on_task_complete", "task_complete"),

@@ -227,7 +227,7 @@ impl Store {
             .bind(row.plan.map(|plan| to_i64(plan.get())))
             .bind(row.task.title.as_deref())
             .bind(&row.task.prompt)
-            .bind(row.task.max_turns.map(i64::from))
+            .bind(row.task.max_steps.map(i64::from))
             .bind(row.state.as_str())
             .bind(row.turn.map(|turn| to_i64(turn.0)))
             .bind(row.steps.map(i64::from))
@@ -296,7 +296,7 @@ impl Store {
                 task: Task {
                     title: row.try_get("title")?,
                     prompt: row.try_get("prompt")?,
-                    max_turns: optional("max_turns")?.map(|turns| turns as u32),
+                    max_steps: optional("max_turns")?.map(|turns| turns as u32),
                 },
                 state: TaskState::parse(&status)
                     .ok_or_else(|| corrupt(&format!("task {task_id} has no status `{status}`")))?,

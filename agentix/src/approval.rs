@@ -19,10 +19,10 @@ pub trait Approver: Send + Sync {
         turn: &Turn,
     ) -> impl Future<Output = Approval> + Send;
 
-    /// Reviews a session task's next model call that a `turn_start` hook escalated: approve it,
+    /// Reviews a session task's next model call that a `step_start` hook escalated: approve it,
     /// or reject it (the task ends `rejected`). The default rejects: an approver written for
     /// tool calls approves nothing else.
-    fn review_turn(
+    fn review_step(
         &self,
         escalation: &Escalation,
         turn: &Turn,

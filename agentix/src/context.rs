@@ -272,7 +272,7 @@ fn fnv1a(text: &str, salt: u32) -> u32 {
 /// What compaction keeps: the log from `history_from` to the user message, and the current
 /// turn's steps from `steps_from` (everything before each is dropped, oldest first).
 #[derive(Debug, PartialEq, Eq)]
-pub(crate) struct Plan {
+pub(crate) struct Kept {
     /// Where the earlier turns kept start: the start of a turn, or the user message.
     pub history_from: usize,
     /// Where the current turn's steps kept start.
@@ -341,12 +341,12 @@ impl Units {
         floor: usize,
         fixed: usize,
         target: usize,
-    ) -> (Plan, usize) {
+    ) -> (Kept, usize) {
         let mut total = fixed
             + ledger.tokens(floor..self.opening.end)
             + ledger.tokens(self.durable.end..log.len());
         if total <= target {
-            return (Plan { history_from: floor, steps_from: self.durable.end }, total);
+            return (Kept { history_from: floor, steps_from: self.durable.end }, total);
         }
         // The earlier turns: the fewest, oldest first, whose tokens cover the excess. Dropping
         // the turns before the `n`-th start drops `tokens(floor..starts[n])`, which grows with
@@ -368,7 +368,7 @@ impl Units {
             0 => self.durable.end,
             n => steps[n - 1].end,
         };
-        (Plan { history_from: history_end, steps_from }, total)
+        (Kept { history_from: history_end, steps_from }, total)
     }
 }
 

@@ -26,8 +26,8 @@ pub enum Error {
         /// Why.
         reason: String,
     },
-    /// A session hook rejected the task at `task_start` or `turn_start`, or the approver turned
-    /// down a `turn_start` escalation: the task ends `rejected`.
+    /// A session hook rejected the task at `task_start` or `step_start`, or the approver turned
+    /// down a `step_start` escalation: the task ends `rejected`.
     #[error("{event} hook `{hook}` rejected the task: {reason}")]
     Rejected {
         /// Where.
@@ -126,10 +126,10 @@ pub enum Error {
         limit: u32,
     },
     /// The model kept calling tools past the conversation's `max_steps` (a session's task: its
-    /// `max_turns`).
+    /// `max_steps`).
     #[error("the turn reached its limit of {limit} steps without a final answer")]
     StepLimit {
-        /// The conversation's `max_steps`, or the task's `max_turns`.
+        /// The conversation's `max_steps`, or the task's `max_steps`.
         limit: u32,
     },
     /// A hook ended the turn with a message that calls tools; a final answer cannot.

@@ -150,7 +150,7 @@ pub trait Retryable: Event<Retry = Feedback> {}
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot REJECT",
     label = "REJECT is not part of this event's contract",
-    note = "REJECT is legal only on before_tool, task_start, turn_start and plan_submit"
+    note = "REJECT is legal only on before_tool, task_start, step_start and plan_submit"
 )]
 pub trait Rejectable: Event<Reject = Rejection> {}
 
@@ -158,7 +158,7 @@ pub trait Rejectable: Event<Reject = Rejection> {}
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot ESCALATE",
     label = "ESCALATE is not part of this event's contract",
-    note = "ESCALATE is legal only on before_tool and turn_start"
+    note = "ESCALATE is legal only on before_tool and step_start"
 )]
 pub trait Escalatable: Event<Escalate = Escalation> {}
 
@@ -202,7 +202,7 @@ macro_rules! first {
 macro_rules! events {
     ($(
         $(#[$doc:meta])*
-        $ty:ident = $word:literal, $kind:ident {
+        $ty:ident = $word:literal $(| $alias:literal)?, $kind:ident {
             value: $value:ty, stop: $stop:ty, retry: $retry:ty, reject: $reject:ty, escalate: $escalate:ty
             $(, enqueue: $enqueue:ty)? $(,)?
         } $(impl $contract:ident)*;
@@ -231,7 +231,7 @@ macro_rules! events {
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
         #[serde(rename_all = "snake_case")]
         pub enum EventKind {
-            $( #[doc = concat!("`", $word, "`")] $kind, )*
+            $( #[doc = concat!("`", $word, "`")] $(#[serde(alias = $alias)])? $kind, )*
         }
 
         impl EventKind {
@@ -304,11 +304,12 @@ events! {
     TaskStart = "task_start", TaskStart {
         value: QueuedTask, stop: Forbidden, retry: Forbidden, reject: Rejection, escalate: Forbidden,
     } impl Rejectable;
-    /// Before each of a task's steps (Turin's "turn": a model call and its tool calls), ahead
-    /// of its `before_model`; a RETRY within the step does not fire it again.
-    /// REJECT ends the task before the call (status `rejected`); ESCALATE asks the approver
-    /// whether it may go on; HALT ends the session.
-    TurnStart = "turn_start", TurnStart {
+    /// Before each of a task's steps (a model call and its tool calls), ahead of its
+    /// `before_model`; a RETRY within the step does not fire it again. REJECT ends the task
+    /// before the call (status `rejected`); ESCALATE asks the approver whether it may go on;
+    /// HALT ends the session. Turin calls a step a turn: `#[hook(turn_start)]` is this event,
+    /// and a log written before format 2 names it `turn_start`.
+    StepStart = "step_start" | "turn_start", StepStart {
         value: crate::Turn, stop: Forbidden, retry: Forbidden, reject: Rejection, escalate: Escalation,
     } impl Rejectable impl Escalatable;
     /// When a plan is submitted — by the model through the `submit_plan` tool, or by
@@ -356,7 +357,7 @@ impl EventKind {
     pub const SESSION: [EventKind; 8] = [
         EventKind::SessionStart,
         EventKind::TaskStart,
-        EventKind::TurnStart,
+        EventKind::StepStart,
         EventKind::PlanSubmit,
         EventKind::TaskComplete,
         EventKind::PlanComplete,

@@ -120,7 +120,7 @@
 //!
 //! Above the turn, a [`Session`](session::Session) runs a queue of tasks, grouped into plans,
 //! in one conversation: each task one turn, with eight more events (`session_start`,
-//! `task_start`, `turn_start`, `plan_submit`, `task_complete`, `plan_complete`,
+//! `task_start`, `step_start`, `plan_submit`, `task_complete`, `plan_complete`,
 //! `all_tasks_complete`, `session_end`) whose contracts are checked the same way. See
 //! [`session`].
 
@@ -197,7 +197,7 @@ pub use agent::{Agent, AgentBuilder, AnyAgent, BoxedAgent, TurnRun};
 ///
 /// - `EVENT` is one of the turn's `pre`, `before_model`, `wrap_model`, `after_model`,
 ///   `before_tool`, `wrap_tool`, `after_tool`, `tool_error`, `before_final`, `post` (the hook
-///   goes on an agent), or a session's `session_start`, `task_start`, `turn_start`,
+///   goes on an agent), or a session's `session_start`, `task_start`, `step_start`,
 ///   `plan_submit`, `task_complete`, `plan_complete`, `all_tasks_complete`, `session_end` (the
 ///   hook goes on a [`Session`](session::Session); see [`session`]).
 /// - `parallel` (only on `pre`): the hook reads `&Turn` and returns content (`Vec<Part>`,
@@ -220,7 +220,7 @@ pub use agent::{Agent, AgentBuilder, AnyAgent, BoxedAgent, TurnRun};
 /// `Verdict<Event>`, `()` (continue), a new value for the event, or a `Result` of one of these
 /// (an `Err` halts the turn as a failure naming the hook); wrap hooks return what `next` does.
 /// A session hook takes the event's value (`&mut QueuedTask` at `task_start`, `&mut Turn` or
-/// `&Turn` at `turn_start`, `&mut Plan` at `plan_submit`, `&TaskReport`, `&PlanReport`; none
+/// `&Turn` at `step_start`, `&mut Plan` at `plan_submit`, `&TaskReport`, `&PlanReport`; none
 /// at `session_start`, `all_tasks_complete` and `session_end`), then the session
 /// (`&SessionState`); `parallel`, `durable`, `when`, `tool` and `on_error` are not for it.
 ///

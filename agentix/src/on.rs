@@ -21,8 +21,8 @@ use crate::turn::Turn;
 use crate::verdict::Verdict;
 
 pub use crate::session::hooks::{
-    AllTasksComplete, PlanComplete, PlanSubmit, SessionEnd, SessionStart, TaskComplete, TaskStart,
-    TurnStart,
+    AllTasksComplete, PlanComplete, PlanSubmit, SessionEnd, SessionStart, StepStart, TaskComplete,
+    TaskStart,
 };
 
 macro_rules! single_event_traits {

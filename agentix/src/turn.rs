@@ -335,11 +335,11 @@ impl Turn {
         self.last_usage = answer;
     }
 
-    /// The most model calls the turn may make: its task's `max_turns`, or the conversation's
+    /// The most model calls the turn may make: its task's `max_steps`, or the conversation's
     /// `max_steps`.
     pub fn max_steps(&self) -> u32 {
-        match self.task.as_ref().and_then(|task| task.max_turns) {
-            Some(max_turns) => max_turns,
+        match self.task.as_ref().and_then(|task| task.max_steps) {
+            Some(max_steps) => max_steps,
             None => self.config().max_steps,
         }
     }
@@ -361,19 +361,19 @@ impl Turn {
 
     /// The index of the current model call within the task, from 0 (Turin's
     /// `ctx.task_turn_index`): the turn's [`step`](Turn::step).
-    pub fn task_turn_index(&self) -> u32 {
+    pub fn task_step_index(&self) -> u32 {
         self.step
     }
 
     /// Whether the current model call is the task's first (Turin's
     /// `ctx.is_first_turn_in_task`).
-    pub fn is_first_turn_in_task(&self) -> bool {
+    pub fn is_first_step_in_task(&self) -> bool {
         self.step == 0
     }
 
     /// The index of the current model call within the session, from 0 (Turin's
     /// `ctx.turn_index`); outside a session, within the turn.
-    pub fn turn_index(&self) -> u64 {
+    pub fn step_index(&self) -> u64 {
         self.task.as_ref().map_or(0, |task| task.steps_before) + u64::from(self.step)
     }
 

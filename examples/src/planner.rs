@@ -23,7 +23,7 @@ async fn add_review(plan: &mut Plan) {
 /// `before_model` (Turin's `on_turn_prepare`): a task's first model call may think first.
 #[hook(before_model)]
 async fn think_first(request: &mut ModelRequest, turn: &Turn) {
-    if turn.task_id().is_some() && turn.is_first_turn_in_task() {
+    if turn.task_id().is_some() && turn.is_first_step_in_task() {
         request.params.thinking_budget = Some(1_024);
     }
 }

@@ -8,7 +8,7 @@ use std::task::{Context, Poll};
 
 use agentix::event::{
     AllTasksComplete, BeforeModel, PlanComplete, PlanSubmit, Post, Pre, SessionEnd, SessionStart,
-    TaskComplete, TaskStart, TurnStart,
+    StepStart, TaskComplete, TaskStart,
 };
 use agentix::session::{
     Plan, PlanReport, QueuedTask, Session, SessionEvent, SessionHook, SessionState, TaskReport,
@@ -91,10 +91,10 @@ impl SessionHook for Watch {
         Verdict::Continue
     }
 
-    async fn turn_start(&self, turn: &mut Turn, _session: &SessionState) -> Verdict<TurnStart> {
+    async fn step_start(&self, turn: &mut Turn, _session: &SessionState) -> Verdict<StepStart> {
         Yields(self.yields).await;
         let task = turn.task_id().map_or(0, |task| task.get());
-        self.trace.push(format!("turn_start {task}.{}", turn.task_turn_index()));
+        self.trace.push(format!("step_start {task}.{}", turn.task_step_index()));
         Verdict::Continue
     }
 
@@ -163,9 +163,9 @@ impl Hook for TurnWatch {
     ) -> Verdict<BeforeModel> {
         Yields(self.yields).await;
         self.trace.push(format!(
-            "before_model {} turn_index {}",
+            "before_model {} step_index {}",
             turn.task_id().map_or(0, |task| task.get()),
-            turn.turn_index()
+            turn.step_index()
         ));
         Verdict::Continue
     }

@@ -499,7 +499,7 @@ impl agentix::session::SessionHook for SessionNoop {
     async fn task_start(&self, _: &mut QueuedTask, _: &SessionState) -> Verdict<event::TaskStart> {
         Verdict::Continue
     }
-    async fn turn_start(&self, _: &mut Turn, _: &SessionState) -> Verdict<event::TurnStart> {
+    async fn step_start(&self, _: &mut Turn, _: &SessionState) -> Verdict<event::StepStart> {
         Verdict::Continue
     }
     async fn plan_submit(&self, _: &mut Plan, _: &SessionState) -> Verdict<event::PlanSubmit> {
@@ -530,8 +530,8 @@ impl agentix::session::SessionHook for SessionNoop {
 #[agentix::hook(task_complete)]
 async fn noop_task_complete(_report: &TaskReport) {}
 
-#[agentix::hook(turn_start)]
-async fn noop_turn_start(_turn: &Turn, _session: &SessionState) {}
+#[agentix::hook(step_start)]
+async fn noop_step_start(_turn: &Turn, _session: &SessionState) {}
 
 /// Runs a session of a plan of two tasks (the first with a tool step); returns its
 /// allocations (from building the session to its end) and its log.
@@ -567,7 +567,7 @@ fn hooks_on_every_session_event_allocate_nothing() {
     measure_session(|builder| builder.build());
     let (bare, bare_log) = measure_session(|builder| builder.build());
     let (hooked, hooked_log) = measure_session(|builder| {
-        builder.hook(SessionNoop).hook(noop_task_complete).hook(noop_turn_start).build()
+        builder.hook(SessionNoop).hook(noop_task_complete).hook(noop_step_start).build()
     });
     assert_eq!(hooked, bare, "session hooks that continue allocate nothing");
     assert_eq!(hooked_log, bare_log);

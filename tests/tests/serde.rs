@@ -186,3 +186,14 @@ async fn a_conversation_has_an_id_and_knows_its_unsaved_entries() {
     let anonymous = agentix::Conversation::new();
     assert_eq!(anonymous.id(), None);
 }
+
+#[test]
+fn a_task_written_with_turins_max_turns_reads_as_max_steps() {
+    let task: agentix::session::Task =
+        serde_json::from_value(json!({ "prompt": "Plan the trip.", "max_turns": 4 })).unwrap();
+    assert_eq!(task.max_steps, Some(4));
+    assert_eq!(serde_json::to_value(&task).unwrap()["max_steps"], json!(4));
+    let status: agentix::session::TaskStatus = serde_json::from_value(json!("max_turns")).unwrap();
+    assert_eq!(status, agentix::session::TaskStatus::MaxSteps);
+    assert_eq!((round_trip(&status), status.to_string()), (json!("max_turns"), "max_turns".into()));
+}

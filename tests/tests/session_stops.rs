@@ -2,8 +2,8 @@
 //! each of its events: every task still ends exactly once, and its report tells the truth.
 
 use agentix::event::{
-    AllTasksComplete, EventKind, PlanComplete, PlanSubmit, SessionEnd, SessionStart, TaskComplete,
-    TaskStart, TurnStart,
+    AllTasksComplete, EventKind, PlanComplete, PlanSubmit, SessionEnd, SessionStart, StepStart,
+    TaskComplete, TaskStart,
 };
 use agentix::session::{
     Plan, PlanReport, QueuedTask, Session, SessionHook, SessionState, TaskReport, TaskStatus,
@@ -108,8 +108,8 @@ impl SessionHook for Brackets {
         Verdict::Continue
     }
 
-    async fn turn_start(&self, turn: &mut Turn, _: &SessionState) -> Verdict<TurnStart> {
-        self.around(format!("turn_start {}", turn.task_id().unwrap().get())).await;
+    async fn step_start(&self, turn: &mut Turn, _: &SessionState) -> Verdict<StepStart> {
+        self.around(format!("step_start {}", turn.task_id().unwrap().get())).await;
         Verdict::Continue
     }
 
@@ -227,7 +227,7 @@ fn a_plan_session_dropped_at_every_await_point_ends_each_task_once_with_the_trut
             assert_eq!(counted, steps, "{at}");
             for report in &reports {
                 let id = report.task.id().get();
-                let started = trace.of(&format!("+turn_start {id}")).len();
+                let started = trace.of(&format!("+step_start {id}")).len();
                 assert_eq!(report.steps as usize, started, "{at}: {report:#?}");
             }
             let cancelled =

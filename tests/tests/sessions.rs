@@ -4,7 +4,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use agentix::event::{AllTasksComplete, PlanSubmit, Pre, TaskComplete, TaskStart, TurnStart};
+use agentix::event::{AllTasksComplete, PlanSubmit, Pre, StepStart, TaskComplete, TaskStart};
 use agentix::session::{
     Plan, QueuedTask, Session, SessionEvent, SessionHook, SessionState, Task, TaskReport,
     TaskStatus,
@@ -21,15 +21,15 @@ use tests::{Weather, assert_log_consistent, validate_entries};
 
 on_both_paths! {
     two_tasks_fire_every_event_once_in_order_and_carry_their_task_into_the_log => two_tasks_fire_every_event_once_in_order_and_carry_their_task_into_the_log_on;
-    a_turn_start_reject_stops_the_task_before_the_model_call_and_the_session_goes_on => a_turn_start_reject_stops_the_task_before_the_model_call_and_the_session_goes_on_on;
-    a_turn_start_escalation_asks_the_approver_which_lets_the_task_go_on_or_rejects_it => a_turn_start_escalation_asks_the_approver_which_lets_the_task_go_on_or_rejects_it_on;
-    a_task_ends_at_its_max_turns_and_each_status_has_its_path => a_task_ends_at_its_max_turns_and_each_status_has_its_path_on;
+    a_step_start_reject_stops_the_task_before_the_model_call_and_the_session_goes_on => a_step_start_reject_stops_the_task_before_the_model_call_and_the_session_goes_on_on;
+    a_step_start_escalation_asks_the_approver_which_lets_the_task_go_on_or_rejects_it => a_step_start_escalation_asks_the_approver_which_lets_the_task_go_on_or_rejects_it_on;
+    a_task_ends_at_its_max_steps_and_each_status_has_its_path => a_task_ends_at_its_max_steps_and_each_status_has_its_path_on;
     a_session_hooks_halt_or_panic_ends_the_session_and_every_task_left_ends_cancelled => a_session_hooks_halt_or_panic_ends_the_session_and_every_task_left_ends_cancelled_on;
     plan_counters_hold_when_a_plans_tasks_end_in_mixed_states => plan_counters_hold_when_a_plans_tasks_end_in_mixed_states_on;
     all_tasks_complete_enqueues_work_that_runs_and_its_limit_ends_the_session => all_tasks_complete_enqueues_work_that_runs_and_its_limit_ends_the_session_on;
     the_model_submits_a_plan_through_the_tool_and_its_tasks_run_after_the_task => the_model_submits_a_plan_through_the_tool_and_its_tasks_run_after_the_task_on;
     a_plan_that_clears_existing_cancels_the_queued_tasks_once => a_plan_that_clears_existing_cancels_the_queued_tasks_once_on;
-    a_session_runs_on_a_boxed_agent_with_its_turn_start_hooks => a_session_runs_on_a_boxed_agent_with_its_turn_start_hooks_on;
+    a_session_runs_on_a_boxed_agent_with_its_step_start_hooks => a_session_runs_on_a_boxed_agent_with_its_step_start_hooks_on;
 }
 
 async fn two_tasks_fire_every_event_once_in_order_and_carry_their_task_into_the_log_on(path: Path) {
@@ -54,16 +54,16 @@ async fn two_tasks_fire_every_event_once_in_order_and_carry_their_task_into_the_
             "session_start",
             "task_start 1",
             "pre 1",
-            "turn_start 1.0",
-            "before_model 1 turn_index 0",
-            "turn_start 1.1",
-            "before_model 1 turn_index 1",
+            "step_start 1.0",
+            "before_model 1 step_index 0",
+            "step_start 1.1",
+            "before_model 1 step_index 1",
             "post ok",
             "task_complete 1 success",
             "task_start 2",
             "pre 2",
-            "turn_start 2.0",
-            "before_model 2 turn_index 2",
+            "step_start 2.0",
+            "before_model 2 step_index 2",
             "post ok",
             "task_complete 2 success",
             "all_tasks_complete",
@@ -105,8 +105,8 @@ struct StepGuard {
 }
 
 impl SessionHook for StepGuard {
-    async fn turn_start(&self, turn: &mut Turn, _session: &SessionState) -> Verdict<TurnStart> {
-        match turn.task_turn_index() == self.at {
+    async fn step_start(&self, turn: &mut Turn, _session: &SessionState) -> Verdict<StepStart> {
+        match turn.task_step_index() == self.at {
             false => Verdict::Continue,
             true if self.escalate => Verdict::escalate("one more call?"),
             true => Verdict::reject("enough steps"),
@@ -114,7 +114,7 @@ impl SessionHook for StepGuard {
     }
 }
 
-async fn a_turn_start_reject_stops_the_task_before_the_model_call_and_the_session_goes_on_on(
+async fn a_step_start_reject_stops_the_task_before_the_model_call_and_the_session_goes_on_on(
     path: Path,
 ) {
     let trace = Trace::default();
@@ -131,7 +131,7 @@ async fn a_turn_start_reject_stops_the_task_before_the_model_call_and_the_sessio
     assert_eq!(reports[0].status, TaskStatus::Rejected);
     assert_eq!(
         reports[0].reason.as_deref(),
-        Some("turn_start hook `StepGuard` rejected the task: enough steps")
+        Some("step_start hook `StepGuard` rejected the task: enough steps")
     );
     assert_eq!(reports[0].steps, 2, "the rejected step counts as started");
     assert_eq!(reports[1].status, TaskStatus::Success);
@@ -144,7 +144,7 @@ async fn a_turn_start_reject_stops_the_task_before_the_model_call_and_the_sessio
     let log = session.conversation().log();
     assert!(log.iter().any(|entry| matches!(
         entry,
-        Entry::Halted { event: agentix::event::EventKind::TurnStart, hook, .. } if hook == "StepGuard"
+        Entry::Halted { event: agentix::event::EventKind::StepStart, hook, .. } if hook == "StepGuard"
     )));
     assert_log_consistent(log);
     validate_entries(log, session.conversation().turns()).unwrap();
@@ -162,7 +162,7 @@ impl Approver for StepApprover {
         Approval::Approve
     }
 
-    async fn review_turn(&self, escalation: &Escalation, turn: &Turn) -> Approval {
+    async fn review_step(&self, escalation: &Escalation, turn: &Turn) -> Approval {
         self.asked.lock().unwrap().push(format!(
             "{} {}",
             turn.task_id().unwrap().get(),
@@ -172,7 +172,7 @@ impl Approver for StepApprover {
     }
 }
 
-async fn a_turn_start_escalation_asks_the_approver_which_lets_the_task_go_on_or_rejects_it_on(
+async fn a_step_start_escalation_asks_the_approver_which_lets_the_task_go_on_or_rejects_it_on(
     path: Path,
 ) {
     for approve in [true, false] {
@@ -192,7 +192,7 @@ async fn a_turn_start_escalation_asks_the_approver_which_lets_the_task_go_on_or_
             assert_eq!(reports[0].status, TaskStatus::Rejected);
             assert_eq!(
                 reports[0].reason.as_deref(),
-                Some("turn_start hook `StepGuard` rejected the task: not now")
+                Some("step_start hook `StepGuard` rejected the task: not now")
             );
             assert_eq!(model.calls(), 1);
         }
@@ -214,15 +214,15 @@ async fn an_approver_for_tool_calls_only_turns_a_step_escalation_down() {
     assert_eq!(model.calls(), 0);
 }
 
-async fn a_task_ends_at_its_max_turns_and_each_status_has_its_path_on(path: Path) {
+async fn a_task_ends_at_its_max_steps_and_each_status_has_its_path_on(path: Path) {
     let trace = Trace::default();
-    // Task 1 loops past its max_turns; task 2 meets a model error; task 3's `pre` hook halts;
+    // Task 1 loops past its max_steps; task 2 meets a model error; task 3's `pre` hook halts;
     // task 4 succeeds.
     let model = weather_loop(3).error(ModelError::Transport("reset".into())).text("Fine.");
     let agent = Agent::builder(&model).tool(Weather::default()).hook(HaltOn("halt me")).build();
     let mut session =
         Session::builder(&agent).hook(Watch { trace: trace.clone(), yields: 0 }).build();
-    session.enqueue(Task::new("loop").max_turns(3)).unwrap();
+    session.enqueue(Task::new("loop").max_steps(3)).unwrap();
     session.enqueue("fail").unwrap();
     session.enqueue("halt me").unwrap();
     session.enqueue("fine").unwrap();
@@ -230,7 +230,7 @@ async fn a_task_ends_at_its_max_turns_and_each_status_has_its_path_on(path: Path
     let statuses: Vec<TaskStatus> = reports.iter().map(|report| report.status).collect();
     assert_eq!(
         statuses,
-        [TaskStatus::MaxTurns, TaskStatus::Error, TaskStatus::Rejected, TaskStatus::Success]
+        [TaskStatus::MaxSteps, TaskStatus::Error, TaskStatus::Rejected, TaskStatus::Success]
     );
     assert_eq!(
         reports[0].reason.as_deref(),
@@ -240,7 +240,7 @@ async fn a_task_ends_at_its_max_turns_and_each_status_has_its_path_on(path: Path
     assert_eq!(reports[1].reason.as_deref(), Some("model call failed: transport error: reset"));
     assert_eq!(reports[2].reason.as_deref(), Some("pre hook `HaltOn` halted the turn: no"));
     assert_eq!(reports[2].steps, 0, "a turn halted at `pre` makes no model call");
-    assert_eq!(trace.of("turn_start 1.").len(), 3, "one turn_start per step, none past the limit");
+    assert_eq!(trace.of("step_start 1.").len(), 3, "one step_start per step, none past the limit");
     assert_eq!(trace.of("task_complete").len(), 4);
     assert_eq!(trace.of("session_end").len(), 1);
     assert_log_consistent(session.conversation().log());
@@ -259,7 +259,7 @@ impl Hook for HaltOn {
 /// Halts the session at one of its events.
 enum SessionHalt {
     TaskStart(u64),
-    TurnStart(u64),
+    StepStart(u64),
     TaskComplete(u64),
     Panic(u64),
 }
@@ -276,10 +276,10 @@ impl SessionHook for SessionHalt {
         }
     }
 
-    async fn turn_start(&self, turn: &mut Turn, _session: &SessionState) -> Verdict<TurnStart> {
+    async fn step_start(&self, turn: &mut Turn, _session: &SessionState) -> Verdict<StepStart> {
         let task = turn.task_id().unwrap().get();
         match self {
-            SessionHalt::TurnStart(id) if task == *id => Verdict::halt("stop here"),
+            SessionHalt::StepStart(id) if task == *id => Verdict::halt("stop here"),
             SessionHalt::Panic(id) if task == *id => panic!("the guard broke"),
             _ => Verdict::Continue,
         }
@@ -304,12 +304,12 @@ async fn a_session_hooks_halt_or_panic_ends_the_session_and_every_task_left_ends
 ) {
     let cases = [
         (SessionHalt::TaskStart(2), "task_start hook `SessionHalt` halted the session: stop here"),
-        (SessionHalt::TurnStart(2), "turn_start hook `SessionHalt` halted the session: stop here"),
+        (SessionHalt::StepStart(2), "step_start hook `SessionHalt` halted the session: stop here"),
         (
             SessionHalt::TaskComplete(2),
             "task_complete hook `SessionHalt` halted the session: stop here",
         ),
-        (SessionHalt::Panic(2), "turn_start hook `SessionHalt` panicked: the guard broke"),
+        (SessionHalt::Panic(2), "step_start hook `SessionHalt` panicked: the guard broke"),
     ];
     for (halt, error) in cases {
         let trace = Trace::default();
@@ -381,15 +381,15 @@ async fn plan_counters_hold_when_a_plans_tasks_end_in_mixed_states_on(path: Path
             "plan_submit 1",
             "plan_submit 3",
             "task_start 1",
-            "turn_start 1.0",
+            "step_start 1.0",
             "task_complete 1 success",
             "task_start 2",
             "task_complete 2 rejected",
             "task_start 3",
-            "turn_start 3.0",
+            "step_start 3.0",
             "task_complete 3 error",
             "task_start 4",
-            "turn_start 4.0",
+            "step_start 4.0",
             "task_complete 4 success",
             "plan_complete 1 4/4 ok 2",
             "all_tasks_complete",
@@ -479,8 +479,8 @@ async fn the_model_submits_a_plan_through_the_tool_and_its_tasks_run_after_the_t
         lines(&[
             "session_start",
             "task_start 1",
-            "turn_start 1.0",
-            "turn_start 1.1",
+            "step_start 1.0",
+            "step_start 1.1",
             "plan_submit 2",
             "task_complete 1 success",
         ])
@@ -534,7 +534,7 @@ async fn a_plan_that_clears_existing_cancels_the_queued_tasks_once_on(path: Path
             "task_complete 1 cancelled",
             "task_complete 2 cancelled",
             "task_start 3",
-            "turn_start 3.0",
+            "step_start 3.0",
             "task_complete 3 success",
             "plan_complete 1 1/1 ok 1",
             "all_tasks_complete",
@@ -578,19 +578,19 @@ async fn a_streamed_session_runs_the_same_events_and_reports_them_between_the_tu
     let session_lines: Vec<String> = trace
         .lines()
         .into_iter()
-        .filter(|line| !line.starts_with("turn_start") && !line.starts_with("all_tasks"))
+        .filter(|line| !line.starts_with("step_start") && !line.starts_with("all_tasks"))
         .collect();
     assert_eq!(streamed_lines(&events), session_lines);
     // Each turn's own events are in the stream, inside its task.
     let finished = events.iter().filter(|event| matches!(event, StreamEvent::Finished(_))).count();
     assert_eq!(finished, 2);
-    let turn_starts = events
+    let step_starts = events
         .iter()
         .filter(|event| {
-            matches!(event, StreamEvent::Event { event: agentix::event::EventKind::TurnStart, .. })
+            matches!(event, StreamEvent::Event { event: agentix::event::EventKind::StepStart, .. })
         })
         .count();
-    assert_eq!(turn_starts, 3);
+    assert_eq!(step_starts, 3);
     match events.last() {
         Some(StreamEvent::Session(SessionEvent::RunEnded { result: Ok(reports) })) => {
             assert_eq!(reports.len(), 2)
@@ -599,7 +599,7 @@ async fn a_streamed_session_runs_the_same_events_and_reports_them_between_the_tu
     }
 }
 
-async fn a_session_runs_on_a_boxed_agent_with_its_turn_start_hooks_on(path: Path) {
+async fn a_session_runs_on_a_boxed_agent_with_its_step_start_hooks_on(path: Path) {
     let trace = Trace::default();
     let model = Arc::new(weather_loop(1).text("Second."));
     let agent = Agent::builder(Arc::clone(&model))
@@ -617,12 +617,12 @@ async fn a_session_runs_on_a_boxed_agent_with_its_turn_start_hooks_on(path: Path
     let statuses: Vec<TaskStatus> = reports.iter().map(|report| report.status).collect();
     assert_eq!(statuses, [TaskStatus::Rejected, TaskStatus::Success]);
     assert_eq!(
-        trace.of("turn_start"),
-        lines(&["turn_start 1.0", "turn_start 1.1", "turn_start 2.0"])
+        trace.of("step_start"),
+        lines(&["step_start 1.0", "step_start 1.1", "step_start 2.0"])
     );
     assert_eq!(
         trace.of("before_model"),
-        lines(&["before_model 1 turn_index 0", "before_model 2 turn_index 2"])
+        lines(&["before_model 1 step_index 0", "before_model 2 step_index 2"])
     );
     assert_eq!(model.calls(), 2);
 }

@@ -7,7 +7,7 @@
 use std::time::Duration;
 
 use agentix::event::EventKind;
-use agentix::event::{AfterModel, BeforeModel, BeforeTool, Pre, TurnStart};
+use agentix::event::{AfterModel, BeforeModel, BeforeTool, Pre, StepStart};
 use agentix::session::{Session, Task};
 use agentix::{
     Agent, Approval, Config, Conversation, Entry, Error, Message, ModelError, ModelRequest, Part,
@@ -18,8 +18,10 @@ use serde_json::{Value, json};
 use tests::Weather;
 
 /// Every format's fixture, oldest first; the last is the current format's.
-const FIXTURES: [(u32, &str); 1] =
-    [(1, include_str!("../fixtures/stored/conversation-format-1.json"))];
+const FIXTURES: [(u32, &str); 2] = [
+    (1, include_str!("../fixtures/stored/conversation-format-1.json")),
+    (2, include_str!("../fixtures/stored/conversation-format-2.json")),
+];
 
 /// The user, kept in the scope.
 #[derive(Serialize, Deserialize)]
@@ -76,8 +78,8 @@ async fn accept(_message: &agentix::AssistantMessage) -> Verdict<AfterModel> {
 }
 
 /// Rejects the session's tasks that have no title, at their first step.
-#[hook(turn_start)]
-async fn titled_only(turn: &Turn) -> Verdict<TurnStart> {
+#[hook(step_start)]
+async fn titled_only(turn: &Turn) -> Verdict<StepStart> {
     if turn.user_message().text().contains("untitled") {
         Verdict::reject("a task needs a title")
     } else {
@@ -147,7 +149,7 @@ async fn every_entry() -> Conversation {
     agent.resume(&mut conversation, Approval::Edit(edited)).await.unwrap();
 
     let mut session = Session::builder(&agent).hook(titled_only).conversation(conversation).build();
-    session.enqueue(Task::new("A task.").titled("the task").max_turns(3)).unwrap();
+    session.enqueue(Task::new("A task.").titled("the task").max_steps(3)).unwrap();
     session.enqueue(Task::new("An untitled task.")).unwrap();
     session.run().await.unwrap();
     let mut conversation = session.into_conversation();
@@ -165,7 +167,7 @@ fn kind(entry: &Entry) -> &'static str {
         Entry::User { task: Some(_), .. } => "user in a task",
         Entry::Assistant { .. } => "assistant",
         Entry::ToolResults { .. } => "tool_results",
-        Entry::Halted { event: EventKind::TurnStart, .. } => "halted at a task's step",
+        Entry::Halted { event: EventKind::StepStart, .. } => "halted at a task's step",
         Entry::Halted { .. } => "halted",
         Entry::HookOutput { .. } => "hook_output",
         Entry::HookSkipped { .. } => "hook_skipped",
@@ -259,12 +261,27 @@ fn the_fixture_holds_every_kind_of_entry() {
 
 #[test]
 fn a_conversation_written_before_formats_is_of_the_first() {
-    let mut unversioned = current();
-    unversioned.as_object_mut().unwrap().remove("format");
-    if Conversation::FORMAT == 1 {
-        let loaded: Conversation = serde_json::from_value(unversioned).unwrap();
-        assert_eq!(serde_json::to_value(&loaded).unwrap(), current());
-    }
+    let mut unversioned: Value = serde_json::from_str(FIXTURES[0].1).unwrap();
+    assert_eq!(unversioned.as_object_mut().unwrap().remove("format"), Some(json!(1)));
+    let loaded: Conversation = serde_json::from_value(unversioned).unwrap();
+    assert_same_form(&serde_json::to_value(&loaded).unwrap(), &current());
+}
+
+#[test]
+fn format_1s_turn_start_reads_as_step_start() {
+    let first: Value = serde_json::from_str(FIXTURES[0].1).unwrap();
+    let halted_at = |log: &Value| -> Vec<Value> {
+        let entries = log["log"].as_array().unwrap().iter();
+        entries
+            .filter(|entry| entry["entry"] == "halted")
+            .map(|entry| entry["event"].clone())
+            .collect()
+    };
+    assert_eq!(halted_at(&first), [json!("before_model"), json!("turn_start")]);
+    let loaded: Conversation = serde_json::from_value(first).unwrap();
+    let now = serde_json::to_value(&loaded).unwrap();
+    assert_eq!(halted_at(&now), [json!("before_model"), json!("step_start")]);
+    assert_eq!(now["format"], json!(2));
 }
 
 #[test]

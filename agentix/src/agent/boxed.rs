@@ -6,7 +6,7 @@ use std::pin::Pin;
 use crate::Outcome;
 use crate::approval::Approval;
 use crate::conversation::Conversation;
-use crate::event::TurnStart;
+use crate::event::StepStart;
 use crate::message::Message;
 use crate::model::Model;
 use crate::observe::{Observation, Observer};
@@ -55,7 +55,7 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
 /// ```
 ///
 /// What erasing costs: each turn one allocation for its future; an observer, a committer, a
-/// journal and a session's `turn_start` hooks are called through `dyn` (a commit and each
+/// journal and a session's `step_start` hooks are called through `dyn` (a commit and each
 /// journaled step one allocation more).
 pub struct BoxedAgent {
     agent: Box<dyn DynAgent>,
@@ -270,22 +270,22 @@ fn erase_observer<O: Observer>(observer: &O) -> DynObserver<'_> {
     (!O::SILENT).then_some((observer as &dyn ObserveDyn, O::STREAMS))
 }
 
-/// [`TurnGate::turn_start`], callable through `dyn`.
+/// [`TurnGate::step_start`], callable through `dyn`.
 trait GateDyn: Sync {
-    fn turn_start<'a>(
+    fn step_start<'a>(
         &'a self,
         turn: &'a mut Turn,
         observer: &'a dyn ObserveDyn,
-    ) -> BoxFuture<'a, Flow<TurnStart>>;
+    ) -> BoxFuture<'a, Flow<StepStart>>;
 }
 
 impl<G: TurnGate> GateDyn for G {
-    fn turn_start<'a>(
+    fn step_start<'a>(
         &'a self,
         turn: &'a mut Turn,
         observer: &'a dyn ObserveDyn,
-    ) -> BoxFuture<'a, Flow<TurnStart>> {
-        Box::pin(async move { TurnGate::turn_start(self, turn, &Erased::<false>(observer)).await })
+    ) -> BoxFuture<'a, Flow<StepStart>> {
+        Box::pin(async move { TurnGate::step_start(self, turn, &Erased::<false>(observer)).await })
     }
 }
 
@@ -293,8 +293,8 @@ impl<G: TurnGate> GateDyn for G {
 struct ErasedGate<'g>(&'g dyn GateDyn);
 
 impl TurnGate for ErasedGate<'_> {
-    async fn turn_start<O: Observer>(&self, turn: &mut Turn, observer: &O) -> Flow<TurnStart> {
-        self.0.turn_start(turn, observer).await
+    async fn step_start<O: Observer>(&self, turn: &mut Turn, observer: &O) -> Flow<StepStart> {
+        self.0.step_start(turn, observer).await
     }
 }
 

@@ -60,12 +60,12 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
                 }
             }
             // Each step starts here or after the previous step's tools: checked against the
-            // limit, then its `turn_start` hooks. A retry calls the model again within its step.
+            // limit, then its `step_start` hooks. A retry calls the model again within its step.
             if limit == 0 {
                 return Err(Error::StepLimit { limit });
             }
             if G::GATES {
-                self.turn_start(turn, observer, gate).await?;
+                self.step_start(turn, observer, gate).await?;
             }
         }
         let mut retry: Option<Retry> = None;
@@ -187,7 +187,7 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
             };
             self.run_tools(message, results, answer, turn, slot, observer, committer).await?;
             // The step's tools are done and the step is in the log: it is committed, counted
-            // against the limit, and the next step's `turn_start` hooks run.
+            // against the limit, and the next step's `step_start` hooks run.
             if K::COMMITS {
                 commit_step(committer, turn).await?;
             }
@@ -197,7 +197,7 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
             }
             if G::GATES {
                 observer.failed()?;
-                self.turn_start(turn, observer, gate).await?;
+                self.step_start(turn, observer, gate).await?;
             }
             retry = None;
         }
@@ -205,22 +205,22 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
 }
 
 impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent<M, T, P, A, X> {
-    /// A session's `turn_start` hooks, before a task's step: REJECT, a turned-down ESCALATE,
+    /// A session's `step_start` hooks, before a task's step: REJECT, a turned-down ESCALATE,
     /// HALT and a hook's failure end the turn before its model call.
-    async fn turn_start<O: Observer, G: TurnGate>(
+    async fn step_start<O: Observer, G: TurnGate>(
         &self,
         turn: &mut Turn,
         observer: &Watched<'_, O>,
         gate: &G,
     ) -> Result<(), Error> {
-        const EVENT: EventKind = EventKind::TurnStart;
-        match gate.turn_start(turn, observer).await {
+        const EVENT: EventKind = EventKind::StepStart;
+        match gate.step_start(turn, observer).await {
             Flow::Continue => Ok(()),
             Flow::Reject { hook, rejection } => {
                 Err(Error::Rejected { event: EVENT, hook, reason: rejection.reason })
             }
             Flow::Escalate { hook, escalation } => {
-                let review = caught(|| self.approver.review_turn(&escalation, turn)).await;
+                let review = caught(|| self.approver.review_step(&escalation, turn)).await;
                 let approval = review.unwrap_or_else(|payload| {
                     Approval::Reject(format!(
                         "the approver panicked: {}",

@@ -228,7 +228,7 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
     // concrete agent's `async fn` future, checked through, trips rust-lang/rust#100013 ("`Send`
     // is not general enough") on the borrows its onions hold across awaits.
     //
-    // A session's task passes its `turn_start` hooks (`gate`) and what the turn knows of the
+    // A session's task passes its `step_start` hooks (`gate`) and what the turn knows of the
     // task; a plain turn passes `()`, which costs nothing.
     pub(crate) async fn observed<O: Observer, G: TurnGate, E: Effects>(
         &self,

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use crate::Outcome;
 use crate::approval::{Approval, Approver};
 use crate::conversation::Conversation;
-use crate::event::TurnStart;
+use crate::event::StepStart;
 use crate::message::Message;
 use crate::model::Model;
 use crate::observe::Observer;
@@ -85,29 +85,29 @@ pub trait AnyAgent: Runs {
 
 impl<R: Runs + ?Sized> AnyAgent for R {}
 
-/// What runs a session's task's steps before each: its `turn_start` hooks. A turn run on its
+/// What runs a session's task's steps before each: its `step_start` hooks. A turn run on its
 /// own has `()`, which costs nothing.
 pub trait TurnGate: Sync {
     /// Whether there is anything to run: the loop skips the call at compile time otherwise.
     const GATES: bool = true;
 
-    /// Runs the `turn_start` hooks.
-    fn turn_start<O: Observer>(
+    /// Runs the `step_start` hooks.
+    fn step_start<O: Observer>(
         &self,
         turn: &mut Turn,
         observer: &O,
-    ) -> impl Future<Output = Flow<TurnStart>> + Send;
+    ) -> impl Future<Output = Flow<StepStart>> + Send;
 }
 
 impl TurnGate for () {
     const GATES: bool = false;
 
     #[inline(always)]
-    fn turn_start<O: Observer>(
+    fn step_start<O: Observer>(
         &self,
         _turn: &mut Turn,
         _observer: &O,
-    ) -> impl Future<Output = Flow<TurnStart>> + Send {
+    ) -> impl Future<Output = Flow<StepStart>> + Send {
         ready(Flow::Continue)
     }
 }

@@ -119,7 +119,7 @@ pub enum Entry {
         /// The results.
         results: Vec<ToolResult>,
     },
-    /// A hook halted the turn — or, at a session's `turn_start`, rejected its task: the turn
+    /// A hook halted the turn — or, at a session's `step_start`, rejected its task: the turn
     /// ends there either way, and `event` says which.
     Halted {
         /// The turn.
@@ -309,10 +309,15 @@ impl TryFrom<Stored> for Conversation {
 /// Brings a conversation stored in an earlier format to the current one, a format at a time.
 /// A change to the stored form raises [`Conversation::FORMAT`] and adds its step here, with a
 /// fixture of the format before it that must go on loading (`tests/fixtures/stored/`).
-fn migrate(stored: Stored) -> Result<Stored, NotLoaded> {
-    match stored.format {
-        Conversation::FORMAT => Ok(stored),
-        format => Err(NotLoaded::Format { format }),
+fn migrate(mut stored: Stored) -> Result<Stored, NotLoaded> {
+    loop {
+        match stored.format {
+            Conversation::FORMAT => return Ok(stored),
+            // Format 2 names the event before a session task's step `step_start`; format 1's
+            // `turn_start` reads as it already (an alias of `EventKind::StepStart`).
+            1 => stored.format = 2,
+            format => return Err(NotLoaded::Format { format }),
+        }
     }
 }
 
@@ -334,7 +339,10 @@ impl Conversation {
     /// The version of the stored form (what serde writes of a conversation, and each entry's
     /// form within it), written as its `format` field. A conversation written in an earlier
     /// format is migrated as it loads; one written without the field is of format 1.
-    pub const FORMAT: u32 = 1;
+    ///
+    /// 1. The first.
+    /// 2. The event before a session task's step is `step_start` (it was `turn_start`).
+    pub const FORMAT: u32 = 2;
 
     /// An empty conversation with the default config.
     pub fn new() -> Self {

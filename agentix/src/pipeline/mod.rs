@@ -60,7 +60,7 @@ pub use onion::{
     Unreachable, Wraps,
 };
 pub use per_tool::{ErrorOf, ForTool, HasTool, Here, OutputOf, PerTool, There};
-pub use register::{AllEvents, Factory, Parallel, Register, StandIn};
+pub use register::{AllEvents, AsStandIn, Factory, Parallel, Register};
 
 use std::any::{Any, TypeId};
 use std::future::{Future, ready};

@@ -150,9 +150,9 @@ where
 /// has an error. The error is reported at the attribute; registering the stand-in adds nothing
 /// (the crate does not compile anyway), so no second error says it is not a hook.
 #[derive(Debug)]
-pub enum StandIn {}
+pub enum AsStandIn {}
 
-impl<H: crate::__private::StandIn, P: Pipeline> Register<StandIn, P> for H {
+impl<H: crate::__private::StandIn, P: Pipeline> Register<AsStandIn, P> for H {
     type Output = P;
     type Tool = ();
 

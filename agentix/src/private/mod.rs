@@ -11,8 +11,8 @@ use std::task::{Context, Poll};
 pub use crate::Outcome;
 pub use crate::event::{
     AfterModel, AfterTool, AllTasksComplete, BeforeFinal, BeforeModel, BeforeTool, Event,
-    PlanComplete, PlanSubmit, Post, Pre, SessionEnd, SessionStart, TaskComplete, TaskStart,
-    ToolError, TurnStart, WrapModel, WrapTool,
+    PlanComplete, PlanSubmit, Post, Pre, SessionEnd, SessionStart, StepStart, TaskComplete,
+    TaskStart, ToolError, WrapModel, WrapTool,
 };
 pub use crate::hook::{NextModel, NextTool};
 pub use crate::message::{AssistantMessage, Part, ToolCall, ToolResult};

@@ -8,7 +8,7 @@ use crate::session::{Plan, PlanReport, QueuedTask, SessionState, TaskReport};
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not the value a hook on `task_start` receives",
     label = "expected `&QueuedTask` or `&mut QueuedTask`",
-    note = "a hook on `task_start` takes the task first: `&QueuedTask` or `&mut QueuedTask` (to edit its prompt, title or `max_turns`), then the session (`&SessionState`)"
+    note = "a hook on `task_start` takes the task first: `&QueuedTask` or `&mut QueuedTask` (to edit its prompt, title or `max_steps`), then the session (`&SessionState`)"
 )]
 pub trait TaskStartValue<'a> {
     /// Lends the value to the hook.
@@ -29,26 +29,26 @@ impl<'a> TaskStartValue<'a> for &'a mut QueuedTask {
     }
 }
 
-/// A parameter that can receive the value of `turn_start`: the task's turn.
+/// A parameter that can receive the value of `step_start`: the task's turn.
 #[diagnostic::on_unimplemented(
-    message = "`{Self}` is not the value a hook on `turn_start` receives",
+    message = "`{Self}` is not the value a hook on `step_start` receives",
     label = "expected `&Turn` or `&mut Turn`",
-    note = "a hook on `turn_start` takes the task's turn first: `&Turn` or `&mut Turn`, then the session (`&SessionState`)"
+    note = "a hook on `step_start` takes the task's turn first: `&Turn` or `&mut Turn`, then the session (`&SessionState`)"
 )]
-pub trait TurnStartValue<'a> {
+pub trait StepStartValue<'a> {
     /// Lends the value to the hook.
     fn lend(value: &'a mut Turn) -> Self;
 }
 
 #[diagnostic::do_not_recommend]
-impl<'a> TurnStartValue<'a> for &'a Turn {
+impl<'a> StepStartValue<'a> for &'a Turn {
     fn lend(value: &'a mut Turn) -> Self {
         value
     }
 }
 
 #[diagnostic::do_not_recommend]
-impl<'a> TurnStartValue<'a> for &'a mut Turn {
+impl<'a> StepStartValue<'a> for &'a mut Turn {
     fn lend(value: &'a mut Turn) -> Self {
         value
     }

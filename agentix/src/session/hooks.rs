@@ -78,14 +78,14 @@ pub trait SessionHook: Send + Sync {
         ready(Verdict::Continue)
     }
 
-    /// `turn_start`: before each of a task's steps (its model call; a RETRY within the step does
+    /// `step_start`: before each of a task's steps (its model call; a RETRY within the step does
     /// not fire it again); REJECT or ESCALATE stops the task
     /// before the call.
-    fn turn_start(
+    fn step_start(
         &self,
         turn: &mut Turn,
         session: &SessionState,
-    ) -> impl Future<Output = Verdict<event::TurnStart>> + Send {
+    ) -> impl Future<Output = Verdict<event::StepStart>> + Send {
         let _ = (turn, session);
         ready(Verdict::Continue)
     }
@@ -206,9 +206,9 @@ session_event_traits! {
     SessionStart / OnSessionStart: fn session_start(session: &SessionState);
     /// A `task_start` hook: it may edit the task about to run, REJECT it, or halt the session.
     TaskStart / OnTaskStart: fn task_start(task: &mut QueuedTask, session: &SessionState);
-    /// A `turn_start` hook: before each of a task's steps, it may REJECT the task,
+    /// A `step_start` hook: before each of a task's steps, it may REJECT the task,
     /// ESCALATE to the approver, or halt the session.
-    TurnStart / OnTurnStart: fn turn_start(turn: &mut Turn, session: &SessionState);
+    StepStart / OnStepStart: fn step_start(turn: &mut Turn, session: &SessionState);
     /// A `plan_submit` hook: it may rewrite a submitted plan, REJECT it, or halt the session.
     PlanSubmit / OnPlanSubmit: fn plan_submit(plan: &mut Plan, session: &SessionState);
     /// A `task_complete` hook: it sees how each task ended, exactly once per task.
@@ -226,7 +226,7 @@ session_event_traits! {
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a session hook",
     label = "not a hook on a session event",
-    note = "a session takes hooks on session_start, task_start, turn_start, plan_submit, task_complete, plan_complete, all_tasks_complete and session_end; hooks on a turn's events go on the agent: `Agent::builder(model).hook(...)`"
+    note = "a session takes hooks on session_start, task_start, step_start, plan_submit, task_complete, plan_complete, all_tasks_complete and session_end; hooks on a turn's events go on the agent: `Agent::builder(model).hook(...)`"
 )]
 pub trait RegisterSession<Role> {
     /// The hook as the chain holds it.
@@ -256,7 +256,7 @@ where
     }
 }
 
-impl<H: crate::__private::StandIn> RegisterSession<crate::pipeline::StandIn> for H {
+impl<H: crate::__private::StandIn> RegisterSession<crate::pipeline::AsStandIn> for H {
     type Hook = NoSessionHook;
 
     fn session_hook(self) -> NoSessionHook {
@@ -280,7 +280,7 @@ macro_rules! session_events {
         $apply! {
             session_start: SessionStart (session: &SessionState);
             task_start: TaskStart (task: &mut QueuedTask, session: &SessionState);
-            turn_start: TurnStart (turn: &mut Turn, session: &SessionState);
+            step_start: StepStart (turn: &mut Turn, session: &SessionState);
             plan_submit: PlanSubmit (plan: &mut Plan, session: &SessionState);
             task_complete: TaskComplete (report: &TaskReport, session: &SessionState);
             plan_complete: PlanComplete (plan: &PlanReport, session: &SessionState);

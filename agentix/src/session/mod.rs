@@ -2,19 +2,20 @@
 //!
 //! A [`Session`] owns one conversation and a queue of tasks. [`run`](Session::run) runs them in
 //! order, each as one turn of its agent whose user message is the task's prompt; the turn takes
-//! as many steps (a model call and its tool calls) as it needs, up to the task's `max_turns`
-//! (Turin calls a step a turn: `turn_start` fires at each, and `Turn::turn_index` counts them). Tasks come one at a time
+//! as many steps (a model call and its tool calls) as it needs, up to the task's `max_steps`:
+//! `step_start` fires before each, and `Turn::step_index` counts them (Turin calls a step a
+//! turn: `#[hook(turn_start)]` and a task's `max_turns` are read as these). Tasks come one at a time
 //! ([`enqueue`](Session::enqueue)) or in plans ([`submit_plan`](Session::submit_plan), or the
 //! model's [`SubmitPlan`] tool), and every task ends exactly once, with a [`TaskStatus`].
 //!
 //! The session's events, in order: `session_start` → per task (`task_start` → the turn, whose
-//! `turn_start` fires before each step, ahead of its `before_model` → `plan_submit` for each
+//! `step_start` fires before each step, ahead of its `before_model` → `plan_submit` for each
 //! plan the turn submitted → `task_complete` → `plan_complete` when it ended its plan's last
 //! task) → `all_tasks_complete` when the queue is empty (ENQUEUE runs more) → `session_end`.
 //!
-//! How a task ends: a final answer is `success`; a `task_start` or `turn_start` REJECT, an
+//! How a task ends: a final answer is `success`; a `task_start` or `step_start` REJECT, an
 //! escalation the approver turned down, or a turn hook's HALT is `rejected`; running out of
-//! `max_turns` is `max_turns`; any other failure of the turn is `error`, and the session goes on
+//! `max_steps` is `max_turns` (Turin's word); any other failure of the turn is `error`, and the session goes on
 //! to the next task. A session hook's HALT (or its error, panic or timeout: session hooks fail
 //! closed) ends the session: the task running and every task still queued end `cancelled`, each
 //! reported to `task_complete`, and `session_end` fires; `run` returns the hook's error.
@@ -40,8 +41,8 @@ mod task;
 use std::sync::Arc;
 
 pub use hooks::{
-    OnAllTasksComplete, OnPlanComplete, OnPlanSubmit, OnSessionEnd, OnSessionStart, OnTaskComplete,
-    OnTaskStart, OnTurnStart, RegisterSession, SessionChain, SessionHook, Then,
+    OnAllTasksComplete, OnPlanComplete, OnPlanSubmit, OnSessionEnd, OnSessionStart, OnStepStart,
+    OnTaskComplete, OnTaskStart, RegisterSession, SessionChain, SessionHook, Then,
 };
 pub use run::SessionRun;
 pub(crate) use runner::TaskContext;
@@ -507,7 +508,7 @@ impl<R: AnyAgent, S: SessionChain> Session<R, S> {
         let context = TaskContext {
             tag: task.tag(),
             steps_before: self.state.steps(),
-            max_turns: task.task.max_turns,
+            max_steps: task.task.max_steps,
         };
         let message = Message::user(task.task.prompt);
         let conversation = &mut self.conversation;
@@ -730,19 +731,19 @@ impl Ended {
         Ended { status: TaskStatus::Cancelled, answer: None, reason: Some(reason), turn, steps: 0 }
     }
 
-    /// A turn's failure: `rejected` for a hook's refusal, `max_turns` for the step limit,
+    /// A turn's failure: `rejected` for a hook's refusal, `max_steps` for the step limit,
     /// `error` otherwise.
     fn failed(error: &Error, turn: Option<TurnRef>) -> Self {
         let status = match error {
             Error::Rejected { .. } | Error::Halted { .. } => TaskStatus::Rejected,
-            Error::StepLimit { .. } => TaskStatus::MaxTurns,
+            Error::StepLimit { .. } => TaskStatus::MaxSteps,
             _ => TaskStatus::Error,
         };
         Ended { status, answer: None, reason: Some(error.to_string()), turn, steps: 0 }
     }
 }
 
-/// Whether a turn's error is a session hook's halt or failure (at `turn_start`), or a failed
+/// Whether a turn's error is a session hook's halt or failure (at `step_start`), or a failed
 /// commit: it ends the session, not only the task.
 fn ends_the_session(error: &Error) -> bool {
     match error {

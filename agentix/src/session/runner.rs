@@ -1,10 +1,10 @@
 //! How a session runs a task's turn on an agent: the task's context on the turn, and its
-//! `turn_start` hooks inside the turn's loop.
+//! `step_start` hooks inside the turn's loop.
 
 use serde::{Deserialize, Serialize};
 
 use crate::agent::TurnGate;
-use crate::event::{EventKind, TurnStart};
+use crate::event::{EventKind, StepStart};
 use crate::observe::Observer;
 use crate::pipeline::Flow;
 use crate::turn::Turn;
@@ -18,27 +18,27 @@ pub struct TaskContext {
     pub(crate) tag: TaskTag,
     /// Steps the session's tasks started before this task's first.
     pub(crate) steps_before: u64,
-    /// The task's `max_turns`, in place of the conversation's `max_steps`.
-    pub(crate) max_turns: Option<u32>,
+    /// The task's `max_steps`, in place of the conversation's `max_steps`.
+    pub(crate) max_steps: Option<u32>,
 }
 
-/// A session's gate for one task: its `turn_start` hooks, and the session's count of steps.
+/// A session's gate for one task: its `step_start` hooks, and the session's count of steps.
 pub(crate) struct Gate<'s, S> {
     pub(crate) hooks: &'s S,
     pub(crate) state: &'s SessionState,
 }
 
 impl<S: SessionChain> TurnGate for Gate<'_, S> {
-    async fn turn_start<O: Observer>(&self, turn: &mut Turn, observer: &O) -> Flow<TurnStart> {
+    async fn step_start<O: Observer>(&self, turn: &mut Turn, observer: &O) -> Flow<StepStart> {
         self.state.steps.add_one();
         observer.observe(&crate::observe::Observation::Event {
             turn: turn.turn_ref(),
             step: turn.step(),
-            event: EventKind::TurnStart,
+            event: EventKind::StepStart,
         });
-        if !S::EVENTS.contains(EventKind::TurnStart) {
+        if !S::EVENTS.contains(EventKind::StepStart) {
             return Flow::Continue;
         }
-        self.hooks.turn_start(turn, self.state, observer).await
+        self.hooks.step_start(turn, self.state, observer).await
     }
 }

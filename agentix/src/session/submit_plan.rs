@@ -36,7 +36,7 @@ impl PlanInbox {
 /// The `submit_plan` tool: the model proposes a plan of tasks (each a prompt it will be given,
 /// in order) and a title. The session reviews it with its `plan_submit` hooks when the current
 /// task's turn ends, and queues its tasks after those queued. What the model cannot set is the
-/// application's: a task's `max_turns` (its budget) and the plan's `clear_existing` (whether it
+/// application's: a task's `max_steps` (its budget) and the plan's `clear_existing` (whether it
 /// cancels the tasks queued before it) — a `plan_submit` hook may set either.
 /// Add it with [`AgentBuilder::submit_plan`](crate::AgentBuilder::submit_plan); outside a
 /// [`Session`](super::Session) a call fails, saying so.
@@ -85,7 +85,7 @@ impl From<ProposedPlan> for Plan {
         let tasks = proposed
             .tasks
             .into_iter()
-            .map(|task| Task { title: task.title, prompt: task.prompt, max_turns: None })
+            .map(|task| Task { title: task.title, prompt: task.prompt, max_steps: None })
             .collect();
         Plan { title: proposed.title, tasks, clear_existing: false }
     }

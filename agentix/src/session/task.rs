@@ -50,7 +50,7 @@ session_id! {
 }
 
 /// One unit of work: a prompt the agent answers in one turn, taking as many steps as it
-/// needs up to `max_turns`.
+/// needs up to `max_steps`.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Task {
     /// A label for traces and reports.
@@ -60,15 +60,15 @@ pub struct Task {
     pub prompt: String,
     /// Steps the task may start (Turin's turns: each a model call and its tool calls); `None`:
     /// the conversation's `max_steps`. The application may set it above that; the model's
-    /// `submit_plan` tool cannot set it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_turns: Option<u32>,
+    /// `submit_plan` tool cannot set it. Read as `max_turns` too, Turin's name.
+    #[serde(default, alias = "max_turns", skip_serializing_if = "Option::is_none")]
+    pub max_steps: Option<u32>,
 }
 
 impl Task {
     /// A task asking `prompt`.
     pub fn new(prompt: impl Into<String>) -> Self {
-        Task { title: None, prompt: prompt.into(), max_turns: None }
+        Task { title: None, prompt: prompt.into(), max_steps: None }
     }
 
     /// This task, labelled.
@@ -77,9 +77,9 @@ impl Task {
         self
     }
 
-    /// This task, allowed `max_turns` steps.
-    pub fn max_turns(mut self, max_turns: u32) -> Self {
-        self.max_turns = Some(max_turns);
+    /// This task, allowed `max_steps` steps.
+    pub fn max_steps(mut self, max_steps: u32) -> Self {
+        self.max_steps = Some(max_steps);
         self
     }
 }
@@ -186,11 +186,13 @@ impl Plan {
 pub enum TaskStatus {
     /// Its turn reached a final answer.
     Success,
-    /// A hook refused it: a `task_start` or `turn_start` REJECT, an escalation the approver
+    /// A hook refused it: a `task_start` or `step_start` REJECT, an escalation the approver
     /// turned down, or a turn hook's HALT.
     Rejected,
-    /// It used its `max_turns` steps without a final answer.
-    MaxTurns,
+    /// It used its `max_steps` steps without a final answer. Its word is Turin's, `max_turns`,
+    /// as the seed fixes it.
+    #[serde(rename = "max_turns")]
+    MaxSteps,
     /// Its turn failed: the model, a tool set, a hook's error, panic or timeout.
     Error,
     /// It did not end on its own: the session was halted, its `run` was dropped while the task
@@ -203,7 +205,7 @@ impl fmt::Display for TaskStatus {
         f.write_str(match self {
             TaskStatus::Success => "success",
             TaskStatus::Rejected => "rejected",
-            TaskStatus::MaxTurns => "max_turns",
+            TaskStatus::MaxSteps => "max_turns",
             TaskStatus::Error => "error",
             TaskStatus::Cancelled => "cancelled",
         })
@@ -227,7 +229,7 @@ pub struct TaskReport {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub turn: Option<TurnRef>,
     /// Steps it started (Turin's turns): each a model call, and its tool calls — a step a
-    /// `turn_start` hook stopped counts, a retry within a step does not.
+    /// `step_start` hook stopped counts, a retry within a step does not.
     pub steps: u32,
 }
 
@@ -332,7 +334,7 @@ impl SessionState {
         &self.completed
     }
 
-    /// Steps the session's tasks started, in all: the next one's `turn_index`.
+    /// Steps the session's tasks started, in all: the next one's `step_index`.
     pub fn steps(&self) -> u64 {
         self.steps.get()
     }
@@ -360,7 +362,7 @@ impl SessionState {
     }
 }
 
-/// A count of steps the session's `turn_start` gate adds to while the session's state is lent
+/// A count of steps the session's `step_start` gate adds to while the session's state is lent
 /// to hooks.
 #[derive(Debug, Default)]
 pub(crate) struct StepCount(AtomicU64);

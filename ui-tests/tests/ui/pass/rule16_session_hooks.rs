@@ -1,12 +1,12 @@
 //! Rule 16: every session event takes a `#[hook]` function (with its value and the session, or
 //! fewer parameters) and a `SessionHook` method, with the verdicts its contract has: REJECT at
-//! `task_start`, `turn_start` and `plan_submit`, ESCALATE at `turn_start`, ENQUEUE at
+//! `task_start`, `step_start` and `plan_submit`, ESCALATE at `step_start`, ENQUEUE at
 //! `all_tasks_complete`, HALT everywhere.
 
 use std::future::IntoFuture;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use agentix::event::{AllTasksComplete, PlanSubmit, TaskStart, TurnStart};
+use agentix::event::{AllTasksComplete, PlanSubmit, TaskStart, StepStart};
 use agentix::session::{
     Plan, PlanReport, QueuedTask, Session, SessionHook, SessionState, Task, TaskReport, TaskStatus,
 };
@@ -25,9 +25,15 @@ async fn refuse_secrets(task: &mut QueuedTask, _session: &SessionState) -> Verdi
     if task.task.prompt.contains("secret") { Verdict::reject("not that") } else { Verdict::Continue }
 }
 
+#[hook(step_start)]
+async fn bounded(turn: &Turn) -> Verdict<StepStart> {
+    if turn.task_step_index() > 3 { Verdict::escalate("long task") } else { Verdict::Continue }
+}
+
+/// Turin's word for the same event, as the seed fixes it.
 #[hook(turn_start)]
-async fn bounded(turn: &Turn) -> Verdict<TurnStart> {
-    if turn.task_turn_index() > 3 { Verdict::escalate("long task") } else { Verdict::Continue }
+async fn bounded_as_turin_says(turn: &Turn) -> Verdict<StepStart> {
+    if turn.task_step_index() > 5 { Verdict::reject("too long") } else { Verdict::Continue }
 }
 
 #[hook(plan_submit)]
@@ -62,7 +68,7 @@ impl SessionHook for Tally {
         Verdict::Continue
     }
 
-    async fn turn_start(&self, _turn: &mut Turn, _session: &SessionState) -> Verdict<TurnStart> {
+    async fn step_start(&self, _turn: &mut Turn, _session: &SessionState) -> Verdict<StepStart> {
         Verdict::Continue
     }
 }
@@ -74,6 +80,7 @@ fn main() {
         .hook(started)
         .hook(refuse_secrets)
         .hook(bounded)
+        .hook(bounded_as_turin_says)
         .hook(titled)
         .hook(reported)
         .hook(planned)

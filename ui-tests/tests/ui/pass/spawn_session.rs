@@ -3,14 +3,14 @@
 
 use std::sync::Arc;
 
-use agentix::event::TurnStart;
+use agentix::event::StepStart;
 use agentix::session::{Session, SessionState, TaskReport, TaskStatus};
 use agentix::{Agent, ScriptedModel, Turn, Verdict, hook};
 
-#[hook(turn_start)]
-async fn pace(turn: &Turn) -> Verdict<TurnStart> {
+#[hook(step_start)]
+async fn pace(turn: &Turn) -> Verdict<StepStart> {
     tokio::task::yield_now().await;
-    if turn.task_turn_index() > 4 { Verdict::reject("too long") } else { Verdict::Continue }
+    if turn.task_step_index() > 4 { Verdict::reject("too long") } else { Verdict::Continue }
 }
 
 #[hook(task_complete)]

@@ -1,7 +1,7 @@
 use agentix::session::QueuedTask;
 use agentix::hook;
 
-#[hook(turn_start)]
+#[hook(step_start)]
 async fn pace(task: &QueuedTask) {
     println!("{}", task.id());
 }
