@@ -19,8 +19,8 @@ use tests::Weather;
 
 /// Every format's fixture, oldest first; the last is the current format's.
 const FIXTURES: [(u32, &str); 2] = [
-    (1, include_str!("../fixtures/stored/conversation-format-1.json")),
-    (2, include_str!("../fixtures/stored/conversation-format-2.json")),
+    (1, include_str!("../../fixtures/stored/conversation-format-1.json")),
+    (2, include_str!("../../fixtures/stored/conversation-format-2.json")),
 ];
 
 /// The user, kept in the scope.
