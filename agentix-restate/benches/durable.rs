@@ -16,8 +16,7 @@
 
 #![allow(missing_docs)]
 
-#[path = "../tests/support/mod.rs"]
-mod restate;
+use agentix_test_support::restate;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -188,7 +187,7 @@ fn main() {
         "|---|---:|---:|---:|---:|---:|".to_owned(),
     ];
     runtime.block_on(async {
-        let pg = restate::store::postgres_database("durable_bench");
+        let pg = agentix_test_support::postgres_database("durable_bench");
         let restate = restate::Restate::start("bench");
         let (nodelay, nagle) = (restate::free_port(), restate::free_port());
         let listener = tokio::net::TcpListener::bind(("127.0.0.1", nodelay)).await.unwrap();

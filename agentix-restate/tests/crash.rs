@@ -9,7 +9,7 @@
 //!
 //! Ignored in a plain `cargo test`: they need restate-server.
 
-mod support;
+use agentix_test_support::restate as support;
 
 use std::os::unix::process::ExitStatusExt;
 use std::path::PathBuf;
@@ -18,10 +18,13 @@ use std::time::Duration;
 use agentix::event::Post;
 use agentix::{Agent, Approval, AssistantMessage, Entry, Outcome, ToolCall, Turn, Verdict};
 use agentix_restate::{Conversations, WaitingApproval};
+use agentix_test_support::durable_turn::{
+    self, AskFirst, KeyedSend, Refuse, SendingModel, ToolDeath,
+};
+use agentix_test_support::{TempDir, append, die, lines};
 use restate_sdk::prelude::Endpoint;
 use serde_json::json;
-use support::store::durable_turn::{self, AskFirst, KeyedSend, Refuse, SendingModel, ToolDeath};
-use support::{Restate, Service, append, die, lines, wait_for};
+use support::{Restate, Service, wait_for};
 
 const SERVICE: &str = "AGENTIX_RESTATE_SERVICE";
 
@@ -119,7 +122,7 @@ fn service() {
     });
 }
 
-fn spawn(port: u16, dir: &support::TempDir, mode: &str, point: Option<Point>) -> Service {
+fn spawn(port: u16, dir: &TempDir, mode: &str, point: Option<Point>) -> Service {
     let spec = format!("{port}|{}|{mode}={}", dir.0.display(), encode(point));
     Service::spawn(SERVICE, spec)
 }
@@ -165,7 +168,7 @@ fn a_turn_killed_at_every_step_finishes_once() {
     ];
     for (n, point) in points.into_iter().enumerate() {
         let key = format!("c{n}");
-        let dir = support::TempDir::new("every_step");
+        let dir = TempDir::new("every_step");
         let service = spawn(port, &dir, "run", Some(point));
         if n == 0 {
             restate.register(port);
@@ -225,7 +228,7 @@ fn last_failure(restate: &Restate, key: &str) -> String {
 fn a_hook_changed_between_the_crash_and_the_replay_diverges() {
     let restate = Restate::start("diverge");
     let port = support::free_port();
-    let dir = support::TempDir::new("diverge");
+    let dir = TempDir::new("diverge");
     let service = spawn(port, &dir, "run", Some(Point::InModel(2)));
     restate.register(port);
     let turn = send_in_background(&restate, "c");
@@ -272,7 +275,7 @@ fn a_hook_changed_between_the_crash_and_the_replay_diverges() {
 fn a_hook_changed_while_an_approval_waits_diverges() {
     let restate = Restate::start("diverge_waiting");
     let port = support::free_port();
-    let dir = support::TempDir::new("diverge_waiting");
+    let dir = TempDir::new("diverge_waiting");
     let service = spawn(port, &dir, "wait", None);
     restate.register(port);
     let turn = send_in_background(&restate, "c");
@@ -322,7 +325,7 @@ fn waiting(restate: &Restate, key: &str) -> WaitingApproval {
 fn an_approval_waits_across_a_crash_and_is_announced_once() {
     let restate = Restate::start("approval");
     let port = support::free_port();
-    let dir = support::TempDir::new("approval");
+    let dir = TempDir::new("approval");
     let service = spawn(port, &dir, "wait", None);
     restate.register(port);
     let (status, body) = restate.call("c", "approve", "\"sign_none\"");
@@ -361,7 +364,7 @@ fn an_approval_waits_across_a_crash_and_is_announced_once() {
 fn reject_and_edit_answer_the_waiting_call() {
     let restate = Restate::start("reject_edit");
     let port = support::free_port();
-    let dir = support::TempDir::new("reject_edit");
+    let dir = TempDir::new("reject_edit");
     let service = spawn(port, &dir, "wait", None);
     restate.register(port);
 

@@ -9,8 +9,7 @@
 //! starts from the machine's `initdb`, as the tests do. The benchmark needs the
 //! `postgres-tests` feature: `cargo bench -p agentix-store --features postgres-tests`.
 
-#[path = "../tests/support/mod.rs"]
-mod support;
+use agentix_test_support as support;
 
 use std::time::{Duration, Instant};
 

@@ -4,7 +4,7 @@
 //! with approve, reject or edit: it goes on from the waiting call — the call before it is not
 //! run again, no model call is made twice — over SQLite and PostgreSQL.
 
-mod support;
+use agentix_test_support::{self as support, on_both_backends};
 
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};

@@ -2,7 +2,7 @@
 //! it, its answer or error, its usage with cached tokens, its latency — stored with its step,
 //! over SQLite and PostgreSQL.
 
-mod support;
+use agentix_test_support::{self as support, on_both_backends};
 
 use std::sync::Mutex;
 use std::time::Duration;

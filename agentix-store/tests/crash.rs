@@ -9,7 +9,7 @@
 //! side effect, but not its result, and runs again if the turn is run again (at least once). A
 //! committed step's tools never run again.
 
-mod support;
+use agentix_test_support::{self as support, on_both_backends};
 
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};

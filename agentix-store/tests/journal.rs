@@ -7,7 +7,7 @@
 //! changed between the crash and the replay is the typed divergence error; an approval that
 //! waits survives the crash and is answered once. Over SQLite and PostgreSQL.
 
-mod support;
+use agentix_test_support::{self as support, on_both_backends};
 
 use std::future::Future;
 use std::os::unix::process::ExitStatusExt;

@@ -3,7 +3,7 @@
 //! process) leaves its finished tasks, the one running and the queue in the store, and a new
 //! process runs the unfinished ones — over SQLite and PostgreSQL.
 
-mod support;
+use agentix_test_support::{self as support, on_both_backends};
 
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};

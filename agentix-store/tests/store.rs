@@ -2,7 +2,7 @@
 //! exactly; a second writer gets a conflict, never an interleaved log; a damaged row is a typed
 //! error naming the conversation and the entry, and nothing is changed to make it load.
 
-mod support;
+use agentix_test_support::{self as support, on_both_backends};
 
 use agentix::session::Session;
 use agentix::{Agent, Config, Conversation, Entry, Hook, Scope, ScriptedModel, Turn, Verdict};

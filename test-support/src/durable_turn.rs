@@ -9,14 +9,16 @@ use agentix::event::BeforeTool;
 use agentix::{Agent, Approval, AssistantMessage, Conversation, Entry, ToolCall, Turn, Verdict};
 use serde_json::json;
 
-use super::{TempDir, append, die, lines};
+use crate::{TempDir, append, die, lines};
 
 /// The model: calls `send` until it has its result, then answers — by what the request holds,
 /// as a real model would; each call counted in `calls`. It dies inside call `die_in_call`
 /// (from 1), after a pause, as a real call takes a while: what the turn sent before the call
 /// (a Restate step's run) reaches the other side first.
 pub struct SendingModel {
+    /// The file each call is counted in, a line a call.
     pub calls: PathBuf,
+    /// The call (from 1) the process dies inside, if one.
     pub die_in_call: Option<usize>,
 }
 
@@ -55,7 +57,9 @@ pub enum ToolDeath {
 /// The tool `send`: sends through a system that applies each idempotency key once — every
 /// attempt's key in `dir/attempts`, each key applied in `dir/applied`.
 pub struct KeyedSend {
+    /// Where the attempts and the applied keys are written.
     pub dir: PathBuf,
+    /// Where in the call the process dies, if anywhere.
     pub die: Option<ToolDeath>,
 }
 

@@ -2,19 +2,12 @@
 //! registry (`AGENTIX_RESTATE_SERVER`), started on loopback ports in a temporary directory and
 //! killed when the test ends; HTTP/1.1 to its ingress and admin API; the service's process.
 
-#![allow(dead_code, unused_imports)]
-
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// The store's test support: temporary directories, files the processes share, a death by
-/// `SIGKILL`, PostgreSQL for the benchmark.
-#[path = "../../../agentix-store/tests/support/mod.rs"]
-pub mod store;
-
-pub use store::{TempDir, append, die, lines};
+use crate::TempDir;
 
 /// A port free on 127.0.0.1 now.
 pub fn free_port() -> u16 {
@@ -24,7 +17,9 @@ pub fn free_port() -> u16 {
 /// A restate-server of the test's own, killed when dropped.
 pub struct Restate {
     child: Child,
+    /// The port its ingress listens on: where services are called.
     pub ingress: u16,
+    /// The port of its admin API: deployments, introspection.
     pub admin: u16,
     _dir: TempDir,
 }

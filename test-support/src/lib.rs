@@ -4,8 +4,6 @@
 //! starts from the machine's `initdb`/`pg_ctl`, in a temporary directory, stopped when the
 //! process ends.
 
-#![allow(dead_code)]
-
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::OnceLock;
@@ -14,11 +12,14 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use agentix_store::Store;
 
 pub mod durable_turn;
+pub mod restate;
 
 /// A directory of its own for one test, removed when it is dropped.
 pub struct TempDir(pub PathBuf);
 
 impl TempDir {
+    /// A new, empty directory under the system's temporary one, named after `name`, this
+    /// process and a count.
     pub fn new(name: &str) -> Self {
         static COUNT: AtomicU32 = AtomicU32::new(0);
         let n = COUNT.fetch_add(1, Ordering::Relaxed);
@@ -152,14 +153,14 @@ macro_rules! on_both_backends {
         mod $name {
             #[tokio::test]
             async fn sqlite() {
-                let (store, url, _dir) = $crate::support::sqlite(stringify!($name)).await;
+                let (store, url, _dir) = $crate::sqlite(stringify!($name)).await;
                 super::$body(store, url).await;
             }
 
             #[cfg(feature = "postgres-tests")]
             #[tokio::test]
             async fn postgres() {
-                let (store, url) = $crate::support::postgres(stringify!($name)).await;
+                let (store, url) = $crate::postgres(stringify!($name)).await;
                 super::$body(store, url).await;
             }
         }
