@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use crate::conversation::{Conversation, TurnRef};
 use crate::model::{ModelError, ModelRequest, ModelResponse};
-use crate::session::SessionState;
+use crate::task::SessionState;
 
 /// Commits a turn's log as it grows, one step at a time: after `pre` (the user message and what
 /// durable `pre` hooks produced), after each step (the assistant message with every tool

@@ -43,7 +43,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::message::{AssistantMessage, ToolCall, ToolResult};
 use crate::model::ModelRequest;
-use crate::session::{FollowUp, Plan, PlanReport, QueuedTask, SessionState, TaskReport};
+use crate::task::{FollowUp, Plan, PlanReport, QueuedTask, SessionState, TaskReport};
 use crate::verdict::{Escalation, Feedback, Rejection};
 
 /// The payload of a verdict an event's contract forbids. It has no values, so the verdict cannot

@@ -144,7 +144,7 @@ pub enum Observation<'a> {
         result: &'a ToolResult,
     },
     /// Something happened in a session, beside its turns.
-    Session(&'a crate::session::SessionEvent),
+    Session(&'a crate::task::SessionEvent),
     /// The turn's run ended, its last step committed (with a committer): it ended, `post`
     /// hooks have run — or it stopped to wait for an approval (`Error::AwaitingApproval`,
     /// `post` not yet run), and its resumption ends it again.

@@ -60,7 +60,7 @@ pub enum StreamEvent {
     /// these between its tasks' turns, and ends with [`SessionEvent::RunEnded`].
     ///
     /// [`SessionEvent::RunEnded`]: crate::session::SessionEvent::RunEnded
-    Session(crate::session::SessionEvent),
+    Session(crate::task::SessionEvent),
 }
 
 /// A stream of what `$queue` (a fresh [`Queue`], bound to that name, showing each observation
@@ -113,7 +113,7 @@ impl Ending for Outcome {
 }
 
 /// A session's run always reports its end (`RunEnded`).
-impl Ending for Result<Vec<crate::session::TaskReport>, crate::Error> {
+impl Ending for Result<Vec<crate::task::TaskReport>, crate::Error> {
     fn unreported(self) -> Option<StreamEvent> {
         None
     }

@@ -16,7 +16,7 @@ use crate::message::{Message, Part, ToolCall};
 use crate::model::Usage;
 use crate::pipeline::HookFailure;
 use crate::scope::Scope;
-use crate::session::{PlanId, TaskContext, TaskId, TaskTag};
+use crate::task::{PlanId, TaskContext, TaskId, TaskTag};
 use crate::tool::ToolId;
 use crate::verdict::Halt;
 

@@ -5,7 +5,7 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 
 use crate::event::{Enqueues, Escalatable, Event, Rejectable, Retryable, Stoppable, StopsWith};
-use crate::session::{FollowUp, Task};
+use crate::task::{FollowUp, Task};
 
 /// A hook's decision at event `E`. The payload types come from `E`'s contract, so a verdict the
 /// contract forbids cannot be built: `Verdict::<AfterTool>::retry(..)` does not compile.

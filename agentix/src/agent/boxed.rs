@@ -11,7 +11,7 @@ use crate::message::Message;
 use crate::model::Model;
 use crate::observe::{Observation, Observer};
 use crate::pipeline::{Flow, Pipeline};
-use crate::session::TaskContext;
+use crate::task::TaskContext;
 use crate::tool::ToolSet;
 use crate::transform::StreamTransformer;
 use crate::turn::Turn;

@@ -19,7 +19,7 @@ use crate::conversation::Conversation;
 use crate::journal::{Journal, JournalError, JournalStep};
 use crate::message::{ToolCall, ToolFailure, ToolResult};
 use crate::model::{ModelError, ModelResponse};
-use crate::session::SessionState;
+use crate::task::SessionState;
 use crate::turn::Turn;
 
 type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;

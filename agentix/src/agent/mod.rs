@@ -32,7 +32,7 @@ use crate::message::{Message, Part, Role};
 use crate::model::{Model, ModelParams};
 use crate::observe::{Observation, Observer, Watched};
 use crate::pipeline::{Chain, Flow, Hooks, Pipeline, hook_panic};
-use crate::session::TaskContext;
+use crate::task::TaskContext;
 use crate::tool::{NoTools, ToolSet, ToolSpec};
 use crate::transform::StreamTransformer;
 use crate::turn::Turn;

@@ -6,7 +6,7 @@ use std::ops::{Deref, DerefMut};
 use crate::approval::TurnState;
 use crate::conversation::{Conversation, Entry, TurnRef};
 use crate::message::Message;
-use crate::session::TaskContext;
+use crate::task::TaskContext;
 use crate::turn::Turn;
 
 use super::step::StepSlot;

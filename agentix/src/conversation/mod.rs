@@ -12,7 +12,7 @@ use crate::approval::{Approval, PendingApproval, Suspension};
 use crate::event::EventKind;
 use crate::message::{AssistantMessage, Message, Part, Role, ToolResult};
 use crate::scope::Scope;
-use crate::session::TaskTag;
+use crate::task::TaskTag;
 
 pub(crate) use ledger::Ledger;
 pub use validate::{InvalidLog, LogProblem};

@@ -18,7 +18,7 @@ pub use crate::hook::{NextModel, NextTool};
 pub use crate::message::{AssistantMessage, Part, ToolCall, ToolResult};
 pub use crate::model::{ModelError, ModelRequest, ModelResponse};
 pub use crate::on;
-pub use crate::session::{Plan, PlanReport, QueuedTask, SessionState, TaskReport};
+pub use crate::task::{Plan, PlanReport, QueuedTask, SessionState, TaskReport};
 pub use crate::turn::Turn;
 pub use crate::verdict::{Halt, Verdict};
 pub use core::future::Future as CoreFuture;

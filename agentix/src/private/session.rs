@@ -2,7 +2,7 @@
 //! diagnostic names the rule.
 
 use super::*;
-use crate::session::{Plan, PlanReport, QueuedTask, SessionState, TaskReport};
+use crate::task::{Plan, PlanReport, QueuedTask, SessionState, TaskReport};
 
 /// A parameter that can receive the value of `task_start`.
 #[diagnostic::on_unimplemented(

@@ -12,7 +12,7 @@ use crate::turn::Turn;
 use crate::verdict::Verdict;
 use crate::{caught, panic_message};
 
-use super::task::{Plan, PlanReport, QueuedTask, SessionState, TaskReport};
+use crate::task::{Plan, PlanReport, QueuedTask, SessionState, TaskReport};
 
 /// The session's events on one type, one method per event: a struct that follows a session
 /// from start to end. Each method's default continues, so an implementation overrides the

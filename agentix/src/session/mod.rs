@@ -36,21 +36,20 @@ pub(crate) mod hooks;
 mod run;
 mod runner;
 mod submit_plan;
-mod task;
 
 use std::sync::Arc;
 
+pub(crate) use crate::task::{Delivery, Ended, Running, TaskContext};
+pub use crate::task::{
+    FollowUp, Plan, PlanId, PlanProgress, PlanReport, QueuedTask, SessionEvent, SessionState, Task,
+    TaskId, TaskReport, TaskStatus, TaskTag,
+};
 pub use hooks::{
     OnAllTasksComplete, OnPlanComplete, OnPlanSubmit, OnSessionEnd, OnSessionStart, OnStepStart,
     OnTaskComplete, OnTaskStart, RegisterSession, SessionChain, SessionHook, Then,
 };
 pub use run::SessionRun;
-pub(crate) use runner::TaskContext;
 pub use submit_plan::{ProposedPlan, ProposedTask, SubmitPlan, SubmitPlanError};
-pub use task::{
-    FollowUp, Plan, PlanId, PlanProgress, PlanReport, QueuedTask, SessionState, Task, TaskId,
-    TaskReport, TaskStatus, TaskTag,
-};
 
 pub(crate) use submit_plan::PlanInbox;
 
@@ -67,111 +66,6 @@ use crate::pipeline::Flow;
 use run::StartsSession;
 
 use runner::Gate;
-
-/// What happened in a session, beside its turns: what a streamed or observed run reports.
-#[derive(Clone, Debug, PartialEq)]
-#[non_exhaustive]
-pub enum SessionEvent {
-    /// The session started: `session_start` fires next.
-    Started,
-    /// A plan passed `plan_submit` and its tasks joined the queue.
-    PlanAccepted {
-        /// Its id.
-        plan: PlanId,
-        /// Its title.
-        title: Option<String>,
-        /// Its tasks, in the order they run.
-        tasks: Vec<TaskId>,
-    },
-    /// A `plan_submit` hook rejected a plan; none of its tasks were queued.
-    PlanRejected {
-        /// Its title, if it had one.
-        title: Option<String>,
-        /// The hook.
-        hook: String,
-        /// Why.
-        reason: String,
-    },
-    /// A task starts: `task_start` fires next, then its turn.
-    TaskStarted {
-        /// The task.
-        task: QueuedTask,
-    },
-    /// A task ended: `task_complete` fires next.
-    TaskCompleted {
-        /// How.
-        report: TaskReport,
-    },
-    /// Every task of a plan ended: `plan_complete` fires next.
-    PlanCompleted {
-        /// The plan's counts.
-        plan: PlanProgress,
-    },
-    /// An `all_tasks_complete` hook enqueued follow-up tasks.
-    FollowUpEnqueued {
-        /// The tasks, in the order they run.
-        tasks: Vec<TaskId>,
-    },
-    /// A plan the model submitted was dropped unreviewed: the session stopped first.
-    PlanDropped {
-        /// Its title, if it had one.
-        title: Option<String>,
-        /// Why.
-        reason: String,
-    },
-    /// The session ended: `session_end` fires next.
-    Ended,
-    /// A run ended: the tasks that ended in it, or why it stopped. A stream's last item.
-    RunEnded {
-        /// What [`Session::run`] returns.
-        result: Result<Vec<TaskReport>, Error>,
-    },
-}
-
-impl std::fmt::Display for SessionEvent {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            SessionEvent::Started => f.write_str("session started"),
-            SessionEvent::PlanAccepted { plan, title, tasks } => {
-                write!(f, "{plan} accepted")?;
-                if let Some(title) = title {
-                    write!(f, " ({title:?})")?;
-                }
-                write!(f, ": {} task(s)", tasks.len())
-            }
-            SessionEvent::PlanRejected { title: Some(title), hook, reason } => {
-                write!(f, "plan {title:?} rejected by `{hook}`: {reason}")
-            }
-            SessionEvent::PlanRejected { title: None, hook, reason } => {
-                write!(f, "plan rejected by `{hook}`: {reason}")
-            }
-            SessionEvent::TaskStarted { task } => match &task.task.title {
-                Some(title) => write!(f, "{} started ({title:?})", task.id()),
-                None => write!(f, "{} started", task.id()),
-            },
-            SessionEvent::TaskCompleted { report } => {
-                write!(f, "{} ended: {}", report.task.id(), report.status)
-            }
-            SessionEvent::PlanCompleted { plan } => {
-                write!(f, "{} complete: {}/{} succeeded", plan.id, plan.succeeded, plan.total)
-            }
-            SessionEvent::FollowUpEnqueued { tasks } => {
-                write!(f, "{} follow-up task(s) enqueued", tasks.len())
-            }
-            SessionEvent::PlanDropped { title: Some(title), reason } => {
-                write!(f, "plan {title:?} dropped: {reason}")
-            }
-            SessionEvent::PlanDropped { title: None, reason } => {
-                write!(f, "plan dropped: {reason}")
-            }
-            SessionEvent::Ended => f.write_str("session ended"),
-            SessionEvent::RunEnded { result: Ok(reports) } => {
-                write!(f, "run ended: {} task(s) ended", reports.len())
-            }
-            SessionEvent::RunEnded { result: Err(error) } => write!(f, "run stopped: {error}"),
-        }
-    }
-}
 
 /// A session: one conversation, an agent, a queue of tasks, and hooks on the session's events.
 /// Built by [`Session::builder`].
@@ -679,41 +573,10 @@ impl<R, S> std::fmt::Debug for Session<R, S> {
     }
 }
 
-/// The task running: from its `task_start` until its end is recorded.
-#[derive(Clone, Debug)]
-pub(crate) struct Running {
-    pub(crate) task: QueuedTask,
-    /// Its turn, once it has one.
-    pub(crate) turn: Option<TurnRef>,
-    /// The session's steps before the task's first.
-    steps_before: u64,
-    /// How it ended, once it has: kept until its end is recorded, so a run dropped between
-    /// its turn's end and its report still reports what happened.
-    ended: Option<Ended>,
-}
-
 impl Running {
     fn new(task: QueuedTask, steps_before: u64) -> Self {
         Running { task, turn: None, steps_before, ended: None }
     }
-}
-
-/// A task's end being reported: its report (by index in the ended tasks) until `task_complete`
-/// has run, and its plan if it completed one, until `plan_complete` has.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Delivery {
-    report: Option<usize>,
-    plan: Option<PlanId>,
-}
-
-/// How a task ended, before its report is made.
-#[derive(Clone, Debug)]
-pub(crate) struct Ended {
-    status: TaskStatus,
-    answer: Option<AssistantMessage>,
-    reason: Option<String>,
-    turn: Option<TurnRef>,
-    steps: u32,
 }
 
 impl Ended {

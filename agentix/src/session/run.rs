@@ -15,7 +15,7 @@ use crate::stream::StreamEvent;
 
 use super::Session;
 use super::hooks::SessionChain;
-use super::task::TaskReport;
+use crate::task::TaskReport;
 
 /// A session's run, ready to go: `.await` it for the reports of the tasks that ended, or set
 /// it up first — [`stream`](SessionRun::stream) it, [`observe`](SessionRun::observe) it,

@@ -1,8 +1,6 @@
 //! How a session runs a task's turn on an agent: the task's context on the turn, and its
 //! `step_start` hooks inside the turn's loop.
 
-use serde::{Deserialize, Serialize};
-
 use crate::agent::TurnGate;
 use crate::event::{EventKind, StepStart};
 use crate::observe::Observer;
@@ -10,17 +8,7 @@ use crate::pipeline::Flow;
 use crate::turn::Turn;
 
 use super::hooks::SessionChain;
-use super::task::{SessionState, TaskTag};
-
-/// What a turn knows of the session's task it runs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct TaskContext {
-    pub(crate) tag: TaskTag,
-    /// Steps the session's tasks started before this task's first.
-    pub(crate) steps_before: u64,
-    /// The task's `max_steps`, in place of the conversation's `max_steps`.
-    pub(crate) max_steps: Option<u32>,
-}
+use crate::task::SessionState;
 
 /// A session's gate for one task: its `step_start` hooks, and the session's count of steps.
 pub(crate) struct Gate<'s, S> {

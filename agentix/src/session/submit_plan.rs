@@ -9,7 +9,7 @@ use crate::turn::Turn;
 
 use serde::Deserialize;
 
-use super::task::{Plan, Task};
+use crate::task::{Plan, Task};
 
 /// Plans the model submitted during a task, waiting for the session to review them
 /// (`plan_submit`) when the task's turn ends. The session keeps it in its conversation's scope

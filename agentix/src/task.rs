@@ -1,4 +1,5 @@
-//! Tasks and plans: what a session's queue holds, and what it reports when they end.
+//! A session's data: its tasks and plans, what its queue holds, what it reports when they
+//! end, and what happened in it. Data only: the session's run is in [`session`](crate::session).
 
 use std::collections::{BTreeMap, VecDeque};
 use std::fmt;
@@ -8,6 +9,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use serde::{Deserialize, Serialize};
 
 use crate::conversation::TurnRef;
+use crate::error::Error;
 use crate::message::AssistantMessage;
 
 /// An id the session counts from 1: never zero, so an entry's optional task tag costs the log
@@ -287,7 +289,7 @@ pub struct SessionState {
     /// How many of `completed` a run has returned: the next returns the rest.
     pub(crate) returned: usize,
     /// The task running, from its `task_start` until its `task_complete` begins.
-    pub(crate) running: Option<super::Running>,
+    pub(crate) running: Option<Running>,
     /// Steps the session's tasks started, in all: counted as each starts, so a run dropped
     /// midway loses none.
     pub(crate) steps: StepCount,
@@ -297,7 +299,7 @@ pub struct SessionState {
     pub(crate) started: bool,
     /// Ends whose `task_complete` (or plan's `plan_complete`) hooks have not all run yet, in
     /// order: a dropped run's are delivered by the next.
-    pub(crate) pending: VecDeque<super::Delivery>,
+    pub(crate) pending: VecDeque<Delivery>,
     /// Why the session stopped, once a session hook stopped it: what is left winds down.
     pub(crate) stopped: Option<crate::Error>,
     /// Whether `session_end` is firing: a dropped run's next run fires only it.
@@ -381,4 +383,150 @@ impl Clone for StepCount {
     fn clone(&self) -> Self {
         StepCount(AtomicU64::new(self.get()))
     }
+}
+
+/// What happened in a session, beside its turns: what a streamed or observed run reports.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum SessionEvent {
+    /// The session started: `session_start` fires next.
+    Started,
+    /// A plan passed `plan_submit` and its tasks joined the queue.
+    PlanAccepted {
+        /// Its id.
+        plan: PlanId,
+        /// Its title.
+        title: Option<String>,
+        /// Its tasks, in the order they run.
+        tasks: Vec<TaskId>,
+    },
+    /// A `plan_submit` hook rejected a plan; none of its tasks were queued.
+    PlanRejected {
+        /// Its title, if it had one.
+        title: Option<String>,
+        /// The hook.
+        hook: String,
+        /// Why.
+        reason: String,
+    },
+    /// A task starts: `task_start` fires next, then its turn.
+    TaskStarted {
+        /// The task.
+        task: QueuedTask,
+    },
+    /// A task ended: `task_complete` fires next.
+    TaskCompleted {
+        /// How.
+        report: TaskReport,
+    },
+    /// Every task of a plan ended: `plan_complete` fires next.
+    PlanCompleted {
+        /// The plan's counts.
+        plan: PlanProgress,
+    },
+    /// An `all_tasks_complete` hook enqueued follow-up tasks.
+    FollowUpEnqueued {
+        /// The tasks, in the order they run.
+        tasks: Vec<TaskId>,
+    },
+    /// A plan the model submitted was dropped unreviewed: the session stopped first.
+    PlanDropped {
+        /// Its title, if it had one.
+        title: Option<String>,
+        /// Why.
+        reason: String,
+    },
+    /// The session ended: `session_end` fires next.
+    Ended,
+    /// A run ended: the tasks that ended in it, or why it stopped. A stream's last item.
+    RunEnded {
+        /// What [`Session::run`] returns.
+        result: Result<Vec<TaskReport>, Error>,
+    },
+}
+
+impl std::fmt::Display for SessionEvent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SessionEvent::Started => f.write_str("session started"),
+            SessionEvent::PlanAccepted { plan, title, tasks } => {
+                write!(f, "{plan} accepted")?;
+                if let Some(title) = title {
+                    write!(f, " ({title:?})")?;
+                }
+                write!(f, ": {} task(s)", tasks.len())
+            }
+            SessionEvent::PlanRejected { title: Some(title), hook, reason } => {
+                write!(f, "plan {title:?} rejected by `{hook}`: {reason}")
+            }
+            SessionEvent::PlanRejected { title: None, hook, reason } => {
+                write!(f, "plan rejected by `{hook}`: {reason}")
+            }
+            SessionEvent::TaskStarted { task } => match &task.task.title {
+                Some(title) => write!(f, "{} started ({title:?})", task.id()),
+                None => write!(f, "{} started", task.id()),
+            },
+            SessionEvent::TaskCompleted { report } => {
+                write!(f, "{} ended: {}", report.task.id(), report.status)
+            }
+            SessionEvent::PlanCompleted { plan } => {
+                write!(f, "{} complete: {}/{} succeeded", plan.id, plan.succeeded, plan.total)
+            }
+            SessionEvent::FollowUpEnqueued { tasks } => {
+                write!(f, "{} follow-up task(s) enqueued", tasks.len())
+            }
+            SessionEvent::PlanDropped { title: Some(title), reason } => {
+                write!(f, "plan {title:?} dropped: {reason}")
+            }
+            SessionEvent::PlanDropped { title: None, reason } => {
+                write!(f, "plan dropped: {reason}")
+            }
+            SessionEvent::Ended => f.write_str("session ended"),
+            SessionEvent::RunEnded { result: Ok(reports) } => {
+                write!(f, "run ended: {} task(s) ended", reports.len())
+            }
+            SessionEvent::RunEnded { result: Err(error) } => write!(f, "run stopped: {error}"),
+        }
+    }
+}
+
+/// What a turn knows of the session's task it runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TaskContext {
+    pub(crate) tag: TaskTag,
+    /// Steps the session's tasks started before this task's first.
+    pub(crate) steps_before: u64,
+    /// The task's `max_steps`, in place of the conversation's `max_steps`.
+    pub(crate) max_steps: Option<u32>,
+}
+
+/// The task running: from its `task_start` until its end is recorded.
+#[derive(Clone, Debug)]
+pub(crate) struct Running {
+    pub(crate) task: QueuedTask,
+    /// Its turn, once it has one.
+    pub(crate) turn: Option<TurnRef>,
+    /// The session's steps before the task's first.
+    pub(crate) steps_before: u64,
+    /// How it ended, once it has: kept until its end is recorded, so a run dropped between
+    /// its turn's end and its report still reports what happened.
+    pub(crate) ended: Option<Ended>,
+}
+
+/// A task's end being reported: its report (by index in the ended tasks) until `task_complete`
+/// has run, and its plan if it completed one, until `plan_complete` has.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Delivery {
+    pub(crate) report: Option<usize>,
+    pub(crate) plan: Option<PlanId>,
+}
+
+/// How a task ended, before its report is made.
+#[derive(Clone, Debug)]
+pub(crate) struct Ended {
+    pub(crate) status: TaskStatus,
+    pub(crate) answer: Option<AssistantMessage>,
+    pub(crate) reason: Option<String>,
+    pub(crate) turn: Option<TurnRef>,
+    pub(crate) steps: u32,
 }
