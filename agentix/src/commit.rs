@@ -5,6 +5,7 @@ use std::future::{Future, ready};
 use std::time::Duration;
 
 use crate::conversation::{Conversation, TurnRef};
+pub use crate::error::CommitError;
 use crate::model::{ModelError, ModelRequest, ModelResponse};
 use crate::task::SessionState;
 
@@ -64,15 +65,4 @@ pub struct ModelCall<'a> {
     pub outcome: Result<&'a ModelResponse, &'a ModelError>,
     /// From sending the request to the answer's end.
     pub latency: Duration,
-}
-
-/// Why a step could not be committed.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("{message}")]
-pub struct CommitError {
-    /// Whether another writer committed to the conversation first (its version moved): the
-    /// turn lost a race, and nothing of its step was written.
-    pub conflict: bool,
-    /// What the store said.
-    pub message: String,
 }

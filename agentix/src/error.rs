@@ -5,8 +5,8 @@ use std::time::Duration;
 use crate::approval::PendingApproval;
 use crate::conversation::TurnRef;
 use crate::event::EventKind;
-use crate::journal::JournalError;
 use crate::model::ModelError;
+use crate::verdict::payload::Halt;
 
 /// Why a turn did not complete. Every error a hook causes names the hook and its event; the
 /// conversation's log stays valid and usable for the next turn.
@@ -168,7 +168,7 @@ pub enum Error {
     /// A step could not be committed to the turn's store
     /// ([`TurnRun::commit`](crate::TurnRun::commit)); the turn ended there.
     #[error("the step could not be committed: {0}")]
-    Commit(crate::commit::CommitError),
+    Commit(CommitError),
     /// A component of the agent other than a hook panicked: the turn ended there.
     #[error("the {component} panicked: {message}")]
     ComponentPanicked {
@@ -226,5 +226,87 @@ impl std::fmt::Display for Component {
             Component::Committer => "committer",
             Component::Loop => "agent loop (a bug in agentix)",
         })
+    }
+}
+
+/// Why a step could not be committed.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct CommitError {
+    /// Whether another writer committed to the conversation first (its version moved): the
+    /// turn lost a race, and nothing of its step was written.
+    pub conflict: bool,
+    /// What the store said.
+    pub message: String,
+}
+
+/// Why a journaled step could not be run or replayed.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum JournalError {
+    /// The turn run again asked for another step than the one the journal recorded at that
+    /// place: a hook decided otherwise this time (its code changed, or it is not deterministic).
+    /// Nothing was run.
+    #[error("the replay diverged: it asked for {asked}, where the journal recorded {recorded}")]
+    Diverged {
+        /// The step recorded at that place.
+        recorded: String,
+        /// The step asked for.
+        asked: String,
+    },
+    /// The journal could not record or read the step.
+    #[error("the journal failed at {step}: {message}")]
+    Failed {
+        /// The step.
+        step: String,
+        /// Why.
+        message: String,
+    },
+}
+
+/// How a hook failed, besides an error it returned: what the event's failure policy answers
+/// for, as it does for an error.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum HookFailure {
+    /// It panicked, with this message.
+    Panicked {
+        /// The panic's message.
+        message: String,
+    },
+    /// It did not return within its `timeout`.
+    TimedOut {
+        /// The timeout.
+        after: Duration,
+    },
+}
+
+impl HookFailure {
+    /// The turn's error for this failure of `hook`, at `event`.
+    pub(crate) fn error(self, event: EventKind, hook: &'static str) -> Error {
+        match self {
+            HookFailure::Panicked { message } => Error::HookPanicked { event, hook, message },
+            HookFailure::TimedOut { after } => Error::HookTimedOut { event, hook, after },
+        }
+    }
+
+    /// What the failure says, for a call it refused or did not run.
+    pub(crate) fn describe(&self, event: EventKind, hook: &'static str) -> String {
+        match self {
+            HookFailure::Panicked { message } => {
+                format!("the {event} hook `{hook}` panicked: {message}")
+            }
+            HookFailure::TimedOut { after } => {
+                format!("the {event} hook `{hook}` timed out after {after:?}")
+            }
+        }
+    }
+}
+
+#[cold]
+pub(crate) fn halted(event: EventKind, hook: &'static str, halt: Halt) -> Error {
+    if halt.failed {
+        Error::HookFailed { event, hook, message: halt.reason }
+    } else {
+        Error::Halted { event, hook, reason: halt.reason }
     }
 }

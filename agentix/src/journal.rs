@@ -10,6 +10,7 @@ use serde::de::DeserializeOwned;
 
 use crate::approval::{Approval, PendingApproval};
 use crate::conversation::TurnRef;
+pub use crate::error::JournalError;
 
 /// One effect of a turn, named for good: what a journal records it as and replays it by. The
 /// same turn run again asks for the same steps in the same order, as long as its hooks decide
@@ -119,30 +120,6 @@ impl fmt::Display for JournalStep<'_> {
             }
         }
     }
-}
-
-/// Why a journaled step could not be run or replayed.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum JournalError {
-    /// The turn run again asked for another step than the one the journal recorded at that
-    /// place: a hook decided otherwise this time (its code changed, or it is not deterministic).
-    /// Nothing was run.
-    #[error("the replay diverged: it asked for {asked}, where the journal recorded {recorded}")]
-    Diverged {
-        /// The step recorded at that place.
-        recorded: String,
-        /// The step asked for.
-        asked: String,
-    },
-    /// The journal could not record or read the step.
-    #[error("the journal failed at {step}: {message}")]
-    Failed {
-        /// The step.
-        step: String,
-        /// Why.
-        message: String,
-    },
 }
 
 /// What a journal replays at the place of the step `asked`, where it recorded the step

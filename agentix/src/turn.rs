@@ -9,12 +9,12 @@ use serde::{Deserialize, Serialize};
 use crate::approval::TurnState;
 use crate::context::{Counter, Units};
 use crate::conversation::{Config, Conversation, Entry, Ledger, TurnRef};
+use crate::error::HookFailure;
 use crate::error::{Component, Error};
 use crate::event::EventKind;
 use crate::journal::JournalError;
 use crate::message::{Message, Part, ToolCall};
 use crate::model::Usage;
-use crate::pipeline::HookFailure;
 use crate::scope::Scope;
 use crate::task::{PlanId, TaskContext, TaskId, TaskTag};
 use crate::tool::ToolId;
@@ -159,7 +159,7 @@ impl Aborted {
     pub(crate) fn error(&self) -> Error {
         let (culprit, failure) = match self {
             Aborted::Halted { event, hook, halt } => {
-                return crate::agent::halted(*event, hook, halt.clone());
+                return crate::error::halted(*event, hook, halt.clone());
             }
             Aborted::Failed { culprit, failure } => (*culprit, failure.clone()),
             Aborted::Journal(error) => return Error::Journal(error.clone()),

@@ -14,7 +14,7 @@ use std::path::Path;
 /// unless listed themselves).
 const LAYERS: &[(&str, &[&str])] = &[
     ("support", &["support"]),
-    ("data", &["message", "scope", "conversation", "error", "task"]),
+    ("data", &["message", "scope", "conversation", "error", "task", "verdict::payload"]),
     (
         "contracts",
         &[
@@ -34,7 +34,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "session::hooks",
         ],
     ),
-    ("pipeline", &["pipeline"]),
+    ("pipeline", &["pipeline", "session::chain"]),
     ("context", &["context", "conversation::ledger"]),
     ("turn loop", &["agent", "stream"]),
     ("sessions", &["session"]),
@@ -42,19 +42,13 @@ const LAYERS: &[(&str, &[&str])] = &[
 
 /// Upward names not yet removed: (the module that names, the module it names).
 const KNOWN: &[(&str, &str)] = &[
-    ("agent::builder", "session"),
     ("conversation", "approval"),
     ("conversation", "event"),
     ("conversation::validate", "approval"),
     ("error", "approval"),
-    ("error", "commit"),
     ("error", "event"),
-    ("error", "journal"),
     ("error", "model"),
-    ("session::hooks", "pipeline"),
-    ("turn", "agent"),
     ("turn", "context"),
-    ("turn", "pipeline"),
 ];
 
 const SRC: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/src");

@@ -74,15 +74,6 @@ impl<M, T, P, A, X> AgentBuilder<M, T, P, A, X> {
         self
     }
 
-    /// Adds the built-in [`submit_plan`](crate::session::SubmitPlan) tool: the model proposes
-    /// a plan of tasks to the [`Session`](crate::session::Session) running it.
-    pub fn submit_plan(self) -> AgentBuilder<M, Toolbox<T, crate::session::SubmitPlan>, P, A, X>
-    where
-        T: ToolSet,
-    {
-        self.tool(crate::session::SubmitPlan)
-    }
-
     /// Adds a tool: a `#[tool]` function (`.tool(get_weather)`) or a [`Tool`](crate::Tool) value.
     /// A second tool of a name the agent has does not build: the model could not tell them apart.
     pub fn tool<U, Via>(self, tool: U) -> AgentBuilder<M, Toolbox<T, U::Tool>, P, A, X>

@@ -14,6 +14,7 @@ mod runs;
 mod step;
 mod tool_call;
 
+pub(crate) use crate::error::halted;
 pub use boxed::BoxedAgent;
 pub use builder::AgentBuilder;
 pub use run::TurnRun;
@@ -36,7 +37,6 @@ use crate::task::TaskContext;
 use crate::tool::{NoTools, ToolSet, ToolSpec};
 use crate::transform::StreamTransformer;
 use crate::turn::Turn;
-use crate::verdict::Halt;
 use crate::{Outcome, caught};
 
 use drive::Resume;
@@ -471,15 +471,6 @@ fn after_post(post_flow: Flow<crate::event::Post>, outcome: &mut Outcome, turn: 
 
 fn fire<O: Observer>(observer: &O, turn: &Turn, event: EventKind) {
     observer.observe(&Observation::Event { turn: turn.turn_ref(), step: turn.step(), event });
-}
-
-#[cold]
-pub(crate) fn halted(event: EventKind, hook: &'static str, halt: Halt) -> Error {
-    if halt.failed {
-        Error::HookFailed { event, hook, message: halt.reason }
-    } else {
-        Error::Halted { event, hook, reason: halt.reason }
-    }
 }
 
 #[cold]

@@ -62,6 +62,18 @@ pub use onion::{
 pub use per_tool::{ErrorOf, ForTool, HasTool, Here, OutputOf, PerTool, There};
 pub use register::{AllEvents, AsStandIn, Factory, Parallel, Register};
 
+pub use crate::error::HookFailure;
+
+/// What an observer is told of a hook's failure.
+impl HookFailure {
+    fn decision(&self) -> Decision<'_> {
+        match self {
+            HookFailure::Panicked { message } => Decision::Panicked { message },
+            HookFailure::TimedOut { after } => Decision::TimedOut { after: *after },
+        }
+    }
+}
+
 use std::any::{Any, TypeId};
 use std::future::{Future, ready};
 use std::marker::PhantomData;
@@ -72,7 +84,6 @@ use std::time::Duration;
 
 use futures::future::join;
 
-use crate::error::Error;
 use crate::event::{
     self, AfterModel, AfterTool, BeforeFinal, BeforeModel, BeforeTool, Event, EventKind, EventSet,
     Post, Pre, ToolError,
@@ -144,51 +155,6 @@ pub enum Flow<E: Event> {
         /// How.
         failure: HookFailure,
     },
-}
-
-/// How a hook failed, besides an error it returned: what the event's failure policy answers
-/// for, as it does for an error.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum HookFailure {
-    /// It panicked, with this message.
-    Panicked {
-        /// The panic's message.
-        message: String,
-    },
-    /// It did not return within its `timeout`.
-    TimedOut {
-        /// The timeout.
-        after: Duration,
-    },
-}
-
-impl HookFailure {
-    /// The turn's error for this failure of `hook`, at `event`.
-    pub(crate) fn error(self, event: EventKind, hook: &'static str) -> Error {
-        match self {
-            HookFailure::Panicked { message } => Error::HookPanicked { event, hook, message },
-            HookFailure::TimedOut { after } => Error::HookTimedOut { event, hook, after },
-        }
-    }
-
-    /// What the failure says, for a call it refused or did not run.
-    pub(crate) fn describe(&self, event: EventKind, hook: &'static str) -> String {
-        match self {
-            HookFailure::Panicked { message } => {
-                format!("the {event} hook `{hook}` panicked: {message}")
-            }
-            HookFailure::TimedOut { after } => {
-                format!("the {event} hook `{hook}` timed out after {after:?}")
-            }
-        }
-    }
-
-    fn decision(&self) -> Decision<'_> {
-        match self {
-            HookFailure::Panicked { message } => Decision::Panicked { message },
-            HookFailure::TimedOut { after } => Decision::TimedOut { after: *after },
-        }
-    }
 }
 
 impl<E: Event> Flow<E> {

@@ -32,6 +32,7 @@
 //! hook sees each event exactly once when no run is dropped inside that event's hooks, and at
 //! least once when one is.
 
+mod chain;
 pub(crate) mod hooks;
 mod run;
 mod runner;
@@ -44,9 +45,10 @@ pub use crate::task::{
     FollowUp, Plan, PlanId, PlanProgress, PlanReport, QueuedTask, SessionEvent, SessionState, Task,
     TaskId, TaskReport, TaskStatus, TaskTag,
 };
+pub use chain::{RegisterSession, SessionChain, Then};
 pub use hooks::{
     OnAllTasksComplete, OnPlanComplete, OnPlanSubmit, OnSessionEnd, OnSessionStart, OnStepStart,
-    OnTaskComplete, OnTaskStart, RegisterSession, SessionChain, SessionHook, Then,
+    OnTaskComplete, OnTaskStart, SessionHook,
 };
 pub use run::SessionRun;
 pub use submit_plan::{ProposedPlan, ProposedTask, SubmitPlan, SubmitPlanError};
@@ -363,7 +365,7 @@ impl<R: AnyAgent, S: SessionChain> Session<R, S> {
                 Some((Ended::failed(&error, None), None))
             }
             Flow::Halt { hook, halt } => {
-                let error = crate::agent::halted(EventKind::TaskStart, hook, halt);
+                let error = crate::error::halted(EventKind::TaskStart, hook, halt);
                 Some((Ended::cancelled(error.to_string(), None), Some(error)))
             }
             Flow::Failed { hook, failure } => {
@@ -459,7 +461,7 @@ impl<R: AnyAgent, S: SessionChain> Session<R, S> {
                     });
                 }
                 Flow::Halt { hook, halt } => {
-                    self.stop_on(Err(crate::agent::halted(EventKind::PlanSubmit, hook, halt)));
+                    self.stop_on(Err(crate::error::halted(EventKind::PlanSubmit, hook, halt)));
                 }
                 Flow::Failed { hook, failure } => {
                     self.stop_on(Err(failure.error(EventKind::PlanSubmit, hook)));
@@ -559,7 +561,7 @@ impl<R: AnyAgent, S: SessionChain> Session<R, S> {
                     return more;
                 }
             }
-            Flow::Halt { hook, halt } => crate::agent::halted(EVENT, hook, halt),
+            Flow::Halt { hook, halt } => crate::error::halted(EVENT, hook, halt),
             Flow::Failed { hook, failure } => failure.error(EVENT, hook),
         };
         self.stop_on(Err(error));
@@ -630,7 +632,7 @@ where
 {
     match flow {
         Flow::Continue => Ok(()),
-        Flow::Halt { hook, halt } => Err(crate::agent::halted(E::KIND, hook, halt)),
+        Flow::Halt { hook, halt } => Err(crate::error::halted(E::KIND, hook, halt)),
         Flow::Failed { hook, failure } => Err(failure.error(E::KIND, hook)),
         Flow::Stop { value, .. } => match value {},
         Flow::Retry { feedback, .. } => match feedback {},

@@ -14,7 +14,7 @@ use crate::observe::Observer;
 use crate::stream::StreamEvent;
 
 use super::Session;
-use super::hooks::SessionChain;
+use super::chain::SessionChain;
 use crate::task::TaskReport;
 
 /// A session's run, ready to go: `.await` it for the reports of the tasks that ended, or set

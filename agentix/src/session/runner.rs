@@ -7,7 +7,7 @@ use crate::observe::Observer;
 use crate::pipeline::Flow;
 use crate::turn::Turn;
 
-use super::hooks::SessionChain;
+use super::chain::SessionChain;
 use crate::task::SessionState;
 
 /// A session's gate for one task: its `step_start` hooks, and the session's count of steps.

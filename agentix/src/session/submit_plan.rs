@@ -3,8 +3,9 @@
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 
+use crate::agent::AgentBuilder;
 use crate::lock;
-use crate::tool::Tool;
+use crate::tool::{Tool, ToolSet, Toolbox};
 use crate::turn::Turn;
 
 use serde::Deserialize;
@@ -117,5 +118,14 @@ impl Tool for SubmitPlan {
              run after it.",
             if count == 1 { "" } else { "s" }
         ))
+    }
+}
+
+/// The session's tool on the agent's builder: the layer above lends the agent its tool.
+impl<M, T: ToolSet, P, A, X> AgentBuilder<M, T, P, A, X> {
+    /// Adds the built-in [`submit_plan`](SubmitPlan) tool: the model proposes a plan of tasks
+    /// to the [`Session`](super::Session) running it.
+    pub fn submit_plan(self) -> AgentBuilder<M, Toolbox<T, SubmitPlan>, P, A, X> {
+        self.tool(SubmitPlan)
     }
 }

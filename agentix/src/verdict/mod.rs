@@ -2,10 +2,12 @@
 
 use std::fmt;
 
-use serde::{Deserialize, Serialize};
-
 use crate::event::{Enqueues, Escalatable, Event, Rejectable, Retryable, Stoppable, StopsWith};
 use crate::task::{FollowUp, Task};
+
+pub(crate) mod payload;
+
+pub use payload::{Escalation, Feedback, Halt, Rejection};
 
 /// A hook's decision at event `E`. The payload types come from `E`'s contract, so a verdict the
 /// contract forbids cannot be built: `Verdict::<AfterTool>::retry(..)` does not compile.
@@ -109,54 +111,5 @@ where
             Verdict::Enqueue(follow_up) => f.debug_tuple("Enqueue").field(follow_up).finish(),
             Verdict::Halt(halt) => f.debug_tuple("Halt").field(halt).finish(),
         }
-    }
-}
-
-/// What a RETRY tells the model about its rejected message.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Feedback {
-    /// Sent to the model, after its rejected message, as a user message; `None` sends nothing.
-    pub text: Option<String>,
-}
-
-impl Feedback {
-    /// Feedback with text.
-    pub fn new(text: impl Into<String>) -> Self {
-        Feedback { text: Some(text.into()) }
-    }
-}
-
-/// Why a `before_tool` hook refused a call.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Rejection {
-    /// The model reads this as the call's result.
-    pub reason: String,
-}
-
-/// Why a `before_tool` hook wants the approver to look at a call.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Escalation {
-    /// Shown to the approver.
-    pub reason: String,
-}
-
-/// Why a hook ended the turn.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Halt {
-    /// The reason, for the caller and the log.
-    pub reason: String,
-    /// Whether the hook failed (returned an error) rather than decided to halt.
-    pub failed: bool,
-}
-
-impl Halt {
-    /// A deliberate halt.
-    pub fn new(reason: impl Into<String>) -> Self {
-        Halt { reason: reason.into(), failed: false }
-    }
-
-    /// A halt because the hook failed.
-    pub fn failure(error: impl fmt::Display) -> Self {
-        Halt { reason: error.to_string(), failed: true }
     }
 }
