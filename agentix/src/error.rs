@@ -2,10 +2,10 @@
 
 use std::time::Duration;
 
-use crate::approval::PendingApproval;
+use crate::approval::record::PendingApproval;
 use crate::conversation::TurnRef;
 use crate::event::EventKind;
-use crate::model::ModelError;
+use crate::model::request::ModelError;
 use crate::verdict::payload::Halt;
 
 /// Why a turn did not complete. Every error a hook causes names the hook and its event; the

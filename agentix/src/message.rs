@@ -341,3 +341,15 @@ impl fmt::Display for ToolFailure {
         }
     }
 }
+
+/// Content a hook injected for this turn.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Injection {
+    /// The hook that injected it.
+    pub hook: Cow<'static, str>,
+    /// The content; it reaches the model with the user's role.
+    pub part: Part,
+    /// Whether the hook is durable: its content joins the log as the hook's output.
+    #[serde(default)]
+    pub durable: bool,
+}

@@ -440,7 +440,7 @@ pub enum SessionEvent {
     Ended,
     /// A run ended: the tasks that ended in it, or why it stopped. A stream's last item.
     RunEnded {
-        /// What [`Session::run`] returns.
+        /// What [`Session::run`](crate::session::Session::run) returns.
         result: Result<Vec<TaskReport>, Error>,
     },
 }

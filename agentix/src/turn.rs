@@ -13,6 +13,7 @@ use crate::error::HookFailure;
 use crate::error::{Component, Error};
 use crate::event::EventKind;
 use crate::journal::JournalError;
+pub use crate::message::Injection;
 use crate::message::{Message, Part, ToolCall};
 use crate::model::Usage;
 use crate::scope::Scope;
@@ -120,18 +121,6 @@ pub(crate) enum Blame {
     Nobody,
     Model,
     Hook(&'static str),
-}
-
-/// Content a hook injected for this turn.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Injection {
-    /// The hook that injected it.
-    pub hook: Cow<'static, str>,
-    /// The content; it reaches the model with the user's role.
-    pub part: Part,
-    /// Whether the hook is durable: its content joins the log as the hook's output.
-    #[serde(default)]
-    pub durable: bool,
 }
 
 /// Something inside a model or tool call ended it past recovering — a wrap hook panicked, a

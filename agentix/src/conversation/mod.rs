@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::approval::{Approval, PendingApproval, Suspension};
+use crate::approval::record::{Approval, PendingApproval, Suspension};
 use crate::event::EventKind;
 use crate::message::{AssistantMessage, Message, Part, Role, ToolResult};
 use crate::scope::Scope;

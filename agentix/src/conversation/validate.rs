@@ -4,7 +4,7 @@
 
 use std::fmt;
 
-use crate::approval::{Approval, Suspension};
+use crate::approval::record::{Approval, Suspension};
 use crate::message::ToolCall;
 
 use super::{Conversation, Entry, TurnRef};

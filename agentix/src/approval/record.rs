@@ -1,39 +1,10 @@
-//! Approval of escalated tool calls, at once or — suspended — from another process later.
-
-use std::future::{Future, ready};
+//! What an escalated call's review leaves: the approver's answer, the call that waits, the
+//! step a suspended turn stood at. Data: the log keeps them.
 
 use serde::{Deserialize, Serialize};
 
-use crate::message::{AssistantMessage, ToolCall, ToolResult};
-use crate::model::Usage;
-use crate::turn::{Injection, Turn};
-use crate::verdict::Escalation;
-
-/// Decides escalated tool calls: a person, a policy engine, a second model.
-pub trait Approver: Send + Sync {
-    /// Reviews one call that a `before_tool` hook escalated.
-    fn review(
-        &self,
-        call: &ToolCall,
-        escalation: &Escalation,
-        turn: &Turn,
-    ) -> impl Future<Output = Approval> + Send;
-
-    /// Reviews a session task's next model call that a `step_start` hook escalated: approve it,
-    /// or reject it (the task ends `rejected`). The default rejects: an approver written for
-    /// tool calls approves nothing else.
-    fn review_step(
-        &self,
-        escalation: &Escalation,
-        turn: &Turn,
-    ) -> impl Future<Output = Approval> + Send {
-        let _ = turn;
-        ready(Approval::Reject(format!(
-            "escalated ({}), and the approver reviews tool calls only",
-            escalation.reason
-        )))
-    }
-}
+use crate::message::{AssistantMessage, Injection, ToolCall, ToolResult};
+use crate::model::request::Usage;
 
 /// The approver's answer.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -97,34 +68,4 @@ pub(crate) struct TurnState {
     pub(crate) last_usage: Option<Usage>,
     #[serde(default)]
     pub(crate) committed: usize,
-}
-
-/// The approver of an agent that has none: it rejects every escalation, so an escalated call
-/// never runs unreviewed.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct NoApprover;
-
-impl Approver for NoApprover {
-    async fn review(&self, _call: &ToolCall, escalation: &Escalation, _turn: &Turn) -> Approval {
-        Approval::Reject(format!(
-            "escalated ({}), and no approver is configured",
-            escalation.reason
-        ))
-    }
-}
-
-/// An async closure over owned copies of the call and the escalation.
-impl<F, Fut> Approver for F
-where
-    F: Fn(ToolCall, Escalation) -> Fut + Send + Sync,
-    Fut: Future<Output = Approval> + Send,
-{
-    fn review(
-        &self,
-        call: &ToolCall,
-        escalation: &Escalation,
-        _turn: &Turn,
-    ) -> impl Future<Output = Approval> + Send {
-        self(call.clone(), escalation.clone())
-    }
 }

@@ -1,78 +1,12 @@
-//! Models: the trait the loop calls, the request it sends, and a scripted model.
+//! What a model call carries: the request as rendered, the answer, its usage, and how it
+//! failed. Data: the log, the audit and a journal keep them.
 
-use std::collections::VecDeque;
-use std::future::Future;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
-
-use crate::lock;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use futures::Stream;
-
 use crate::message::{AssistantMessage, Message, Part, ToolCall, ToolResult};
-use crate::tool::ToolSpec;
-
-/// A language model. The loop calls it once per step (and again on each retry), always through
-/// the `wrap_model` hooks.
-pub trait Model: Send + Sync {
-    /// Answers one request.
-    fn complete(
-        &self,
-        request: &ModelRequest,
-    ) -> impl Future<Output = Result<ModelResponse, ModelError>> + Send;
-
-    /// Answers one request as it is generated. The default completes the request and yields the
-    /// whole answer; a provider that streams overrides it.
-    fn stream(
-        &self,
-        request: &ModelRequest,
-    ) -> impl Stream<Item = Result<Chunk, ModelError>> + Send {
-        async_stream::stream! {
-            match self.complete(request).await {
-                Ok(response) => {
-                    for chunk in Chunk::of(response) {
-                        yield Ok(chunk);
-                    }
-                }
-                Err(error) => yield Err(error),
-            }
-        }
-    }
-}
-
-impl<M: Model + ?Sized> Model for &M {
-    fn complete(
-        &self,
-        request: &ModelRequest,
-    ) -> impl Future<Output = Result<ModelResponse, ModelError>> + Send {
-        (**self).complete(request)
-    }
-
-    fn stream(
-        &self,
-        request: &ModelRequest,
-    ) -> impl Stream<Item = Result<Chunk, ModelError>> + Send {
-        (**self).stream(request)
-    }
-}
-
-impl<M: Model + ?Sized> Model for Arc<M> {
-    fn complete(
-        &self,
-        request: &ModelRequest,
-    ) -> impl Future<Output = Result<ModelResponse, ModelError>> + Send {
-        (**self).complete(request)
-    }
-
-    fn stream(
-        &self,
-        request: &ModelRequest,
-    ) -> impl Stream<Item = Result<Chunk, ModelError>> + Send {
-        (**self).stream(request)
-    }
-}
+use crate::tool::spec::ToolSpec;
 
 /// A piece of a streamed answer.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -196,7 +130,7 @@ impl std::ops::AddAssign for Usage {
 #[serde(rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum ModelError {
-    /// A [`ScriptedModel`] was called more times than it has responses.
+    /// A [`ScriptedModel`](crate::ScriptedModel) was called more times than it has responses.
     #[error("the scripted model has no response left for call {call}")]
     ScriptExhausted {
         /// The 1-based number of the call that found the script empty.
@@ -269,148 +203,5 @@ impl ModelError {
             ))),
             Err(after) => Err(ModelError::TimedOut { after }),
         }
-    }
-}
-
-/// A deterministic model for examples and tests: it answers from a queue of scripted responses,
-/// in order, and records every request it receives.
-///
-/// ```
-/// use agentix::ScriptedModel;
-/// use serde_json::json;
-///
-/// let model = ScriptedModel::new()
-///     .tool_call("get_weather", json!({ "city": "Oslo" }))
-///     .text("It is sunny in Oslo.");
-/// assert_eq!(model.remaining(), 2);
-/// ```
-#[derive(Debug, Default)]
-pub struct ScriptedModel {
-    script: Mutex<VecDeque<Result<AssistantMessage, ModelError>>>,
-    requests: Mutex<Vec<ModelRequest>>,
-    call_ids: AtomicU64,
-    chunk_chars: Option<usize>,
-}
-
-impl ScriptedModel {
-    /// A model with an empty script.
-    pub fn new() -> Self {
-        ScriptedModel::default()
-    }
-
-    /// Queues a response of one text part.
-    pub fn text(self, text: impl Into<String>) -> Self {
-        self.message(AssistantMessage::text(text))
-    }
-
-    /// Queues a response that calls one tool.
-    pub fn tool_call(self, name: &str, arguments: serde_json::Value) -> Self {
-        self.tool_calls([(name, arguments)])
-    }
-
-    /// Queues a response that calls several tools at once.
-    pub fn tool_calls<'a>(
-        self,
-        calls: impl IntoIterator<Item = (&'a str, serde_json::Value)>,
-    ) -> Self {
-        let mut message = AssistantMessage::default();
-        for (name, arguments) in calls {
-            let id = format!("call_{}", self.call_ids.fetch_add(1, Ordering::Relaxed) + 1);
-            message = message.with_tool_call(ToolCall::new(id, name, arguments));
-        }
-        self.message(message)
-    }
-
-    /// Queues a response.
-    pub fn message(self, message: AssistantMessage) -> Self {
-        lock(&self.script).push_back(Ok(message));
-        self
-    }
-
-    /// Queues a failure.
-    pub fn error(self, error: ModelError) -> Self {
-        lock(&self.script).push_back(Err(error));
-        self
-    }
-
-    /// Streams text in chunks of `chars` characters (by default, each text part is one chunk),
-    /// pausing between chunks as a provider's stream does.
-    pub fn chunked(mut self, chars: usize) -> Self {
-        self.chunk_chars = Some(chars.max(1));
-        self
-    }
-
-    /// Every request received so far, in order.
-    pub fn requests(&self) -> Vec<ModelRequest> {
-        lock(&self.requests).clone()
-    }
-
-    /// How many requests it has received.
-    pub fn calls(&self) -> usize {
-        lock(&self.requests).len()
-    }
-
-    /// How many scripted responses are left.
-    pub fn remaining(&self) -> usize {
-        lock(&self.script).len()
-    }
-}
-
-impl Model for ScriptedModel {
-    async fn complete(&self, request: &ModelRequest) -> Result<ModelResponse, ModelError> {
-        let call = {
-            let mut requests = lock(&self.requests);
-            requests.push(request.clone());
-            requests.len()
-        };
-        let next = lock(&self.script).pop_front();
-        next.unwrap_or(Err(ModelError::ScriptExhausted { call })).map(ModelResponse::from)
-    }
-
-    fn stream(
-        &self,
-        request: &ModelRequest,
-    ) -> impl Stream<Item = Result<Chunk, ModelError>> + Send {
-        let chunk_chars = self.chunk_chars;
-        let answer = self.complete(request);
-        async_stream::stream! {
-            match answer.await {
-                Ok(response) => {
-                    for chunk in Chunk::of(response) {
-                        match (chunk, chunk_chars) {
-                            (Chunk::Text(text), Some(size)) => {
-                                let chars: Vec<char> = text.chars().collect();
-                                for piece in chars.chunks(size) {
-                                    // Like a provider's stream, let the consumer run between chunks.
-                                    YieldNow(false).await;
-                                    yield Ok(Chunk::Text(piece.iter().collect()));
-                                }
-                            }
-                            (chunk, _) => yield Ok(chunk),
-                        }
-                    }
-                }
-                Err(error) => yield Err(error),
-            }
-        }
-    }
-}
-
-/// Pending once, then ready: a point where the task lets others run, on any executor.
-struct YieldNow(bool);
-
-impl Future for YieldNow {
-    type Output = ();
-
-    fn poll(
-        mut self: std::pin::Pin<&mut Self>,
-        cx: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<()> {
-        if self.0 {
-            return std::task::Poll::Ready(());
-        }
-        self.0 = true;
-        cx.waker().wake_by_ref();
-        std::task::Poll::Pending
     }
 }

@@ -1,8 +1,8 @@
 //! Tools: typed functions the model may call, fixed per agent.
 
 use schemars::JsonSchema;
+use serde::Serialize;
 use serde::de::DeserializeOwned;
-use serde::{Deserialize, Serialize};
 use std::any::{Any, TypeId};
 use std::fmt;
 use std::future::Future;
@@ -10,6 +10,10 @@ use std::time::Duration;
 
 use crate::message::{ToolCall, ToolFailure, ToolResult};
 use crate::turn::Turn;
+
+pub(crate) mod spec;
+
+pub use spec::{ToolId, ToolSpec};
 
 /// A tool with typed arguments and output. The model sees its name, description and the JSON
 /// schema of [`Args`](Tool::Args); its arguments arrive as JSON and are deserialized before
@@ -141,43 +145,12 @@ impl<F: FnOnce() -> U, U: Tool> IntoTool<MakesTool> for F {
     }
 }
 
-/// A tool, by its type and its name: what a per-tool hook runs on. Two are equal when their
-/// types are: one compare, never a name's.
-#[derive(Clone, Copy, Debug, Eq)]
-pub struct ToolId {
-    type_id: TypeId,
-    name: &'static str,
-}
-
 impl ToolId {
     /// The id of tool `T`.
     #[must_use]
     pub const fn of<T: Tool + 'static>() -> Self {
         ToolId { type_id: TypeId::of::<T>(), name: T::NAME }
     }
-
-    /// The tool's name, as the model calls it.
-    #[must_use]
-    pub const fn name(self) -> &'static str {
-        self.name
-    }
-}
-
-impl PartialEq for ToolId {
-    fn eq(&self, other: &Self) -> bool {
-        self.type_id == other.type_id
-    }
-}
-
-/// What the model is told about a tool.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct ToolSpec {
-    /// The tool's name.
-    pub name: String,
-    /// What it does.
-    pub description: String,
-    /// The JSON schema of its arguments.
-    pub parameters: serde_json::Value,
 }
 
 impl ToolSpec {

@@ -1,0 +1,39 @@
+//! What names a tool and what the model is told of it. Data: a request carries the specs, a
+//! per-tool hook's call carries the id.
+
+use std::any::TypeId;
+
+use serde::{Deserialize, Serialize};
+
+/// A tool, by its type and its name: what a per-tool hook runs on. Two are equal when their
+/// types are: one compare, never a name's.
+#[derive(Clone, Copy, Debug, Eq)]
+pub struct ToolId {
+    pub(crate) type_id: TypeId,
+    pub(crate) name: &'static str,
+}
+
+impl ToolId {
+    /// The tool's name, as the model calls it.
+    #[must_use]
+    pub const fn name(self) -> &'static str {
+        self.name
+    }
+}
+
+impl PartialEq for ToolId {
+    fn eq(&self, other: &Self) -> bool {
+        self.type_id == other.type_id
+    }
+}
+
+/// What the model is told about a tool.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ToolSpec {
+    /// The tool's name.
+    pub name: String,
+    /// What it does.
+    pub description: String,
+    /// The JSON schema of its arguments.
+    pub parameters: serde_json::Value,
+}
