@@ -372,6 +372,70 @@ impl Units {
     }
 }
 
+/// What the context layer reads and counts of a turn in progress: its log's tokens, and the
+/// request rendered whole when it fits.
+impl Turn {
+    /// Brings the ledger of the log's tokens up to date, by `counter`, itemized for planning:
+    /// the entries appended since the last request are counted now, once.
+    pub(crate) fn count_log(&mut self, counter: &Counter) {
+        let (log, ledger) = self.conversation.log_and_ledger();
+        ledger.count_with(counter.key());
+        ledger.itemize(log, |message| counter.count_message(message));
+    }
+
+    /// The ledger, as [`count_log`](Turn::count_log) last brought it up to date.
+    pub(crate) fn ledger(&self) -> &Ledger {
+        &self.conversation.ledger
+    }
+
+    /// Every message of the log, if they fit in `budget` tokens and nothing calls for planning
+    /// the request: no durable output of this turn's `pre` (counted apart, with the
+    /// injections), no summary in place of the oldest entries. The entries not counted yet are
+    /// counted as they are rendered; rendering stops at the first one over. `None` leaves the
+    /// request to the planner. (Inline: compiled into the crate that runs the turn, its clones
+    /// share that crate's code for the same types.)
+    #[inline]
+    pub(crate) fn render_within(
+        &mut self,
+        budget: usize,
+        counter: &Counter,
+    ) -> Option<(Vec<Message>, usize)> {
+        let (log, ledger) = self.conversation.log_and_ledger();
+        if !Units::of(log, self.user_entry).durable.is_empty() {
+            return None;
+        }
+        ledger.count_with(counter.key());
+        if ledger.total() > budget || ledger.summary().is_some() {
+            return None;
+        }
+        let counted = ledger.counted();
+        let mut messages = Vec::with_capacity(log.len());
+        let mut history = 0;
+        for (index, entry) in log.iter().enumerate() {
+            if index == self.user_entry {
+                history = messages.len();
+            }
+            let Some(message) = entry.to_message() else {
+                if index >= counted {
+                    ledger.push(entry, 0);
+                    if ledger.summary().is_some() {
+                        return None;
+                    }
+                }
+                continue;
+            };
+            if index >= counted {
+                ledger.push(entry, counter.count_message(&message));
+                if ledger.total() > budget {
+                    return None;
+                }
+            }
+            messages.push(message);
+        }
+        Some((messages, history))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use crate::approval::record::PendingApproval;
 use crate::conversation::TurnRef;
-use crate::event::EventKind;
+use crate::event::kind::EventKind;
 use crate::model::request::ModelError;
 use crate::verdict::payload::Halt;
 

@@ -7,8 +7,7 @@ use std::sync::{Mutex, OnceLock};
 use serde::{Deserialize, Serialize};
 
 use crate::approval::TurnState;
-use crate::context::{Counter, Units};
-use crate::conversation::{Config, Conversation, Entry, Ledger, TurnRef};
+use crate::conversation::{Config, Conversation, Entry, TurnRef};
 use crate::error::HookFailure;
 use crate::error::{Component, Error};
 use crate::event::EventKind;
@@ -68,13 +67,13 @@ impl InHand {
 /// out.
 #[derive(Debug, Serialize, Deserialize)]
 pub struct Turn {
-    conversation: Conversation,
+    pub(crate) conversation: Conversation,
     /// The session's task the turn runs, if it runs one: boxed, so a turn run on its own
     /// carries one pointer for it.
     #[serde(default)]
     task: Option<Box<TaskContext>>,
     turn_ref: TurnRef,
-    user_entry: usize,
+    pub(crate) user_entry: usize,
     pub(crate) step: u32,
     pub(crate) retries: u32,
     injections: Vec<Injection>,
@@ -515,66 +514,6 @@ impl Turn {
         for output in outputs {
             self.conversation.append(output);
         }
-    }
-
-    /// Brings the ledger of the log's tokens up to date, by `counter`, itemized for planning:
-    /// the entries appended since the last request are counted now, once.
-    pub(crate) fn count_log(&mut self, counter: &Counter) {
-        let (log, ledger) = self.conversation.log_and_ledger();
-        ledger.count_with(counter);
-        ledger.itemize(log, counter);
-    }
-
-    /// The ledger, as [`count_log`](Turn::count_log) last brought it up to date.
-    pub(crate) fn ledger(&self) -> &Ledger {
-        &self.conversation.ledger
-    }
-
-    /// Every message of the log, if they fit in `budget` tokens and nothing calls for planning
-    /// the request: no durable output of this turn's `pre` (counted apart, with the
-    /// injections), no summary in place of the oldest entries. The entries not counted yet are
-    /// counted as they are rendered; rendering stops at the first one over. `None` leaves the
-    /// request to the planner. (Inline: compiled into the crate that runs the turn, its clones
-    /// share that crate's code for the same types.)
-    #[inline]
-    pub(crate) fn render_within(
-        &mut self,
-        budget: usize,
-        counter: &Counter,
-    ) -> Option<(Vec<Message>, usize)> {
-        let (log, ledger) = self.conversation.log_and_ledger();
-        if !Units::of(log, self.user_entry).durable.is_empty() {
-            return None;
-        }
-        ledger.count_with(counter);
-        if ledger.total() > budget || ledger.summary().is_some() {
-            return None;
-        }
-        let counted = ledger.counted();
-        let mut messages = Vec::with_capacity(log.len());
-        let mut history = 0;
-        for (index, entry) in log.iter().enumerate() {
-            if index == self.user_entry {
-                history = messages.len();
-            }
-            let Some(message) = entry.to_message() else {
-                if index >= counted {
-                    ledger.push(entry, None, counter);
-                    if ledger.summary().is_some() {
-                        return None;
-                    }
-                }
-                continue;
-            };
-            if index >= counted {
-                ledger.push(entry, Some(&message), counter);
-                if ledger.total() > budget {
-                    return None;
-                }
-            }
-            messages.push(message);
-        }
-        Some((messages, history))
     }
 
     pub(crate) fn user_entry(&self) -> usize {

@@ -47,6 +47,6 @@ fn readme_includes_the_guide_the_docs_include() {
     let included = &included[included.find("-->\n").unwrap() + 4..];
     let included = &included[..included.find("<!-- end include -->").unwrap()];
     assert_eq!(included, guide, "README and agentix/docs/choosing.md differ");
-    let event_docs = std::fs::read_to_string(format!("{ROOT}/agentix/src/event.rs")).unwrap();
-    assert!(event_docs.contains(r#"#![doc = include_str!("../docs/choosing.md")]"#));
+    let event_docs = std::fs::read_to_string(format!("{ROOT}/agentix/src/event/mod.rs")).unwrap();
+    assert!(event_docs.contains(r#"#![doc = include_str!("../../docs/choosing.md")]"#));
 }

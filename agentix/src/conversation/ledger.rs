@@ -5,7 +5,6 @@ use std::fmt;
 use std::num::{NonZeroU64, NonZeroUsize};
 use std::ops::Range;
 
-use crate::context::Counter;
 use crate::message::Message;
 
 use super::{Entry, TurnRef};
@@ -62,11 +61,12 @@ impl fmt::Debug for Ledger {
 }
 
 impl Ledger {
-    /// Readies the ledger for `counter`: one it was not counted by starts over.
+    /// Readies the ledger for the counter whose key is `counter`: one it was not counted by
+    /// starts over.
     #[inline]
-    pub(crate) fn count_with(&mut self, counter: &Counter) {
-        if self.counter != Some(counter.key()) {
-            *self = Ledger { counter: Some(counter.key()), ..Ledger::default() };
+    pub(crate) fn count_with(&mut self, counter: NonZeroU64) {
+        if self.counter != Some(counter) {
+            *self = Ledger { counter: Some(counter), ..Ledger::default() };
         }
     }
 
@@ -82,12 +82,12 @@ impl Ledger {
         self.total
     }
 
-    /// Counts the next entry, `entry`, whose message (if any) is `message`, by `counter`, the
-    /// one [`count_with`](Ledger::count_with) was given.
+    /// Counts the next entry, `entry`, of `tokens` tokens (its message's, by the counter
+    /// [`count_with`](Ledger::count_with) was given; none if it has no message).
     #[inline]
-    pub(crate) fn push(&mut self, entry: &Entry, message: Option<&Message>, counter: &Counter) {
-        debug_assert_eq!(self.counter, Some(counter.key()), "count_with comes first");
-        self.total += message.map_or(0, |message| counter.count_message(message));
+    pub(crate) fn push(&mut self, entry: &Entry, tokens: usize) {
+        debug_assert!(self.counter.is_some(), "count_with comes first");
+        self.total += tokens;
         if let Entry::Summary { .. } = entry {
             self.summary = NonZeroUsize::new(self.counted);
         }
@@ -103,15 +103,16 @@ impl Ledger {
         self.summary.map(NonZeroUsize::get)
     }
 
-    /// Counts every entry of `log` not counted yet, keeping each entry's total from now on:
-    /// the entries counted before are counted again, this once.
-    pub(crate) fn itemize(&mut self, log: &[Entry], counter: &Counter) {
+    /// Counts every entry of `log` not counted yet, its message's tokens by `count`, keeping
+    /// each entry's total from now on: the entries counted before are counted again, this once.
+    pub(crate) fn itemize(&mut self, log: &[Entry], mut count: impl FnMut(&Message) -> usize) {
         if self.itemized.is_none() {
             let itemized = Box::new(Itemized { totals: vec![0], ..Itemized::default() });
             *self = Ledger { counter: self.counter, itemized: Some(itemized), ..Ledger::default() };
         }
         for entry in &log[self.counted..] {
-            self.push(entry, entry.to_message().as_ref(), counter);
+            let tokens = entry.to_message().as_ref().map_or(0, &mut count);
+            self.push(entry, tokens);
         }
     }
 

@@ -9,7 +9,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::approval::record::{Approval, PendingApproval, Suspension};
-use crate::event::EventKind;
+use crate::event::kind::EventKind;
 use crate::message::{AssistantMessage, Message, Part, Role, ToolResult};
 use crate::scope::Scope;
 use crate::task::TaskTag;

@@ -35,9 +35,7 @@
 //! [`ToolResult`]: crate::ToolResult
 //! [`Outcome`]: crate::Outcome
 //!
-#![doc = include_str!("../docs/choosing.md")]
-
-use std::fmt;
+#![doc = include_str!("../../docs/choosing.md")]
 
 use serde::{Deserialize, Serialize};
 
@@ -199,7 +197,110 @@ macro_rules! first {
     };
 }
 
-macro_rules! events {
+/// The list of events, each with its attribute word and its contract, handed to `$apply!`: the
+/// events' types here, their names in `kind`.
+macro_rules! with_events {
+    ($apply:ident) => {
+        $apply! {
+            /// Once per turn, after the user message, before the first model call. Sequential hooks may
+            /// inject content and halt; parallel hooks only return content.
+            Pre = "pre", Pre {
+                value: crate::Turn, stop: Forbidden, retry: Forbidden, reject: Forbidden, escalate: Forbidden,
+            };
+            /// Before every model call, with the request about to be sent. STOP skips the call and uses
+            /// the message it carries as the model's response.
+            BeforeModel = "before_model", BeforeModel {
+                value: ModelRequest, stop: AssistantMessage, retry: Forbidden, reject: Forbidden, escalate: Forbidden,
+            } impl Stoppable;
+            /// Around every model call; a hook owns the call and may call `next` any number of times.
+            WrapModel = "wrap_model", WrapModel {
+                value: ModelRequest, stop: Forbidden, retry: Forbidden, reject: Forbidden, escalate: Forbidden,
+            };
+            /// After every model response. RETRY discards the response and calls the model again; STOP
+            /// ends the turn with the message it carries.
+            AfterModel = "after_model", AfterModel {
+                value: AssistantMessage, stop: AssistantMessage, retry: Feedback, reject: Forbidden, escalate: Forbidden,
+            } impl Stoppable impl Retryable;
+            /// Before each tool call. REJECT answers the call with the reason instead of running it;
+            /// ESCALATE asks the approver.
+            BeforeTool = "before_tool", BeforeTool {
+                value: ToolCall, stop: Forbidden, retry: Forbidden, reject: Rejection, escalate: Escalation,
+            } impl Rejectable impl Escalatable;
+            /// Around each tool execution; a hook owns the call and may call `next` any number of times.
+            WrapTool = "wrap_tool", WrapTool {
+                value: ToolCall, stop: Forbidden, retry: Forbidden, reject: Forbidden, escalate: Forbidden,
+            };
+            /// After a tool returns successfully.
+            AfterTool = "after_tool", AfterTool {
+                value: ToolResult, stop: Forbidden, retry: Forbidden, reject: Forbidden, escalate: Forbidden,
+            };
+            /// When a tool fails (including an unknown tool or invalid arguments); hooks may recover the
+            /// result.
+            ToolError = "tool_error", ToolError {
+                value: ToolResult, stop: Forbidden, retry: Forbidden, reject: Forbidden, escalate: Forbidden,
+            };
+            /// Before the turn's final answer is committed. RETRY sends it back to the model; STOP
+            /// replaces it.
+            BeforeFinal = "before_final", BeforeFinal {
+                value: AssistantMessage, stop: AssistantMessage, retry: Feedback, reject: Forbidden, escalate: Forbidden,
+            } impl Stoppable impl Retryable;
+            /// Once at the end of every turn, whatever ended it.
+            Post = "post", Post {
+                value: crate::Outcome, stop: Forbidden, retry: Forbidden, reject: Forbidden, escalate: Forbidden,
+            };
+
+            /// Once per session, when it first runs, before its first task. HALT ends the session
+            /// before any task runs.
+            SessionStart = "session_start", SessionStart {
+                value: SessionState, stop: Forbidden, retry: Forbidden, reject: Forbidden, escalate: Forbidden,
+            };
+            /// Before each task's turn. REJECT ends the task before it runs (status `rejected`); HALT
+            /// ends the session.
+            TaskStart = "task_start", TaskStart {
+                value: QueuedTask, stop: Forbidden, retry: Forbidden, reject: Rejection, escalate: Forbidden,
+            } impl Rejectable;
+            /// Before each of a task's steps (a model call and its tool calls), ahead of its
+            /// `before_model`; a RETRY within the step does not fire it again. REJECT ends the task
+            /// before the call (status `rejected`); ESCALATE asks the approver whether it may go on;
+            /// HALT ends the session. Turin calls a step a turn: `#[hook(turn_start)]` is this event,
+            /// and a log written before format 2 names it `turn_start`.
+            StepStart = "step_start" | "turn_start", StepStart {
+                value: crate::Turn, stop: Forbidden, retry: Forbidden, reject: Rejection, escalate: Escalation,
+            } impl Rejectable impl Escalatable;
+            /// When a plan is submitted — by the model through the `submit_plan` tool, or by
+            /// [`Session::submit_plan`](crate::session::Session::submit_plan) — before its tasks are
+            /// queued. Hooks may edit it (its tasks, title, `clear_existing`); REJECT drops it.
+            PlanSubmit = "plan_submit", PlanSubmit {
+                value: Plan, stop: Forbidden, retry: Forbidden, reject: Rejection, escalate: Forbidden,
+            } impl Rejectable;
+            /// Exactly once per task, whatever ended it, with its terminal status.
+            TaskComplete = "task_complete", TaskComplete {
+                value: TaskReport, stop: Forbidden, retry: Forbidden, reject: Forbidden, escalate: Forbidden,
+            };
+            /// Once per plan, when every task of it is terminal.
+            PlanComplete = "plan_complete", PlanComplete {
+                value: PlanReport, stop: Forbidden, retry: Forbidden, reject: Forbidden, escalate: Forbidden,
+            };
+            /// When the queue is empty. ENQUEUE adds tasks and the session runs them, up to the
+            /// session's `max_follow_ups`.
+            AllTasksComplete = "all_tasks_complete", AllTasksComplete {
+                value: SessionState, stop: Forbidden, retry: Forbidden, reject: Forbidden, escalate: Forbidden,
+                enqueue: FollowUp,
+            } impl Enqueues;
+            /// Once per session, when it ends: its queue drained, or a session hook halted it.
+            SessionEnd = "session_end", SessionEnd {
+                value: SessionState, stop: Forbidden, retry: Forbidden, reject: Forbidden, escalate: Forbidden,
+            };
+        }
+    };
+}
+
+pub(crate) mod kind;
+
+pub use kind::{EventKind, EventSet};
+
+/// The events' types and their contracts, from the list of events.
+macro_rules! event_types {
     ($(
         $(#[$doc:meta])*
         $ty:ident = $word:literal $(| $alias:literal)?, $kind:ident {
@@ -226,190 +327,7 @@ macro_rules! events {
 
             $(#[diagnostic::do_not_recommend] impl $contract for $ty {})*
         )*
-
-        /// An event, named at run time: in traces, errors and the log.
-        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-        #[serde(rename_all = "snake_case")]
-        pub enum EventKind {
-            $( #[doc = concat!("`", $word, "`")] $(#[serde(alias = $alias)])? $kind, )*
-        }
-
-        impl EventKind {
-            /// Every event: the turn's ten, then the session's eight.
-            pub const ALL: [EventKind; 18] = [$(EventKind::$kind),*];
-
-            /// The event's attribute word, as written in `#[hook(...)]`.
-            pub const fn name(self) -> &'static str {
-                match self { $(EventKind::$kind => $word,)* }
-            }
-        }
     };
 }
 
-events! {
-    /// Once per turn, after the user message, before the first model call. Sequential hooks may
-    /// inject content and halt; parallel hooks only return content.
-    Pre = "pre", Pre {
-        value: crate::Turn, stop: Forbidden, retry: Forbidden, reject: Forbidden, escalate: Forbidden,
-    };
-    /// Before every model call, with the request about to be sent. STOP skips the call and uses
-    /// the message it carries as the model's response.
-    BeforeModel = "before_model", BeforeModel {
-        value: ModelRequest, stop: AssistantMessage, retry: Forbidden, reject: Forbidden, escalate: Forbidden,
-    } impl Stoppable;
-    /// Around every model call; a hook owns the call and may call `next` any number of times.
-    WrapModel = "wrap_model", WrapModel {
-        value: ModelRequest, stop: Forbidden, retry: Forbidden, reject: Forbidden, escalate: Forbidden,
-    };
-    /// After every model response. RETRY discards the response and calls the model again; STOP
-    /// ends the turn with the message it carries.
-    AfterModel = "after_model", AfterModel {
-        value: AssistantMessage, stop: AssistantMessage, retry: Feedback, reject: Forbidden, escalate: Forbidden,
-    } impl Stoppable impl Retryable;
-    /// Before each tool call. REJECT answers the call with the reason instead of running it;
-    /// ESCALATE asks the approver.
-    BeforeTool = "before_tool", BeforeTool {
-        value: ToolCall, stop: Forbidden, retry: Forbidden, reject: Rejection, escalate: Escalation,
-    } impl Rejectable impl Escalatable;
-    /// Around each tool execution; a hook owns the call and may call `next` any number of times.
-    WrapTool = "wrap_tool", WrapTool {
-        value: ToolCall, stop: Forbidden, retry: Forbidden, reject: Forbidden, escalate: Forbidden,
-    };
-    /// After a tool returns successfully.
-    AfterTool = "after_tool", AfterTool {
-        value: ToolResult, stop: Forbidden, retry: Forbidden, reject: Forbidden, escalate: Forbidden,
-    };
-    /// When a tool fails (including an unknown tool or invalid arguments); hooks may recover the
-    /// result.
-    ToolError = "tool_error", ToolError {
-        value: ToolResult, stop: Forbidden, retry: Forbidden, reject: Forbidden, escalate: Forbidden,
-    };
-    /// Before the turn's final answer is committed. RETRY sends it back to the model; STOP
-    /// replaces it.
-    BeforeFinal = "before_final", BeforeFinal {
-        value: AssistantMessage, stop: AssistantMessage, retry: Feedback, reject: Forbidden, escalate: Forbidden,
-    } impl Stoppable impl Retryable;
-    /// Once at the end of every turn, whatever ended it.
-    Post = "post", Post {
-        value: crate::Outcome, stop: Forbidden, retry: Forbidden, reject: Forbidden, escalate: Forbidden,
-    };
-
-    /// Once per session, when it first runs, before its first task. HALT ends the session
-    /// before any task runs.
-    SessionStart = "session_start", SessionStart {
-        value: SessionState, stop: Forbidden, retry: Forbidden, reject: Forbidden, escalate: Forbidden,
-    };
-    /// Before each task's turn. REJECT ends the task before it runs (status `rejected`); HALT
-    /// ends the session.
-    TaskStart = "task_start", TaskStart {
-        value: QueuedTask, stop: Forbidden, retry: Forbidden, reject: Rejection, escalate: Forbidden,
-    } impl Rejectable;
-    /// Before each of a task's steps (a model call and its tool calls), ahead of its
-    /// `before_model`; a RETRY within the step does not fire it again. REJECT ends the task
-    /// before the call (status `rejected`); ESCALATE asks the approver whether it may go on;
-    /// HALT ends the session. Turin calls a step a turn: `#[hook(turn_start)]` is this event,
-    /// and a log written before format 2 names it `turn_start`.
-    StepStart = "step_start" | "turn_start", StepStart {
-        value: crate::Turn, stop: Forbidden, retry: Forbidden, reject: Rejection, escalate: Escalation,
-    } impl Rejectable impl Escalatable;
-    /// When a plan is submitted — by the model through the `submit_plan` tool, or by
-    /// [`Session::submit_plan`](crate::session::Session::submit_plan) — before its tasks are
-    /// queued. Hooks may edit it (its tasks, title, `clear_existing`); REJECT drops it.
-    PlanSubmit = "plan_submit", PlanSubmit {
-        value: Plan, stop: Forbidden, retry: Forbidden, reject: Rejection, escalate: Forbidden,
-    } impl Rejectable;
-    /// Exactly once per task, whatever ended it, with its terminal status.
-    TaskComplete = "task_complete", TaskComplete {
-        value: TaskReport, stop: Forbidden, retry: Forbidden, reject: Forbidden, escalate: Forbidden,
-    };
-    /// Once per plan, when every task of it is terminal.
-    PlanComplete = "plan_complete", PlanComplete {
-        value: PlanReport, stop: Forbidden, retry: Forbidden, reject: Forbidden, escalate: Forbidden,
-    };
-    /// When the queue is empty. ENQUEUE adds tasks and the session runs them, up to the
-    /// session's `max_follow_ups`.
-    AllTasksComplete = "all_tasks_complete", AllTasksComplete {
-        value: SessionState, stop: Forbidden, retry: Forbidden, reject: Forbidden, escalate: Forbidden,
-        enqueue: FollowUp,
-    } impl Enqueues;
-    /// Once per session, when it ends: its queue drained, or a session hook halted it.
-    SessionEnd = "session_end", SessionEnd {
-        value: SessionState, stop: Forbidden, retry: Forbidden, reject: Forbidden, escalate: Forbidden,
-    };
-}
-
-impl EventKind {
-    /// The turn's ten events, in the order they fire.
-    pub const TURN: [EventKind; 10] = [
-        EventKind::Pre,
-        EventKind::BeforeModel,
-        EventKind::WrapModel,
-        EventKind::AfterModel,
-        EventKind::BeforeTool,
-        EventKind::WrapTool,
-        EventKind::AfterTool,
-        EventKind::ToolError,
-        EventKind::BeforeFinal,
-        EventKind::Post,
-    ];
-
-    /// The session's eight events.
-    pub const SESSION: [EventKind; 8] = [
-        EventKind::SessionStart,
-        EventKind::TaskStart,
-        EventKind::StepStart,
-        EventKind::PlanSubmit,
-        EventKind::TaskComplete,
-        EventKind::PlanComplete,
-        EventKind::AllTasksComplete,
-        EventKind::SessionEnd,
-    ];
-
-    /// Whether this is one of the session's events, hooked on a
-    /// [`Session`](crate::session::Session) rather than an agent.
-    pub const fn is_session(self) -> bool {
-        self as u32 >= EventKind::SessionStart as u32
-    }
-}
-
-impl fmt::Display for EventKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-/// A set of events, known at compile time: the events a [`Hook`](crate::Hook) handles.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct EventSet(u32);
-
-impl EventSet {
-    /// No event.
-    pub const NONE: EventSet = EventSet(0);
-    /// Every event.
-    pub const ALL: EventSet = EventSet((1 << EventKind::ALL.len()) - 1);
-
-    /// The set of one event.
-    pub const fn of(event: EventKind) -> Self {
-        EventSet(1 << event as u32)
-    }
-
-    /// This set and one more event.
-    pub const fn with(self, event: EventKind) -> Self {
-        EventSet(self.0 | EventSet::of(event).0)
-    }
-
-    /// The events in either set.
-    pub const fn union(self, other: EventSet) -> Self {
-        EventSet(self.0 | other.0)
-    }
-
-    /// The events of this set that are not in `other`.
-    pub const fn without(self, other: EventSet) -> Self {
-        EventSet(self.0 & !other.0)
-    }
-
-    /// Whether the set holds the event.
-    pub const fn contains(self, event: EventKind) -> bool {
-        self.0 & EventSet::of(event).0 != 0
-    }
-}
+with_events!(event_types);
