@@ -160,10 +160,29 @@ pub mod prelude {
     pub use serde::{Deserialize, Serialize};
 }
 
-/// The README's examples, compiled and run as doctests.
+/// The README's examples, compiled and run as doctests, and the guide's.
 #[cfg(doctest)]
 #[doc = include_str!("../../README.md")]
 struct ReadmeDoctests;
+
+/// The guide's chapters' examples (`docs/`), as doctests.
+#[cfg(doctest)]
+mod guide {
+    #[doc = include_str!("../../docs/hooks.md")]
+    struct Hooks;
+    #[doc = include_str!("../../docs/tools.md")]
+    struct Tools;
+    #[doc = include_str!("../../docs/providers.md")]
+    struct Providers;
+    #[doc = include_str!("../../docs/sessions.md")]
+    struct Sessions;
+    #[doc = include_str!("../../docs/keeping-conversations.md")]
+    struct KeepingConversations;
+    #[doc = include_str!("../../docs/surviving-crashes.md")]
+    struct SurvivingCrashes;
+    #[doc = include_str!("../../docs/serving.md")]
+    struct Serving;
+}
 
 /// How a turn ended: its final answer, or why there is none.
 pub type Outcome = Result<AssistantMessage, Error>;
