@@ -643,6 +643,22 @@ fn check_params(
         };
         errors.push_spanned(inputs[roles.len()], expected);
     }
+    // The turn first and the value after it: one error saying so, rather than one at each.
+    if roles.starts_with(&[Role::Value, Role::Turn])
+        && inputs.len() >= 2
+        && is_turn(&inputs[0].ty)
+        && !is_turn(&inputs[1].ty)
+    {
+        errors.push_spanned(
+            &function.sig.inputs,
+            format!(
+                "a hook on `{}` takes its value first, then the turn: {}, then `&mut Turn` or `&Turn`; swap the two",
+                event.word(),
+                event.value()
+            ),
+        );
+        return Vec::new();
+    }
     let mut params = Vec::new();
     for (input, role) in inputs.iter().zip(roles) {
         let ty = (*input.ty).clone();
@@ -682,6 +698,13 @@ fn check_params(
         params.push(Param { role: *role, ty });
     }
     params
+}
+
+/// Whether `ty` is a borrow of the turn: `&Turn`, `&mut Turn`, `&agentix::Turn`.
+fn is_turn(ty: &Type) -> bool {
+    let Type::Reference(reference) = ty else { return false };
+    let Type::Path(path) = &*reference.elem else { return false };
+    path.path.segments.last().is_some_and(|segment| segment.ident == "Turn")
 }
 
 /// The known word `word` is most likely a misspelling of: within an edit or two (a third of the

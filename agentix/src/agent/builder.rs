@@ -121,9 +121,12 @@ impl<M, T, P, A, X> AgentBuilder<M, T, P, A, X> {
     ///
     /// `Event` is found from the one hook trait `H` implements; a type that implements two
     /// [`on`](crate::on) traits names it: `.hook::<_, event::Pre, _>(timer)`.
-    pub fn hook<H, Event, Index>(self, hook: H) -> AgentBuilder<M, T, H::Output, A, X>
+    // The `Register` bound inline: a type that is not a hook reads it in two lines, not four.
+    pub fn hook<H: Register<Event, P>, Event, Index>(
+        self,
+        hook: H,
+    ) -> AgentBuilder<M, T, H::Output, A, X>
     where
-        H: Register<Event, P>,
         T: HasTool<H::Tool, Index>,
     {
         AgentBuilder {

@@ -18,9 +18,9 @@ pub struct Factory<Role>(PhantomData<Role>);
 /// Adds a hook to the pipeline `P`. Implemented for every [`Hook`] and every hook of [`on`];
 /// `Role` tells which, so a type that implements one of them needs no annotation.
 #[diagnostic::on_unimplemented(
-    message = "`{Self}` is not a hook",
+    message = "not an agent's hook: put `#[hook(EVENT)]` on the async fn, as in `#[hook(after_model)]`; a session event's hook goes on the session",
     label = "not a hook",
-    note = "put `#[hook(...)]` on an async fn, or implement `agentix::Hook` or one trait of `agentix::on` for the type; a hook on a session's event goes on the session: `Session::builder(agent).hook(...)`"
+    note = "a type is a hook when it implements `agentix::Hook` or one trait of `agentix::on`; a session's hooks: `Session::builder(agent).hook(...)`"
 )]
 pub trait Register<Role, P> {
     /// The grown pipeline.
