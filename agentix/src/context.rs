@@ -488,4 +488,90 @@ mod tests {
         assert_eq!(fence_tag("", content, colliding), "untrusted-00000002");
         assert_eq!(fence_tag("untrusted-00000002", "", colliding), "untrusted-00000000");
     }
+
+    /// A log of three turns, each a question and an answer of 10 tokens apiece, the third
+    /// turn (the current one) with two steps of a tool call and its result.
+    fn planned_log() -> (Vec<Entry>, Ledger) {
+        use crate::message::{AssistantMessage, ToolCall, ToolResult};
+        let question =
+            |turn| Entry::User { turn: TurnRef(turn), message: Message::user("q"), task: None };
+        let answer =
+            |turn| Entry::Assistant { turn: TurnRef(turn), message: AssistantMessage::text("a") };
+        let call = |id: &str| ToolCall::new(id, "clock", serde_json::json!({}));
+        let step = |id: &str| {
+            let call = call(id);
+            [
+                Entry::Assistant {
+                    turn: TurnRef(3),
+                    message: AssistantMessage::text("").with_tool_call(call.clone()),
+                },
+                Entry::ToolResults {
+                    turn: TurnRef(3),
+                    results: vec![ToolResult::success(&call, "noon")],
+                },
+            ]
+        };
+        let mut log = vec![question(1), answer(1), question(2), answer(2), question(3)];
+        log.extend(step("call_1"));
+        log.extend(step("call_2"));
+        let mut ledger = Ledger::default();
+        ledger.count_with(NonZeroU64::new(1).unwrap());
+        ledger.itemize(&log, |_| 10);
+        (log, ledger)
+    }
+
+    #[test]
+    fn the_plan_keeps_everything_that_fits() {
+        let (log, ledger) = planned_log();
+        let units = Units::of(&log, 4);
+        let (kept, total) = units.plan(&log, &ledger, 0, 0, 1_000);
+        assert_eq!((kept, total), (Kept { history_from: 0, steps_from: 5 }, 90));
+    }
+
+    #[test]
+    fn the_plan_drops_the_oldest_turns_first_then_steps_never_splitting_a_call_from_its_result() {
+        let (log, ledger) = planned_log();
+        let units = Units::of(&log, 4);
+        // 90 tokens; room for 70: the first turn (20) goes.
+        assert_eq!(
+            units.plan(&log, &ledger, 0, 0, 70),
+            (Kept { history_from: 2, steps_from: 5 }, 70)
+        );
+        // Room for 40: both earlier turns, then the first step (its call and result together).
+        assert_eq!(
+            units.plan(&log, &ledger, 0, 0, 40),
+            (Kept { history_from: 4, steps_from: 7 }, 30)
+        );
+        // Room for nothing: the latest step stays.
+        assert_eq!(
+            units.plan(&log, &ledger, 0, 0, 0),
+            (Kept { history_from: 4, steps_from: 7 }, 30)
+        );
+    }
+
+    #[test]
+    fn a_turns_durable_output_is_no_step_of_it() {
+        let mut log = vec![
+            Entry::User { turn: TurnRef(1), message: Message::user("q"), task: None },
+            Entry::HookSkipped {
+                turn: TurnRef(1),
+                event: crate::event::kind::EventKind::Pre,
+                hook: "a".into(),
+                reason: "r".into(),
+            },
+            Entry::HookOutput {
+                turn: TurnRef(1),
+                event: crate::event::kind::EventKind::Pre,
+                hook: "b".into(),
+                parts: vec![Part::text("p")],
+            },
+        ];
+        log.push(Entry::Assistant {
+            turn: TurnRef(1),
+            message: crate::message::AssistantMessage::text("a"),
+        });
+        let units = Units::of(&log, 0);
+        assert_eq!((units.opening.clone(), units.durable.clone()), (0..1, 1..3));
+        assert_eq!(units.steps(&log), [3..4]);
+    }
 }

@@ -137,3 +137,55 @@ impl Ledger {
         &starts[..starts.partition_point(|&start| start < end)]
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::message::AssistantMessage;
+
+    fn key(n: u64) -> NonZeroU64 {
+        NonZeroU64::new(n).unwrap()
+    }
+
+    /// Two turns: a question and its answer each, and a summary opening the second.
+    fn log() -> Vec<Entry> {
+        vec![
+            Entry::User { turn: TurnRef(1), message: Message::user("one"), task: None },
+            Entry::Assistant { turn: TurnRef(1), message: AssistantMessage::text("two") },
+            Entry::User { turn: TurnRef(2), message: Message::user("three"), task: None },
+            Entry::Summary { turn: TurnRef(2), through: 2, text: "four".into() },
+            Entry::Assistant { turn: TurnRef(2), message: AssistantMessage::text("five") },
+        ]
+    }
+
+    #[test]
+    fn entries_are_counted_once_and_a_new_counter_starts_over() {
+        let mut ledger = Ledger::default();
+        ledger.count_with(key(1));
+        ledger.push(&log()[0], 3);
+        ledger.push(&log()[1], 4);
+        assert_eq!((ledger.counted(), ledger.total(), ledger.summary()), (2, 7, None));
+        ledger.count_with(key(1));
+        assert_eq!(ledger.total(), 7, "the same counter keeps what it counted");
+        ledger.count_with(key(2));
+        assert_eq!((ledger.counted(), ledger.total()), (0, 0), "another counter starts over");
+    }
+
+    #[test]
+    fn an_itemized_ledger_knows_each_entrys_total_and_each_turns_start() {
+        let log = log();
+        let mut ledger = Ledger::default();
+        ledger.count_with(key(1));
+        ledger.push(&log[0], 100);
+        // Itemizing counts again, by the count given, every entry from the first.
+        ledger.itemize(&log, |message| message.text().len());
+        assert_eq!(ledger.counted(), 5);
+        // "one" 3, "two" 3, "three" 5, "four" 4 (a summary is its text), "five" 4.
+        assert_eq!(ledger.tokens(0..5), ledger.total());
+        assert_eq!(ledger.tokens(0..2), 6);
+        assert_eq!(ledger.tokens(2..3), 5);
+        assert_eq!(ledger.turns_before(5), [0, 2]);
+        assert_eq!(ledger.turns_before(2), [0]);
+        assert_eq!(ledger.summary(), Some(3));
+    }
+}

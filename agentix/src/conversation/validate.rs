@@ -313,3 +313,70 @@ fn check_suspension(suspension: &Suspension) -> Result<(), LogProblem> {
         }),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::message::{AssistantMessage, Message, ToolResult};
+
+    fn user(turn: u64) -> Entry {
+        Entry::User { turn: TurnRef(turn), message: Message::user("hi"), task: None }
+    }
+
+    fn calling(turn: u64, call: &ToolCall) -> Entry {
+        let message = AssistantMessage::text("checking").with_tool_call(call.clone());
+        Entry::Assistant { turn: TurnRef(turn), message }
+    }
+
+    fn answer(turn: u64) -> Entry {
+        Entry::Assistant { turn: TurnRef(turn), message: AssistantMessage::text("done") }
+    }
+
+    fn problem(log: &[Entry], counter: u64) -> Option<(usize, LogProblem)> {
+        validate_log(log, counter).err().map(|invalid| (invalid.index, invalid.problem))
+    }
+
+    #[test]
+    fn a_whole_turn_with_its_calls_answered_is_valid() {
+        let call = ToolCall::new("call_1", "clock", json!({}));
+        let results = vec![ToolResult::success(&call, "noon")];
+        let log = [
+            user(1),
+            calling(1, &call),
+            Entry::ToolResults { turn: TurnRef(1), results },
+            answer(1),
+        ];
+        assert_eq!(problem(&log, 1), None);
+    }
+
+    #[test]
+    fn each_broken_rule_names_the_first_entry_that_breaks_it() {
+        assert_eq!(problem(&[answer(1)], 1), Some((0, LogProblem::OutsideAnyTurn)));
+        assert!(matches!(
+            problem(&[user(2), user(1)], 2),
+            Some((1, LogProblem::TurnWentBackwards { .. }))
+        ));
+        assert!(matches!(
+            problem(&[user(1), user(1)], 1),
+            Some((1, LogProblem::SecondUserMessage { .. }))
+        ));
+        assert!(matches!(
+            problem(&[user(1), answer(2)], 2),
+            Some((1, LogProblem::TurnWithoutUserMessage { .. }))
+        ));
+        assert!(matches!(problem(&[user(3)], 1), Some((_, LogProblem::CounterBehind { .. }))));
+        let call = ToolCall::new("call_1", "clock", json!({}));
+        assert!(matches!(
+            // Named at the message whose calls the next entry leaves unanswered.
+            problem(&[user(1), calling(1, &call), answer(1)], 1),
+            Some((1, LogProblem::UnansweredCalls { .. }))
+        ));
+        let results = vec![ToolResult::success(&call, "noon")];
+        assert_eq!(
+            problem(&[user(1), Entry::ToolResults { turn: TurnRef(1), results }], 1),
+            Some((1, LogProblem::OrphanResults))
+        );
+    }
+}
