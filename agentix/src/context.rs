@@ -572,6 +572,7 @@ mod tests {
         });
         let units = Units::of(&log, 0);
         assert_eq!((units.opening.clone(), units.durable.clone()), (0..1, 1..3));
-        assert_eq!(units.steps(&log), [3..4]);
+        let steps = units.steps(&log);
+        assert_eq!((steps.len(), steps.first().cloned()), (1, Some(3..4)));
     }
 }
