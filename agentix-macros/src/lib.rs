@@ -2,18 +2,15 @@
 //! plain `async fn` into a typed lifecycle hook, or into a tool. Use them through
 //! `agentix::hook` and `agentix::tool`; their documentation lives there.
 
-mod events;
-mod expand;
-mod parse;
+mod hook;
 mod tool;
-mod validate;
 
 use proc_macro::TokenStream;
 
 /// Turns an `async fn` into a hook on one lifecycle event; see `agentix::hook`.
 #[proc_macro_attribute]
 pub fn hook(attr: TokenStream, item: TokenStream) -> TokenStream {
-    expand::hook(attr.into(), item.into()).into()
+    hook::hook(attr.into(), item.into()).into()
 }
 
 /// Turns an `async fn` into a tool whose arguments are its parameters; see `agentix::tool`.

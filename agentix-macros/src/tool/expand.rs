@@ -81,7 +81,7 @@ pub fn expand(tool: ToolFn, mut function: ItemFn) -> TokenStream {
     let description = &tool.description;
 
     let wants_call_id = tool.call_id.then(|| quote! { const WANTS_CALL_ID: bool = true; });
-    let unit = crate::expand::unit_type(&ident, &vis, &docs, false);
+    let unit = crate::hook::expand::unit_type(&ident, &vis, &docs, false);
     quote! {
         #unit
 

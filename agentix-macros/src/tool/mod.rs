@@ -1,5 +1,5 @@
 //! `#[tool]`: an `async fn` becomes a [`Tool`](https://docs.rs/agentix/latest/agentix/trait.Tool.html)
-//! whose arguments are its parameters. Parsing is the hook's (`crate::parse`); `validate` reads
+//! whose arguments are its parameters. Parsing is the hook's (`crate::hook::parse`); `validate` reads
 //! the function into a [`validate::ToolFn`], `expand` writes the tool.
 
 mod expand;
@@ -10,7 +10,7 @@ use quote::quote;
 use syn::ItemFn;
 use syn::ext::IdentExt;
 
-use crate::parse::Args;
+use crate::hook::parse::Args;
 
 pub fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
     let function: ItemFn = match syn::parse2(item.clone()) {
@@ -19,9 +19,9 @@ pub fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
     };
     let args: Args = match syn::parse2(attr) {
         Ok(args) => args,
-        Err(error) => return stand_in(&function, &crate::expand::crate_of(None), error),
+        Err(error) => return stand_in(&function, &crate::hook::expand::crate_of(None), error),
     };
-    let krate = crate::expand::crate_of(Some(&args));
+    let krate = crate::hook::expand::crate_of(Some(&args));
     match validate::validate(args, &function) {
         Ok(tool) => expand::expand(tool, function),
         Err(error) => stand_in(&function, &krate, error),
@@ -50,7 +50,7 @@ fn stand_in(function: &ItemFn, krate: &syn::Path, error: syn::Error) -> TokenStr
             typed.attrs.clear();
         }
     }
-    let unit = crate::expand::unit_type(ident, vis, &[], true);
+    let unit = crate::hook::expand::unit_type(ident, vis, &[], true);
     quote! {
         #[allow(dead_code, non_snake_case)]
         #as_written

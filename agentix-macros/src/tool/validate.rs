@@ -6,8 +6,8 @@ use proc_macro2::Span;
 use syn::ext::IdentExt;
 use syn::{Attribute, Expr, FnArg, Ident, ItemFn, Lit, LitStr, Pat, Path, ReturnType, Type};
 
-use crate::parse::{Args, Value, Word};
-use crate::validate::{Errors, NOT_A_CRATE_PATH, crate_path};
+use crate::hook::parse::{Args, Value, Word};
+use crate::hook::validate::{Errors, NOT_A_CRATE_PATH, crate_path};
 
 /// A tool that passed every check the syntax allows.
 pub struct ToolFn {
@@ -148,7 +148,7 @@ pub fn validate(args: Args, function: &ItemFn) -> Result<ToolFn, syn::Error> {
                 .push(key.span(), format!("`{word}` takes a string, as in `{word} = \"...\"`")),
             (other, _) => errors.push(
                 key.span(),
-                match crate::validate::suggestion(other, WORDS.split(", ")) {
+                match crate::hook::validate::suggestion(other, WORDS.split(", ")) {
                     Some(close) => {
                         format!("unknown tool attribute `{other}`: did you mean `{close}`?")
                     }
@@ -157,7 +157,7 @@ pub fn validate(args: Args, function: &ItemFn) -> Result<ToolFn, syn::Error> {
             ),
         }
     }
-    crate::validate::check_fn(
+    crate::hook::validate::check_fn(
         function,
         "tool",
         "the model is shown one schema, of one concrete type",

@@ -11,9 +11,9 @@ use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::{Attribute, Ident, ItemFn};
 
-use crate::events::Event;
-use crate::parse::Args;
-use crate::validate::{Hook, Role, calls_inject, validate};
+use crate::hook::events::Event;
+use crate::hook::parse::Args;
+use crate::hook::validate::{Hook, Role, calls_inject, validate};
 
 pub fn hook(attr: TokenStream, item: TokenStream) -> TokenStream {
     let function: ItemFn = match syn::parse2(item.clone()) {
@@ -113,7 +113,7 @@ pub fn crate_of(args: Option<&Args>) -> syn::Path {
         .flat_map(|args| &args.words)
         .find(|word| word.key == "crate")
         .and_then(|word| match &word.value {
-            Some(crate::parse::Value::Str(text)) => crate::validate::crate_path(text),
+            Some(crate::hook::parse::Value::Str(text)) => crate::hook::validate::crate_path(text),
             _ => None,
         })
         .unwrap_or_else(|| syn::parse_quote!(::agentix))

@@ -8,8 +8,8 @@ use syn::ext::IdentExt;
 use syn::spanned::Spanned;
 use syn::{FnArg, Ident, ItemFn, LitStr, Path, ReturnType, Type};
 
-use crate::events::Event;
-use crate::parse::{Args, Value, Word};
+use crate::hook::events::Event;
+use crate::hook::parse::{Args, Value, Word};
 
 /// What a parameter receives, by position.
 #[derive(Clone, Copy, PartialEq, Eq)]
