@@ -32,6 +32,7 @@
 //! hook sees each event exactly once when no run is dropped inside that event's hooks, and at
 //! least once when one is.
 
+mod builder;
 mod chain;
 pub(crate) mod hooks;
 mod run;
@@ -45,6 +46,7 @@ pub use crate::task::{
     FollowUp, Plan, PlanId, PlanProgress, PlanReport, QueuedTask, SessionEvent, SessionState, Task,
     TaskId, TaskReport, TaskStatus, TaskTag,
 };
+pub use builder::SessionBuilder;
 pub use chain::{RegisterSession, SessionChain, Then};
 pub use hooks::{
     OnAllTasksComplete, OnPlanComplete, OnPlanSubmit, OnSessionEnd, OnSessionStart, OnStepStart,
@@ -94,68 +96,6 @@ pub struct Session<R, S = ()> {
     state: SessionState,
     inbox: Arc<PlanInbox>,
     max_follow_ups: u32,
-}
-
-/// Builds a [`Session`]: its hooks, its conversation, its limits.
-pub struct SessionBuilder<R, S = ()> {
-    agent: R,
-    hooks: S,
-    conversation: Conversation,
-    max_follow_ups: u32,
-}
-
-impl<R: AnyAgent> Session<R> {
-    /// A builder for a session running its tasks on `agent` (an [`Agent`](crate::Agent), a
-    /// reference to one, or an `Arc`).
-    pub fn builder(agent: R) -> SessionBuilder<R> {
-        SessionBuilder { agent, hooks: (), conversation: Conversation::new(), max_follow_ups: 16 }
-    }
-}
-
-impl<R, S> SessionBuilder<R, S> {
-    /// Adds a hook on session events: a `#[hook(task_complete)]` function (or any other
-    /// session event), a type implementing one trait of [`on`](crate::on) for a session
-    /// event, or a [`SessionHook`]. Hooks of one event run in the order they were added; the
-    /// first that does not continue decides.
-    pub fn hook<H, Role>(self, hook: H) -> SessionBuilder<R, Then<S, H::Hook>>
-    where
-        H: RegisterSession<Role>,
-    {
-        SessionBuilder {
-            agent: self.agent,
-            hooks: Then { rest: self.hooks, hook: hook.session_hook() },
-            conversation: self.conversation,
-            max_follow_ups: self.max_follow_ups,
-        }
-    }
-
-    /// The conversation the session's tasks run in; a new one by default.
-    pub fn conversation(mut self, conversation: Conversation) -> Self {
-        self.conversation = conversation;
-        self
-    }
-
-    /// How many times `all_tasks_complete` hooks may enqueue follow-up work in the session
-    /// (16 by default); one more ends the session with [`Error::FollowUpLimit`].
-    pub fn max_follow_ups(mut self, limit: u32) -> Self {
-        self.max_follow_ups = limit;
-        self
-    }
-
-    /// The session.
-    pub fn build(self) -> Session<R, S> {
-        let inbox = Arc::new(PlanInbox::default());
-        let mut conversation = self.conversation;
-        conversation.scope_mut().insert_resource(Arc::clone(&inbox));
-        Session {
-            agent: self.agent,
-            hooks: self.hooks,
-            conversation,
-            state: SessionState::default(),
-            inbox,
-            max_follow_ups: self.max_follow_ups,
-        }
-    }
 }
 
 impl<R: AnyAgent, S: SessionChain> Session<R, S> {
