@@ -21,7 +21,6 @@ pub trait Observer: Sync {
 
     /// Whether the observer ignores every observation (`()`): the loop then skips the guard it
     /// keeps around the others.
-    #[doc(hidden)]
     const SILENT: bool = false;
 
     /// Called for each thing that happens, in order. A panic here is contained: the observer is

@@ -264,7 +264,6 @@ pub trait Pipeline: sealed::Sealed + Send + Sync {
 
     /// Where a running tool call's result is kept while `wrap_tool` hooks hold it: nowhere
     /// when the onion has no layer.
-    #[doc(hidden)]
     type Kept: Keep;
 
     /// The chain of every event but the two wraps.

@@ -212,7 +212,6 @@ pub trait ModelWraps: Send + Sync {
 /// The `wrap_tool` onion.
 pub trait ToolWraps: Send + Sync {
     /// Where a call's result is kept while the onion's hooks hold it.
-    #[doc(hidden)]
     type Kept: Keep;
 
     /// `innermost` with every layer around it, first declared outermost.
@@ -282,7 +281,6 @@ impl<Rest: ToolWraps, L: ToolLayer> ToolWraps for Wraps<Rest, L> {
 
 /// Where a running tool call's result is kept while `wrap_tool` hooks hold it, so that a hook
 /// that panics or times out after `next` returned cannot lose what the tool did.
-#[doc(hidden)]
 pub trait Keep: Default + Send + Sync {
     /// Whether it keeps anything: without `wrap_tool` hooks, what the onion returns is what the
     /// tool set returned, and there is nothing to keep.
@@ -310,7 +308,6 @@ impl Keep for () {
 
 /// The latest result of the running call: one copy of its output while the onion runs, the one
 /// cost of a `wrap_tool` hook beyond dispatch.
-#[doc(hidden)]
 #[derive(Debug, Default)]
 pub struct KeptResult(std::sync::Mutex<Option<ToolResult>>);
 

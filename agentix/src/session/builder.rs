@@ -28,7 +28,7 @@ impl<R: AnyAgent> Session<R> {
 impl<R, S> SessionBuilder<R, S> {
     /// Adds a hook on session events: a `#[hook(task_complete)]` function (or any other
     /// session event), a type implementing one trait of [`on`](crate::on) for a session
-    /// event, or a [`SessionHook`]. Hooks of one event run in the order they were added; the
+    /// event, or a [`SessionHook`](super::SessionHook). Hooks of one event run in the order they were added; the
     /// first that does not continue decides.
     pub fn hook<H, Role>(self, hook: H) -> SessionBuilder<R, Then<S, H::Hook>>
     where
@@ -49,7 +49,7 @@ impl<R, S> SessionBuilder<R, S> {
     }
 
     /// How many times `all_tasks_complete` hooks may enqueue follow-up work in the session
-    /// (16 by default); one more ends the session with [`Error::FollowUpLimit`].
+    /// (16 by default); one more ends the session with [`Error::FollowUpLimit`](crate::Error::FollowUpLimit).
     pub fn max_follow_ups(mut self, limit: u32) -> Self {
         self.max_follow_ups = limit;
         self

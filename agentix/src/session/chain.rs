@@ -114,7 +114,6 @@ macro_rules! chain_trait {
         /// The hooks of a session, in the order they were added: `()`, or the earlier hooks
         /// and one more ([`Then`]). Each event runs only the hooks that declare it, chosen at
         /// compile time: an event without hooks costs nothing.
-        #[doc(hidden)]
         pub trait SessionChain: Send + Sync {
             /// The events some hook of the chain handles.
             const EVENTS: EventSet;
@@ -141,7 +140,6 @@ impl SessionChain for () {
 }
 
 /// The earlier hooks, then `H`.
-#[doc(hidden)]
 #[derive(Debug)]
 pub struct Then<Rest, H> {
     pub(crate) rest: Rest,

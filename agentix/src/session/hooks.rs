@@ -171,7 +171,6 @@ macro_rules! session_event_traits {
         }
 
         /// A hook of one session event, as a node of a session's chain.
-        #[doc(hidden)]
         #[derive(Debug)]
         pub struct $node<H>(pub(crate) H);
 

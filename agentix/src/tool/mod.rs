@@ -171,7 +171,6 @@ impl ToolSpec {
 pub trait ToolSet: Send + Sync {
     /// The names of the set's tools, when known at compile time: those of a [`Toolbox`], so
     /// that [`AgentBuilder::tool`](crate::AgentBuilder::tool) refuses a second tool of one name.
-    #[doc(hidden)]
     const NAMES: Option<&'static NameList> = None;
 
     /// Appends the spec of every tool in the set.
@@ -261,7 +260,6 @@ impl OutputHooks for () {
 }
 
 /// Tool names as a list built at compile time.
-#[doc(hidden)]
 #[derive(Debug)]
 pub struct NameList {
     name: &'static str,
