@@ -4,7 +4,7 @@ use crate::Outcome;
 use crate::approval::{Approval, Approver, Suspension};
 use crate::conversation::Entry;
 use crate::error::{Component, Error};
-use crate::event::EventKind;
+use crate::event::{EventKind, Pre};
 use crate::message::AssistantMessage;
 use crate::model::{Model, Usage};
 use crate::observe::{Observation, Observer, Watched};
@@ -42,22 +42,12 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
             opened_as_recorded(committer, turn, resume.as_deref()).await?;
         }
         if resume.is_none() {
+            // The opening: `pre`, then its content in the turn and its durable output committed.
             fire(observer, turn, EventKind::Pre);
-            match run_chain!(self, turn, observer, Pre, pre / pre_in_place()) {
-                Flow::Continue => {
-                    let reserve = turn.config().injection_reserve;
-                    turn.running_component = Some(Component::TokenCounter);
-                    check_injections(turn, &*self.settings.counter, reserve)?;
-                    turn.running_component = None;
-                    turn.commit_durable(EventKind::Pre);
-                    if K::COMMITS {
-                        commit_step(committer, turn).await?;
-                    }
-                }
-                Flow::Halt { hook, halt } => return Err(halted(EventKind::Pre, hook, halt)),
-                Flow::Failed { hook, failure } => {
-                    return Err(failure.error(EventKind::Pre, hook));
-                }
+            let flow = run_chain!(self, turn, observer, Pre, pre / pre_in_place());
+            self.opened(turn, flow)?;
+            if K::COMMITS {
+                commit_step(committer, turn).await?;
             }
             // Each step starts here or after the previous step's tools: checked against the
             // limit, then its `step_start` hooks. A retry calls the model again within its step.
@@ -143,6 +133,7 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
                     }
                 };
 
+                // The final answer: `before_final`, then the answer in the log and committed.
                 fire(observer, turn, EventKind::BeforeFinal);
                 match run_chain!(
                     self,
@@ -207,6 +198,24 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
 impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent<M, T, P, A, X> {
     /// A session's `step_start` hooks, before a task's step: REJECT, a turned-down ESCALATE,
     /// HALT and a hook's failure end the turn before its model call.
+    /// What `pre` decided, settled: its content checked against the injection reserve and its
+    /// durable output in the log, or the turn's error.
+    #[inline(always)]
+    fn opened(&self, turn: &mut Turn, flow: Flow<Pre>) -> Result<(), Error> {
+        match flow {
+            Flow::Continue => {
+                let reserve = turn.config().injection_reserve;
+                turn.running_component = Some(Component::TokenCounter);
+                check_injections(turn, &*self.settings.counter, reserve)?;
+                turn.running_component = None;
+                turn.commit_durable(EventKind::Pre);
+                Ok(())
+            }
+            Flow::Halt { hook, halt } => Err(halted(EventKind::Pre, hook, halt)),
+            Flow::Failed { hook, failure } => Err(failure.error(EventKind::Pre, hook)),
+        }
+    }
+
     async fn step_start<O: Observer, G: TurnGate>(
         &self,
         turn: &mut Turn,
