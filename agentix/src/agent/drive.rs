@@ -4,7 +4,7 @@ use crate::Outcome;
 use crate::approval::{Approval, Approver, Suspension};
 use crate::conversation::Entry;
 use crate::error::{Component, Error};
-use crate::event::{EventKind, Pre};
+use crate::event::{BeforeFinal, EventKind, Pre};
 use crate::message::AssistantMessage;
 use crate::model::{Model, Usage};
 use crate::observe::{Observation, Observer, Watched};
@@ -135,40 +135,16 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
 
                 // The final answer: `before_final`, then the answer in the log and committed.
                 fire(observer, turn, EventKind::BeforeFinal);
-                match run_chain!(
+                let flow = run_chain!(
                     self,
                     turn,
                     observer,
                     BeforeFinal,
                     before_final / before_final_in_place(&mut answer)
-                ) {
-                    Flow::Continue => {}
-                    Flow::Stop { hook, value } => {
-                        answer = final_answer(EventKind::BeforeFinal, hook, value)?
-                    }
-                    Flow::Retry { hook, feedback } => {
-                        observer.observe(&Observation::Withdrawn {
-                            event: EventKind::BeforeFinal,
-                            hook: Some(hook),
-                        });
-                        retry =
-                            Some(Retry::new(turn, EventKind::BeforeFinal, hook, answer, feedback)?);
-                        continue 'steps;
-                    }
-                    Flow::Halt { hook, halt } => {
-                        return Err(halted(EventKind::BeforeFinal, hook, halt));
-                    }
-                    Flow::Failed { hook, failure } => {
-                        return Err(failure.error(EventKind::BeforeFinal, hook));
-                    }
-                }
-                // A hook edited tool calls into the answer: committing it would leave them unanswered.
-                // (Without `before_final` hooks, the answer is as `after_model` left it: checked.)
-                if handles(self.hooks.chain(), EventKind::BeforeFinal) {
-                    answer = final_answer(EventKind::BeforeFinal, "before_final chain", answer)?;
-                }
-                if answer.is_empty() && !turn.config().allow_empty_answers {
-                    return Err(Error::EmptyAnswer);
+                );
+                if let Some(again) = self.settled(turn, observer, flow, &mut answer)? {
+                    retry = Some(again);
+                    continue 'steps;
                 }
                 turn.append(Entry::Assistant { turn: turn.turn_ref(), message: answer.clone() });
                 if K::COMMITS {
@@ -214,6 +190,47 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
             Flow::Halt { hook, halt } => Err(halted(EventKind::Pre, hook, halt)),
             Flow::Failed { hook, failure } => Err(failure.error(EventKind::Pre, hook)),
         }
+    }
+
+    /// What `before_final` decided about `answer`, settled: the final answer checked (a RETRY,
+    /// its provisional answer withdrawn, is returned to run the step again), or the turn's error.
+    #[inline(always)]
+    fn settled<O: Observer>(
+        &self,
+        turn: &mut Turn,
+        observer: &Watched<'_, O>,
+        flow: Flow<BeforeFinal>,
+        answer: &mut AssistantMessage,
+    ) -> Result<Option<Retry>, Error> {
+        match flow {
+            Flow::Continue => {}
+            Flow::Stop { hook, value } => {
+                *answer = final_answer(EventKind::BeforeFinal, hook, value)?
+            }
+            Flow::Retry { hook, feedback } => {
+                observer.observe(&Observation::Withdrawn {
+                    event: EventKind::BeforeFinal,
+                    hook: Some(hook),
+                });
+                let rejected = std::mem::take(answer);
+                let retry = Retry::new(turn, EventKind::BeforeFinal, hook, rejected, feedback)?;
+                return Ok(Some(retry));
+            }
+            Flow::Halt { hook, halt } => return Err(halted(EventKind::BeforeFinal, hook, halt)),
+            Flow::Failed { hook, failure } => {
+                return Err(failure.error(EventKind::BeforeFinal, hook));
+            }
+        }
+        // A hook edited tool calls into the answer: committing it would leave them unanswered.
+        // (Without `before_final` hooks, the answer is as `after_model` left it: checked.)
+        if handles(self.hooks.chain(), EventKind::BeforeFinal) {
+            *answer =
+                final_answer(EventKind::BeforeFinal, "before_final chain", std::mem::take(answer))?;
+        }
+        if answer.is_empty() && !turn.config().allow_empty_answers {
+            return Err(Error::EmptyAnswer);
+        }
+        Ok(None)
     }
 
     async fn step_start<O: Observer, G: TurnGate>(
