@@ -380,7 +380,7 @@ impl Turn {
     pub(crate) fn count_log(&mut self, counter: &Counter) {
         let (log, ledger) = self.conversation.log_and_ledger();
         ledger.count_with(counter.key());
-        ledger.itemize(log, |message| counter.count_message(message));
+        ledger.itemize(log, counter.key(), |message| counter.count_message(message));
     }
 
     /// The ledger, as [`count_log`](Turn::count_log) last brought it up to date.
@@ -417,7 +417,7 @@ impl Turn {
             }
             let Some(message) = entry.to_message() else {
                 if index >= counted {
-                    ledger.push(entry, 0);
+                    ledger.push(entry, 0, counter.key());
                     if ledger.summary().is_some() {
                         return None;
                     }
@@ -425,7 +425,7 @@ impl Turn {
                 continue;
             };
             if index >= counted {
-                ledger.push(entry, counter.count_message(&message));
+                ledger.push(entry, counter.count_message(&message), counter.key());
                 if ledger.total() > budget {
                     return None;
                 }
@@ -516,7 +516,7 @@ mod tests {
         log.extend(step("call_2"));
         let mut ledger = Ledger::default();
         ledger.count_with(NonZeroU64::new(1).unwrap());
-        ledger.itemize(&log, |_| 10);
+        ledger.itemize(&log, NonZeroU64::new(1).unwrap(), |_| 10);
         (log, ledger)
     }
 

@@ -82,11 +82,12 @@ impl Ledger {
         self.total
     }
 
-    /// Counts the next entry, `entry`, of `tokens` tokens (its message's, by the counter
-    /// [`count_with`](Ledger::count_with) was given; none if it has no message).
+    /// Counts the next entry, `entry`, of `tokens` tokens (its message's, by the counter whose
+    /// key is `counter`, the one [`count_with`](Ledger::count_with) was given; none if it has
+    /// no message).
     #[inline]
-    pub(crate) fn push(&mut self, entry: &Entry, tokens: usize) {
-        debug_assert!(self.counter.is_some(), "count_with comes first");
+    pub(crate) fn push(&mut self, entry: &Entry, tokens: usize, counter: NonZeroU64) {
+        debug_assert_eq!(self.counter, Some(counter), "count_with comes first");
         self.total += tokens;
         if let Entry::Summary { .. } = entry {
             self.summary = NonZeroUsize::new(self.counted);
@@ -103,16 +104,22 @@ impl Ledger {
         self.summary.map(NonZeroUsize::get)
     }
 
-    /// Counts every entry of `log` not counted yet, its message's tokens by `count`, keeping
-    /// each entry's total from now on: the entries counted before are counted again, this once.
-    pub(crate) fn itemize(&mut self, log: &[Entry], mut count: impl FnMut(&Message) -> usize) {
+    /// Counts every entry of `log` not counted yet, its message's tokens by `count` (the
+    /// counter whose key is `counter`), keeping each entry's total from now on: the entries
+    /// counted before are counted again, this once.
+    pub(crate) fn itemize(
+        &mut self,
+        log: &[Entry],
+        counter: NonZeroU64,
+        mut count: impl FnMut(&Message) -> usize,
+    ) {
         if self.itemized.is_none() {
             let itemized = Box::new(Itemized { totals: vec![0], ..Itemized::default() });
             *self = Ledger { counter: self.counter, itemized: Some(itemized), ..Ledger::default() };
         }
         for entry in &log[self.counted..] {
             let tokens = entry.to_message().as_ref().map_or(0, &mut count);
-            self.push(entry, tokens);
+            self.push(entry, tokens, counter);
         }
     }
 
@@ -162,8 +169,8 @@ mod tests {
     fn entries_are_counted_once_and_a_new_counter_starts_over() {
         let mut ledger = Ledger::default();
         ledger.count_with(key(1));
-        ledger.push(&log()[0], 3);
-        ledger.push(&log()[1], 4);
+        ledger.push(&log()[0], 3, key(1));
+        ledger.push(&log()[1], 4, key(1));
         assert_eq!((ledger.counted(), ledger.total(), ledger.summary()), (2, 7, None));
         ledger.count_with(key(1));
         assert_eq!(ledger.total(), 7, "the same counter keeps what it counted");
@@ -176,9 +183,9 @@ mod tests {
         let log = log();
         let mut ledger = Ledger::default();
         ledger.count_with(key(1));
-        ledger.push(&log[0], 100);
+        ledger.push(&log[0], 100, key(1));
         // Itemizing counts again, by the count given, every entry from the first.
-        ledger.itemize(&log, |message| message.text().len());
+        ledger.itemize(&log, key(1), |message| message.text().len());
         assert_eq!(ledger.counted(), 5);
         // "one" 3, "two" 3, "three" 5, "four" 4 (a summary is its text), "five" 4.
         assert_eq!(ledger.tokens(0..5), ledger.total());
