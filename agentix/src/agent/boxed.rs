@@ -228,9 +228,7 @@ impl Runs for BoxedAgent {
         observer: &'a O,
         effects: E,
     ) -> Outcome {
-        let observer = erase_observer(observer);
-        let opening = DynOpening::Message(message);
-        self.agent.turn(conversation, opening, observer, effects.erased(), None).await
+        self.start(conversation, DynOpening::Message(message), observer, effects).await
     }
 
     async fn reopen<'a, O: Observer, E: Effects + 'a>(
@@ -240,9 +238,7 @@ impl Runs for BoxedAgent {
         observer: &'a O,
         effects: E,
     ) -> Outcome {
-        let observer = erase_observer(observer);
-        let opening = DynOpening::Approval(approval);
-        self.agent.turn(conversation, opening, observer, effects.erased(), None).await
+        self.start(conversation, DynOpening::Approval(approval), observer, effects).await
     }
 
     fn run_task<'a, O: Observer, G: TurnGate, E: Effects>(
@@ -262,6 +258,20 @@ impl Runs for BoxedAgent {
 
     fn into_boxed(self) -> BoxedAgent {
         self
+    }
+}
+
+impl BoxedAgent {
+    /// A turn on its own (no session's task), its observer and effects erased.
+    async fn start<O: Observer, E: Effects>(
+        &self,
+        conversation: &mut Conversation,
+        opening: DynOpening,
+        observer: &O,
+        effects: E,
+    ) -> Outcome {
+        let observer = erase_observer(observer);
+        self.agent.turn(conversation, opening, observer, effects.erased(), None).await
     }
 }
 
