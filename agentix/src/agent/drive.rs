@@ -172,8 +172,6 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
 }
 
 impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent<M, T, P, A, X> {
-    /// A session's `step_start` hooks, before a task's step: REJECT, a turned-down ESCALATE,
-    /// HALT and a hook's failure end the turn before its model call.
     /// What `pre` decided, settled: its content checked against the injection reserve and its
     /// durable output in the log, or the turn's error.
     #[inline(always)]
@@ -233,6 +231,8 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
         Ok(None)
     }
 
+    /// A session's `step_start` hooks, before a task's step: REJECT, a turned-down ESCALATE,
+    /// HALT and a hook's failure end the turn before its model call.
     async fn step_start<O: Observer, G: TurnGate>(
         &self,
         turn: &mut Turn,
