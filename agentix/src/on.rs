@@ -71,6 +71,13 @@ macro_rules! single_event_traits {
 
             in_place_items!([$($in_place)?] $method($($arg: $ty),*) -> $output);
 
+            /// Whether the hook may change the event's value, through a `&mut` borrow of it or
+            /// by returning a replacement. `#[hook]` says `false` of a function that only reads
+            /// it and returns a verdict or nothing: the chain then skips checking the value
+            /// against the event's contract after it, as it cannot have changed.
+            #[doc(hidden)]
+            const EDITS: bool = true;
+
             /// Whether [`name`](Self::name) returns a constant, as `#[hook]` writes it: the
             /// chain then asks it at each call, which costs less than reading a copy kept
             /// aside. Otherwise it is asked once, when the hook is added.

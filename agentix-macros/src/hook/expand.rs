@@ -9,7 +9,7 @@ use proc_macro2::{Span, TokenStream};
 use quote::ToTokens;
 use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
-use syn::{Attribute, Ident, ItemFn};
+use syn::{Attribute, Ident, ItemFn, Type};
 
 use crate::hook::events::Event;
 use crate::hook::parse::Args;
@@ -192,6 +192,8 @@ fn expand(hook: &Hook, mut function: ItemFn) -> TokenStream {
     // The name is a literal: cheaper asked at each call than read from a copy.
     let named = (!hook.parallel && hook.tool.is_none() && !hook.event.is_session())
         .then(|| quote! { const NAMED: #private::bool = true; });
+    let reads_only = (!hook.parallel && hook.tool.is_none() && leaves_value_alone(hook))
+        .then(|| quote! { const EDITS: #private::bool = false; });
     let unit = unit_type(&ident, &vis, &docs, false);
     quote! {
         #unit
@@ -200,6 +202,7 @@ fn expand(hook: &Hook, mut function: ItemFn) -> TokenStream {
 
         impl #private::on::#trait_ident for #ident {
             #named
+            #reads_only
             #durable
             #timeout
             #on_error
@@ -210,6 +213,49 @@ fn expand(hook: &Hook, mut function: ItemFn) -> TokenStream {
 
             #implementation
         }
+    }
+}
+
+/// Whether the hook cannot change its event's value: it borrows the value shared (or not at
+/// all) and returns nothing, a `Verdict`, or a `Result` of either — never a replacement. Read
+/// from the syntax alone: any other return type is taken to be one that may replace the value.
+fn leaves_value_alone(hook: &Hook) -> bool {
+    let has_value = matches!(
+        hook.event,
+        Event::BeforeModel
+            | Event::AfterModel
+            | Event::BeforeTool
+            | Event::AfterTool
+            | Event::ToolError
+            | Event::BeforeFinal
+    );
+    let borrows_shared = hook.params.iter().all(|param| {
+        param.role != Role::Value
+            || matches!(&param.ty, Type::Reference(r) if r.mutability.is_none())
+    });
+    has_value && borrows_shared && returns_no_value(&hook.output)
+}
+
+/// `()`, `Verdict<..>`, or `Result<T, E>` with `T` one of these.
+fn returns_no_value(output: &Type) -> bool {
+    match output {
+        Type::Tuple(tuple) => tuple.elems.is_empty(),
+        Type::Paren(inner) => returns_no_value(&inner.elem),
+        Type::Path(path) if path.qself.is_none() => {
+            let Some(last) = path.path.segments.last() else { return false };
+            match last.ident.to_string().as_str() {
+                "Verdict" => true,
+                "Result" => match &last.arguments {
+                    syn::PathArguments::AngleBracketed(args) => match args.args.first() {
+                        Some(syn::GenericArgument::Type(ok)) => returns_no_value(ok),
+                        _ => false,
+                    },
+                    _ => false,
+                },
+                _ => false,
+            }
+        }
+        _ => false,
     }
 }
 
@@ -553,6 +599,36 @@ fn condition(hook: &Hook, private: &TokenStream, value: Option<&TokenStream>) ->
 
         fn applies(&self, #params) -> #private::bool {
             #holds
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::returns_no_value;
+    use syn::{Type, parse_quote};
+
+    #[test]
+    fn a_verdict_nothing_or_a_result_of_them_replaces_no_value() {
+        let none: [Type; 5] = [
+            parse_quote!(()),
+            parse_quote!(Verdict<AfterModel>),
+            parse_quote!(agentix::Verdict<agentix::event::AfterModel>),
+            parse_quote!(Result<(), String>),
+            parse_quote!(std::result::Result<Verdict<BeforeTool>, anyhow::Error>),
+        ];
+        for ty in none {
+            assert!(returns_no_value(&ty), "{}", quote::quote!(#ty));
+        }
+        let may_replace: [Type; 5] = [
+            parse_quote!(AssistantMessage),
+            parse_quote!(Result<AssistantMessage, String>),
+            parse_quote!(Option<AssistantMessage>),
+            parse_quote!(MyAlias),
+            parse_quote!(<X as Trait>::Verdict),
+        ];
+        for ty in may_replace {
+            assert!(!returns_no_value(&ty), "{}", quote::quote!(#ty));
         }
     }
 }

@@ -297,9 +297,12 @@ macro_rules! single_chain {
                 }
                 turn.enter_hook(name, $event::KIND, durable_output!($event, H));
                 let verdict = bounded!(H::TIMEOUT, self.0.$method($(&mut *$arg,)? turn));
-                may_rename!($event, per_tool!($event, H), turn $(, $arg)?);
+                if H::EDITS {
+                    may_rename!($event, per_tool!($event, H), turn $(, $arg)?);
+                }
                 let flow = timed(name, verdict);
-                $(let flow = checked(flow, name, &*$arg);)?
+                // A hook that only reads the value left it as the contract found it.
+                $(let flow = if H::EDITS { checked(flow, name, &*$arg) } else { flow };)?
                 ended(name, flow, true, turn, observer)
             }
 
@@ -311,9 +314,11 @@ macro_rules! single_chain {
                 }
                 turn.enter_hook(name, $event::KIND, durable_output!($event, H));
                 let verdict = self.0.$in_place($(&mut *$arg,)? turn);
-                may_rename!($event, per_tool!($event, H), turn $(, $arg)?);
+                if H::EDITS {
+                    may_rename!($event, per_tool!($event, H), turn $(, $arg)?);
+                }
                 let flow = Flow::decided(name, verdict);
-                $(let flow = checked(flow, name, &*$arg);)?
+                $(let flow = if H::EDITS { checked(flow, name, &*$arg) } else { flow };)?
                 ended(name, flow, true, turn, observer)
             }
         }
@@ -492,6 +497,7 @@ macro_rules! tuple_chain_method {
             }
         }
 
+        #[inline]
         fn $in_place<O: Observer>(&self, $($arg: $ty,)? turn: &mut Turn, observer: &O) -> Flow<$event> {
             $(
                 if $node::EVENTS.contains(EventKind::$event) {

@@ -106,6 +106,49 @@ async fn a_hook_that_leaves_two_calls_under_one_id_fails_by_name() {
     conversation.validate().unwrap();
 }
 
+/// Only reads the message: the chain skips the contract check after it.
+#[hook(after_model)]
+async fn reads_the_message(message: &AssistantMessage) -> Result<(), String> {
+    std::hint::black_box(message.calls_tools());
+    Ok(())
+}
+
+/// Breaks the same rule through its return, a replacement, with a shared borrow only.
+#[hook(after_model)]
+async fn returns_two_calls_under_one_id(
+    message: &AssistantMessage,
+) -> Result<AssistantMessage, String> {
+    let mut replacement = message.clone();
+    if let Some(call) = message.tool_calls().next().cloned() {
+        replacement.content.push(Part::ToolCall(call));
+    }
+    Ok(replacement)
+}
+
+#[tokio::test]
+async fn a_hook_that_returns_two_calls_under_one_id_fails_by_name_after_one_that_only_reads() {
+    // The hook that only reads is not checked after it; the one whose return replaces the
+    // message is, though it borrows the message shared.
+    let model = ScriptedModel::new().tool_call("get_weather", json!({ "city": "Oslo" }));
+    let agent = Agent::builder(model)
+        .tool(Weather::default())
+        .hook(reads_the_message)
+        .hook(returns_two_calls_under_one_id)
+        .build();
+    let mut conversation = Conversation::new();
+    let error = agent.run(&mut conversation, "weather?").await.unwrap_err();
+    let Error::HookFailed {
+        event: agentix::event::EventKind::AfterModel,
+        hook: "returns_two_calls_under_one_id",
+        message,
+    } = &error
+    else {
+        panic!("expected the replacing hook to fail, got {error:?}");
+    };
+    assert!(message.contains("two tool calls with one id"), "{message}");
+    conversation.validate().unwrap();
+}
+
 #[tokio::test]
 async fn an_empty_final_answer_fails_the_turn_unless_the_config_allows_it() {
     let empty = || ScriptedModel::new().message(AssistantMessage::default()).text("");
