@@ -5,11 +5,12 @@ import os
 import subprocess
 
 
-def executable(env=None):
-    """Builds the turn benchmark (without running it) and returns the path of its executable;
-    `env` adds to the environment of the build (a target directory, a profile setting)."""
+def executable(env=None, bench="turn"):
+    """Builds the turn benchmark, or another of agentix's (without running it), and returns the
+    path of its executable; `env` adds to the environment of the build (a target directory, a
+    profile setting)."""
     out = subprocess.run(
-        ["cargo", "bench", "-p", "agentix", "--bench", "turn", "--no-run", "--message-format=json"],
+        ["cargo", "bench", "-p", "agentix", "--bench", bench, "--no-run", "--message-format=json"],
         check=True,
         capture_output=True,
         text=True,
