@@ -169,6 +169,7 @@ struct RecordUsage {
 /// The usage an `after_model` hook read: the last call's, and the turn's so far.
 type Seen = (Option<Usage>, Usage);
 
+#[agentix::hook]
 impl agentix::Hook for RecordUsage {
     async fn after_model(
         &self,

@@ -14,6 +14,7 @@ use support::Clock;
 /// Remembers the user's name in the scope, and leaves durable output in the log.
 struct Memory;
 
+#[agentix::hook]
 impl Hook for Memory {
     const DURABLE: bool = true;
 

@@ -12,13 +12,80 @@ use crate::model::{ModelError, ModelRequest, ModelResponse};
 use crate::turn::Turn;
 use crate::verdict::Verdict;
 
+/// The hidden `_in_place` twins of [`Hook`]'s methods, which `#[hook]` writes for a method
+/// whose body never awaits; called only for the events in [`HookMethods::IN_PLACE`].
+macro_rules! in_place_methods {
+    ($($method:ident($($arg:ident: $ty:ty)?) $(-> $event:ident)?,)*) => {$(
+        #[doc(hidden)]
+        fn $method(&self, $($arg: $ty,)? turn: &mut Turn) -> in_place_methods!(@verdict $($event)?) {
+            let _ = ($($arg,)? turn);
+            unreachable!(concat!("`", stringify!($method), "` is called only for `IN_PLACE` events"))
+        }
+    )*};
+    (@verdict) => { Verdict<Pre> };
+    (@verdict $event:ident) => { Verdict<$event> };
+}
+
+/// What `#[hook]` on an `impl Hook` block says of the impl: which events' methods it defines
+/// (the pipeline calls only those: the others would continue), which of them never await (their
+/// bodies are the `_in_place` twins, called with no future), and whether it is a layer of each
+/// wrap onion. Implemented by `#[hook]` only.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` implements `Hook` without `#[hook]` on the impl",
+    label = "`impl Hook for {Self}` needs `#[hook]` above it",
+    note = "`#[hook]` on the `impl Hook` block tells the pipeline which methods the impl defines, so that the others cost nothing"
+)]
+#[doc(hidden)]
+pub trait HookMethods {
+    /// The events whose methods the impl defines.
+    const RUNS: EventSet;
+    /// The events whose methods never await: the pipeline calls their `_in_place` twins.
+    const IN_PLACE: EventSet;
+    /// [`Joins`] when the impl defines `wrap_model`, else [`PassesBy`].
+    type WrapsModel: Membership;
+    /// [`Joins`] when the impl defines `wrap_tool`, else [`PassesBy`].
+    type WrapsTool: Membership;
+
+    in_place_methods! {
+        pre_in_place(),
+        before_model_in_place(request: &mut ModelRequest) -> BeforeModel,
+        after_model_in_place(message: &mut AssistantMessage) -> AfterModel,
+        before_tool_in_place(call: &mut ToolCall) -> BeforeTool,
+        after_tool_in_place(result: &mut ToolResult) -> AfterTool,
+        tool_error_in_place(result: &mut ToolResult) -> ToolError,
+        before_final_in_place(message: &mut AssistantMessage) -> BeforeFinal,
+        post_in_place(outcome: &Outcome) -> Post,
+    }
+}
+
+/// Whether a [`Hook`] struct is a layer of a wrap onion: [`Joins`] or [`PassesBy`].
+#[doc(hidden)]
+pub trait Membership: 'static {}
+
+/// The struct defines the wrap method: it is a layer of the onion.
+#[doc(hidden)]
+#[derive(Debug)]
+pub enum Joins {}
+
+/// The struct does not define the wrap method: the onion has no layer for it.
+#[doc(hidden)]
+#[derive(Debug)]
+pub enum PassesBy {}
+
+impl Membership for Joins {}
+impl Membership for PassesBy {}
+
 /// A hook on any of the ten events, one method per event: the Patinox `AgentLifecycle` style,
 /// where one struct hooks several events.
 ///
 /// Every method has a default that continues (or, for the wrap events, calls `next` once), so
-/// an implementation overrides just the events it cares about. The pipeline calls every method
-/// at its event, so an override always runs; [`EVENTS`](Hook::EVENTS) only says where traces
-/// report the hook's "continue". A hook on a single event is usually a `#[hook]` function, which
+/// an implementation overrides just the events it cares about. The impl is marked `#[hook]`,
+/// which reads the methods it defines: the pipeline calls only those (the others would
+/// continue), runs one whose body never awaits in place, with no future, as it runs a `#[hook]`
+/// function, and makes the struct a layer of the `wrap_model` or `wrap_tool` onion only if it
+/// defines that method. [`EVENTS`](Hook::EVENTS), unless written, is the events it defines; it
+/// says where traces report the hook's "continue". Without `#[hook]`, the impl does not compile,
+/// and the error says to add it. A hook on a single event is usually a `#[hook]` function, which
 /// implements the matching trait of [`on`](crate::on) instead.
 ///
 /// Each method gets the event's value (`&mut`: edit it in place) and the turn (`&mut`: its scope
@@ -26,15 +93,14 @@ use crate::verdict::Verdict;
 /// event's contract.
 ///
 /// ```
-/// use agentix::event::{AfterModel, BeforeTool, EventKind, EventSet};
-/// use agentix::{AssistantMessage, Hook, ToolCall, Turn, Verdict};
+/// use agentix::event::{AfterModel, BeforeTool};
+/// use agentix::{AssistantMessage, Hook, ToolCall, Turn, Verdict, hook};
 ///
 /// /// One struct, two events.
 /// struct Guard;
 ///
+/// #[hook]
 /// impl Hook for Guard {
-///     const EVENTS: EventSet = EventSet::of(EventKind::AfterModel).with(EventKind::BeforeTool);
-///
 ///     fn name(&self) -> &'static str {
 ///         "guard"
 ///     }
@@ -56,7 +122,7 @@ use crate::verdict::Verdict;
 ///     }
 /// }
 /// ```
-pub trait Hook: Send + Sync {
+pub trait Hook: Send + Sync + HookMethods {
     /// The events this hook handles, where traces report it even when it continues. Every other
     /// decision is reported wherever it happens, and every method runs whatever this says.
     const EVENTS: EventSet = EventSet::ALL;

@@ -17,6 +17,7 @@ use examples::weather::GetWeather;
 /// Reports every event; decides nothing.
 pub struct Telemetry;
 
+#[agentix::hook]
 impl Hook for Telemetry {
     fn name(&self) -> &'static str {
         "telemetry"

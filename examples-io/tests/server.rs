@@ -19,6 +19,7 @@ use tokio::sync::Notify;
 #[derive(Clone, Default)]
 struct CountTurns(Arc<AtomicUsize>);
 
+#[hook]
 impl Hook for CountTurns {
     async fn post(&self, _outcome: &Outcome, _turn: &mut Turn) -> Verdict<Post> {
         self.0.fetch_add(1, Ordering::Relaxed);

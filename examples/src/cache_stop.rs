@@ -19,6 +19,7 @@ pub struct AnswerCache {
     answers: Mutex<HashMap<String, AssistantMessage>>,
 }
 
+#[agentix::hook]
 impl Hook for AnswerCache {
     const EVENTS: EventSet = EventSet::of(EventKind::BeforeModel).with(EventKind::Post);
 

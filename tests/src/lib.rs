@@ -186,6 +186,7 @@ fn replace_text(message: &mut AssistantMessage, text: String) {
     message.content.insert(0, Part::Text(text));
 }
 
+#[agentix::hook]
 impl Hook for Probe {
     fn name(&self) -> &'static str {
         self.name

@@ -149,6 +149,7 @@ pub struct TurnWatch {
     pub yields: usize,
 }
 
+#[agentix::hook]
 impl Hook for TurnWatch {
     async fn pre(&self, turn: &mut Turn) -> Verdict<Pre> {
         Yields(self.yields).await;

@@ -63,6 +63,7 @@ fn allocations() -> u64 {
 /// A hook on every event that continues, with a real (non-default) future at each.
 struct Noop;
 
+#[agentix::hook]
 impl Hook for Noop {
     async fn pre(&self, _: &mut Turn) -> Verdict<Pre> {
         Verdict::Continue
@@ -160,6 +161,7 @@ impl agentix::on::WrapTool for OnWrapTool {
 /// A hook that relies on every default method.
 struct Defaults;
 
+#[agentix::hook]
 impl Hook for Defaults {}
 
 fn model() -> ScriptedModel {
@@ -272,6 +274,7 @@ fn single_event_hooks_on_every_event_allocate_nothing() {
 /// Allocates one box per `after_model` call: the control that shows the count sees hooks.
 struct Allocating;
 
+#[agentix::hook]
 impl Hook for Allocating {
     async fn after_model(
         &self,
@@ -388,6 +391,77 @@ fn twenty_hooks_on_every_event_allocate_nothing() {
         0,
         "20 hooks, each on all ten events, allocated"
     );
+}
+
+/// A struct on every event but the wraps, each method continuing without awaiting: `#[hook]`
+/// on its impl makes it no layer of either onion, so no tool result is kept for it.
+struct EveryStep;
+
+#[agentix::hook]
+impl Hook for EveryStep {
+    async fn pre(&self, _: &mut Turn) -> Verdict<Pre> {
+        Verdict::Continue
+    }
+    async fn before_model(&self, _: &mut ModelRequest, _: &mut Turn) -> Verdict<BeforeModel> {
+        Verdict::Continue
+    }
+    async fn after_model(&self, _: &mut AssistantMessage, _: &mut Turn) -> Verdict<AfterModel> {
+        Verdict::Continue
+    }
+    async fn before_tool(&self, _: &mut ToolCall, _: &mut Turn) -> Verdict<BeforeTool> {
+        Verdict::Continue
+    }
+    async fn after_tool(&self, _: &mut ToolResult, _: &mut Turn) -> Verdict<AfterTool> {
+        Verdict::Continue
+    }
+    async fn tool_error(&self, _: &mut ToolResult, _: &mut Turn) -> Verdict<ToolError> {
+        Verdict::Continue
+    }
+    async fn before_final(&self, _: &mut AssistantMessage, _: &mut Turn) -> Verdict<BeforeFinal> {
+        Verdict::Continue
+    }
+    async fn post(&self, _: &Outcome, _: &mut Turn) -> Verdict<Post> {
+        Verdict::Continue
+    }
+}
+
+#[test]
+fn twenty_hook_structs_without_wraps_allocate_nothing_not_even_a_kept_result() {
+    let hooked_model = model();
+    macro_rules! twenty {
+        ($builder:expr) => {
+            $builder
+                .hook(EveryStep)
+                .hook(EveryStep)
+                .hook(EveryStep)
+                .hook(EveryStep)
+                .hook(EveryStep)
+                .hook(EveryStep)
+                .hook(EveryStep)
+                .hook(EveryStep)
+                .hook(EveryStep)
+                .hook(EveryStep)
+                .hook(EveryStep)
+                .hook(EveryStep)
+                .hook(EveryStep)
+                .hook(EveryStep)
+                .hook(EveryStep)
+                .hook(EveryStep)
+                .hook(EveryStep)
+                .hook(EveryStep)
+                .hook(EveryStep)
+                .hook(EveryStep)
+        };
+    }
+    let hooked = twenty!(Agent::builder(&hooked_model).tool(Weather::default())).build();
+    let bare_model = model();
+    let bare = Agent::builder(&bare_model).tool(Weather::default()).build();
+    let _ = measure(&Agent::builder(model()).tool(Weather::default()).build(), &model());
+    // Counted as they are: no kept tool result is subtracted, as none may be made.
+    let (bare_count, bare_log, _) = measure(&bare, &bare_model);
+    let (hooked_count, hooked_log, _) = measure(&hooked, &hooked_model);
+    assert_eq!(hooked_log.log(), bare_log.log(), "hooks that continue changed the log");
+    assert_eq!(hooked_count, bare_count, "20 structs on 8 events allocated");
 }
 
 /// A tool beside `get_weather`, with a per-tool hook on each event that has them: the turn's

@@ -16,6 +16,9 @@ use crate::hook::parse::Args;
 use crate::hook::validate::{Hook, Role, calls_inject, validate};
 
 pub fn hook(attr: TokenStream, item: TokenStream) -> TokenStream {
+    if let Ok(block) = syn::parse2::<syn::ItemImpl>(item.clone()) {
+        return crate::hook::lifecycle::hook_impl(attr, block);
+    }
     let function: ItemFn = match syn::parse2(item.clone()) {
         Ok(function) => function,
         Err(error) => return with_error(item, error),

@@ -259,7 +259,7 @@ pub fn validate(args: Args, function: &ItemFn) -> Result<Hook, syn::Error> {
 }
 
 /// Whether an attribute only documents the function or sets a lint level.
-fn is_doc_or_lint(attribute: &syn::Attribute) -> bool {
+pub fn is_doc_or_lint(attribute: &syn::Attribute) -> bool {
     ["doc", "allow", "expect", "warn", "deny", "forbid"]
         .iter()
         .any(|name| attribute.path().is_ident(name))
@@ -301,7 +301,7 @@ const MACROS_THAT_DO_NOT_AWAIT: &[&str] = &[
 /// Whether the tokens may await: an `await` anywhere (nested blocks and macro arguments
 /// included), or a call of a macro whose expansion cannot be seen from here and is not known
 /// not to await.
-fn awaits(tokens: TokenStream) -> bool {
+pub fn awaits(tokens: TokenStream) -> bool {
     let mut trees = tokens.into_iter().peekable();
     while let Some(tree) = trees.next() {
         let awaits = match &tree {

@@ -92,6 +92,7 @@ fn one_turn<P: agentix::pipeline::Pipeline>(
 /// name: the style a user writes by hand, called at every event (continuing at the others).
 struct LightStruct<const E: usize>;
 
+#[hook]
 impl<const E: usize> agentix::Hook for LightStruct<E> {
     async fn pre(&self, turn: &mut Turn) -> Verdict<Pre> {
         if E == 0 {

@@ -207,8 +207,15 @@ macro_rules! may_rename {
 macro_rules! lifecycle_chain {
     ($($method:ident / $in_place:ident: $event:ident ($($arg:ident: $ty:ty)?);)*) => {
         impl<H: Hook> Chain for Lifecycle<H> {
-            // Called at every event: `H::EVENTS` only says where it is traced.
-            const EVENTS: EventSet = EventSet::ALL;
+            // Called at the events whose methods it defines, as `#[hook]` on its impl found
+            // them; `H::EVENTS` says where it is traced.
+            const EVENTS: EventSet = <H as HookMethods>::RUNS;
+            // A hook with a timeout is awaited, under its timer.
+            const IN_PLACE_EVENTS: EventSet = if H::TIMEOUT.is_none() {
+                EventSet::ALL.without(<H as HookMethods>::RUNS).union(<H as HookMethods>::IN_PLACE)
+            } else {
+                EventSet::ALL.without(<H as HookMethods>::RUNS)
+            };
 
             $(
                 async fn $method<O: Observer>(&self, $($arg: $ty,)? turn: &mut Turn, observer: &O) -> Flow<$event> {
@@ -219,6 +226,18 @@ macro_rules! lifecycle_chain {
                     let verdict = bounded!(H::TIMEOUT, self.0.$method($(&mut *$arg,)? turn));
                     may_rename!($event, false, turn $(, $arg)?);
                     let flow = timed(name, verdict);
+                    $(let flow = checked(flow, name, &*$arg);)?
+                    ended(name, flow, H::EVENTS.contains(EventKind::$event), turn, observer)
+                }
+
+                #[inline(always)]
+                fn $in_place<O: Observer>(&self, $($arg: $ty,)? turn: &mut Turn, observer: &O) -> Flow<$event> {
+                    let name = self.1;
+                    let durable = H::DURABLE && matches!($event::KIND, EventKind::Pre | EventKind::Post);
+                    turn.enter_hook(name, $event::KIND, durable);
+                    let verdict = HookMethods::$in_place(&*self.0, $(&mut *$arg,)? turn);
+                    may_rename!($event, false, turn $(, $arg)?);
+                    let flow = Flow::decided(name, verdict);
                     $(let flow = checked(flow, name, &*$arg);)?
                     ended(name, flow, H::EVENTS.contains(EventKind::$event), turn, observer)
                 }

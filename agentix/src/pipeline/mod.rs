@@ -60,7 +60,7 @@ pub use onion::{
     Unreachable, Wraps,
 };
 pub use per_tool::{ErrorOf, ForTool, HasTool, Here, OutputOf, PerTool, There};
-pub use register::{AllEvents, AsStandIn, Factory, Parallel, Register};
+pub use register::{AllEvents, AsStandIn, Factory, Grow, Parallel, Register};
 
 pub use crate::error::HookFailure;
 
@@ -88,7 +88,7 @@ use crate::event::{
     self, AfterModel, AfterTool, BeforeFinal, BeforeModel, BeforeTool, Event, EventKind, EventSet,
     Post, Pre, ToolError,
 };
-use crate::hook::{Hook, NextModel, NextTool};
+use crate::hook::{Hook, HookMethods, Joins, NextModel, NextTool, PassesBy};
 use crate::message::{AssistantMessage, Part, ToolCall, ToolFailure, ToolResult};
 use crate::model::{ModelError, ModelRequest, ModelResponse};
 use crate::observe::{Decision, Observation, Observer};
@@ -214,10 +214,11 @@ trait Contract: Event {
 
 impl Contract for BeforeModel {}
 impl Contract for AfterModel {
+    #[inline(always)]
     fn breach(message: &AssistantMessage) -> Option<&'static str> {
-        message
-            .duplicate_call_id()
-            .is_some()
+        // Most messages call one tool or none, and cannot break the rule: checked in place.
+        let some_pair = message.tool_calls().nth(1).is_some();
+        (some_pair && message.duplicate_call_id().is_some())
             .then_some("it left two tool calls with one id, whose results could not be told apart")
     }
 }

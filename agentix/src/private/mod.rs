@@ -14,7 +14,8 @@ pub use crate::event::{
     PlanComplete, PlanSubmit, Post, Pre, SessionEnd, SessionStart, StepStart, TaskComplete,
     TaskStart, ToolError, WrapModel, WrapTool,
 };
-pub use crate::hook::{NextModel, NextTool};
+pub use crate::event::{EventKind, EventSet};
+pub use crate::hook::{HookMethods, Joins, NextModel, NextTool, PassesBy};
 pub use crate::message::{AssistantMessage, Part, ToolCall, ToolResult};
 pub use crate::model::{ModelError, ModelRequest, ModelResponse};
 pub use crate::on;

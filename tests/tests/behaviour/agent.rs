@@ -122,6 +122,7 @@ impl ScopeValue for User {
 /// Counts the user's tool calls (an effect on the scope).
 struct CountCalls;
 
+#[agentix::hook]
 impl Hook for CountCalls {
     const EVENTS: EventSet = EventSet::of(EventKind::BeforeTool);
 

@@ -49,6 +49,7 @@ impl on::BeforeFinal for Last {
 /// A `Hook` struct that logs its label at `after_model`.
 struct Struct(&'static str, Log);
 
+#[agentix::hook]
 impl Hook for Struct {
     const EVENTS: EventSet = EventSet::of(EventKind::AfterModel);
 
@@ -213,6 +214,7 @@ impl on::WrapModel for Around {
 /// A `Hook` struct that wraps the model.
 struct StructAround(&'static str, Log);
 
+#[agentix::hook]
 impl Hook for StructAround {
     const EVENTS: EventSet = EventSet::of(EventKind::WrapModel);
 
@@ -241,4 +243,45 @@ async fn wraps_of_both_kinds_nest_first_declared_outermost() {
         .build();
     agent.run(&mut Conversation::new(), "hi").await.unwrap();
     assert_eq!(*log.lock().unwrap(), ["a in", "b in", "c in", "c out", "b out", "a out"]);
+}
+
+/// Defines two methods, one awaiting and one not, and writes no `EVENTS`.
+struct TwoMethods(Log);
+
+#[agentix::hook]
+impl Hook for TwoMethods {
+    fn name(&self) -> &'static str {
+        "two_methods"
+    }
+
+    async fn pre(&self, _: &mut Turn) -> Verdict<agentix::event::Pre> {
+        self.0.lock().unwrap().push("pre".to_owned());
+        Verdict::Continue
+    }
+
+    async fn before_model(
+        &self,
+        request: &mut ModelRequest,
+        _: &mut Turn,
+    ) -> Verdict<agentix::event::BeforeModel> {
+        tokio::task::yield_now().await;
+        self.0.lock().unwrap().push(format!("before_model of {} messages", request.messages.len()));
+        Verdict::Continue
+    }
+}
+
+#[tokio::test]
+async fn a_hook_struct_runs_and_is_traced_at_the_events_its_impl_defines_and_no_others() {
+    let log = Log::default();
+    let agent =
+        Agent::builder(ScriptedModel::new().text("ok")).hook(TwoMethods(log.clone())).build();
+    let seen = Mutex::new(Vec::new());
+    let observer = |observation: &agentix::Observation<'_>| {
+        if let agentix::Observation::Hook { event, hook: "two_methods", .. } = observation {
+            seen.lock().unwrap().push(*event);
+        }
+    };
+    agent.turn(&mut Conversation::new(), "hi").observe(&observer).await.unwrap();
+    assert_eq!(*log.lock().unwrap(), ["pre", "before_model of 1 messages"]);
+    assert_eq!(*seen.lock().unwrap(), [EventKind::Pre, EventKind::BeforeModel]);
 }

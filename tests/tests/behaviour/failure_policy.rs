@@ -48,6 +48,7 @@ stalling_hooks! {
 #[derive(Clone, Default)]
 struct Posts(Arc<std::sync::atomic::AtomicUsize>);
 
+#[hook]
 impl Hook for Posts {
     async fn post(&self, _: &Outcome, _: &mut Turn) -> Verdict<agentix::event::Post> {
         self.0.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -286,6 +287,7 @@ async fn a_wrap_hook_that_outlives_its_timeout_fails_the_call_and_a_tool_that_ra
 /// A hook struct's methods are each bounded by its `TIMEOUT`.
 struct SlowStruct;
 
+#[hook]
 impl Hook for SlowStruct {
     const TIMEOUT: Option<Duration> = Some(LIMIT);
 

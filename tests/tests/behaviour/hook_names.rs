@@ -18,6 +18,7 @@ static PER_TOOL_ASKED: AtomicUsize = AtomicUsize::new(0);
 /// Called at every event; counts how often its name is asked.
 struct Everywhere;
 
+#[agentix::hook]
 impl Hook for Everywhere {
     fn name(&self) -> &'static str {
         STRUCT_ASKED.fetch_add(1, Ordering::Relaxed);

@@ -64,6 +64,7 @@ async fn a_panicking_hook_at_any_event_is_named_and_the_next_turn_runs() {
 /// Panics inside the wrap chain.
 struct PanicInWrap;
 
+#[hook]
 impl Hook for PanicInWrap {
     const EVENTS: EventSet = EventSet::of(EventKind::WrapModel).with(EventKind::WrapTool);
 
@@ -88,6 +89,7 @@ impl Hook for PanicInWrap {
 /// Retries the rest of the chain forever unless told the call was abandoned.
 struct Persistent;
 
+#[hook]
 impl Hook for Persistent {
     const EVENTS: EventSet = EventSet::of(EventKind::WrapModel);
 
@@ -190,6 +192,7 @@ async fn a_wrap_tool_panic_after_next_ran_the_tool_logs_the_call_as_run_with_its
 /// Delegates only `wrap_tool`.
 struct OnlyTools<H>(H);
 
+#[hook]
 impl<H: Hook> Hook for OnlyTools<H> {
     const EVENTS: EventSet = EventSet::of(EventKind::WrapTool);
 
@@ -258,6 +261,7 @@ async fn a_panicking_tool_is_a_tool_error_not_a_turn_error() {
 /// Panics in the method itself, before it returns a future: possible for a hand-written hook.
 struct EagerPanic;
 
+#[hook]
 impl Hook for EagerPanic {
     fn after_model(
         &self,

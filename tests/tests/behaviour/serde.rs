@@ -53,6 +53,7 @@ fn messages_parts_calls_and_results_round_trip() {
 /// Serializes the turn it sees, then injects, to show both.
 struct Snapshot(Arc<Mutex<Option<serde_json::Value>>>);
 
+#[agentix::hook]
 impl Hook for Snapshot {
     const EVENTS: EventSet = EventSet::of(EventKind::Pre);
 

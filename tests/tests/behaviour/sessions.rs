@@ -250,6 +250,7 @@ async fn a_task_ends_at_its_max_steps_and_each_status_has_its_path_on(path: Path
 /// Halts any turn whose message is `.0`.
 struct HaltOn(&'static str);
 
+#[hook]
 impl Hook for HaltOn {
     async fn pre(&self, turn: &mut Turn) -> Verdict<Pre> {
         if turn.user_message().text() == self.0 { Verdict::halt("no") } else { Verdict::Continue }

@@ -121,6 +121,7 @@ impl Sleepy {
     }
 }
 
+#[hook]
 impl Hook for Sleepy {
     const TIMEOUT: Option<Duration> = Some(Duration::from_millis(10));
 

@@ -80,6 +80,7 @@ struct Meter {
     total: Arc<Mutex<Option<Usage>>>,
 }
 
+#[agentix::hook]
 impl Hook for Meter {
     async fn before_model(&self, _: &mut ModelRequest, _: &mut Turn) -> Verdict<BeforeModel> {
         let step = self.steps.fetch_add(1, Ordering::Relaxed);
@@ -142,6 +143,7 @@ async fn an_answer_a_before_model_hook_gave_cost_nothing() {
 /// Retries the model once when it fails.
 struct RetryOnce;
 
+#[agentix::hook]
 impl Hook for RetryOnce {
     async fn wrap_model(
         &self,

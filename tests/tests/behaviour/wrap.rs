@@ -19,6 +19,7 @@ struct Around {
     log: Log,
 }
 
+#[agentix::hook]
 impl Hook for Around {
     const EVENTS: EventSet = EventSet::of(EventKind::WrapModel).with(EventKind::WrapTool);
 
@@ -78,6 +79,7 @@ struct Cache {
     hits: Arc<Mutex<usize>>,
 }
 
+#[agentix::hook]
 impl Hook for Cache {
     const EVENTS: EventSet = EventSet::of(EventKind::WrapModel);
 
@@ -119,6 +121,7 @@ struct RetryModel {
     attempts: usize,
 }
 
+#[agentix::hook]
 impl Hook for RetryModel {
     const EVENTS: EventSet = EventSet::of(EventKind::WrapModel);
 
@@ -173,6 +176,7 @@ struct Fallback<M> {
     backup: M,
 }
 
+#[agentix::hook]
 impl<M: Model> Hook for Fallback<M> {
     const EVENTS: EventSet = EventSet::of(EventKind::WrapModel);
 
@@ -208,6 +212,7 @@ async fn wrap_model_falls_back_to_another_model() {
 /// Retries a failing tool.
 struct RetryTool;
 
+#[agentix::hook]
 impl Hook for RetryTool {
     const EVENTS: EventSet = EventSet::of(EventKind::WrapTool);
 
@@ -241,6 +246,7 @@ async fn wrap_tool_may_call_next_many_times() {
 /// Answers every call without running the tool (a dry run).
 struct DryRun;
 
+#[agentix::hook]
 impl Hook for DryRun {
     const EVENTS: EventSet = EventSet::of(EventKind::WrapTool);
 

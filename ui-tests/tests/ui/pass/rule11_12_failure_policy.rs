@@ -46,6 +46,7 @@ async fn bounded_model(request: &ModelRequest, next: &impl NextModel) -> Result<
 /// A hook struct bounds every method it has.
 struct Bounded;
 
+#[hook]
 impl Hook for Bounded {
     const EVENTS: EventSet = EventSet::of(EventKind::Pre);
     const TIMEOUT: Option<Duration> = Some(Duration::from_secs(1));

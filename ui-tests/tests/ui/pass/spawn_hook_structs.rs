@@ -26,6 +26,7 @@ impl Everywhere {
     }
 }
 
+#[agentix::hook]
 impl Hook for Everywhere {
     async fn pre(&self, _turn: &mut Turn) -> Verdict<Pre> {
         self.saw().await;

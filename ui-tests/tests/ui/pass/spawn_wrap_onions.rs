@@ -47,6 +47,7 @@ async fn retry_tool(call: &ToolCall, _turn: &Turn, next: &impl NextTool) -> Tool
 
 struct Middle;
 
+#[hook]
 impl Hook for Middle {
     async fn wrap_model(&self, request: &ModelRequest, _turn: &Turn, next: &impl NextModel) -> Result<ModelResponse, ModelError> {
         enter("middle_model").await;
