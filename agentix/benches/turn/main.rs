@@ -89,7 +89,7 @@ fn one_turn<P: agentix::pipeline::Pipeline>(
 }
 
 /// A `Hook` struct doing the light work at one event, `SPREAD[E]`, and keeping the default
-/// name: the style a user writes by hand, called at every event (continuing at the others).
+/// name: it defines the seven methods, and continues at the six events not its own.
 struct LightStruct<const E: usize>;
 
 #[hook]

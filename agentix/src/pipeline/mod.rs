@@ -195,7 +195,7 @@ impl<E: Event> Flow<E> {
 }
 
 /// Reports a hook's decision: always when it did not continue, and when it continued only if
-/// the hook declares the event (a `Hook` is called at every event, but traced at its own).
+/// the hook declares the event (a `Hook` struct is traced at its `EVENTS`).
 #[inline]
 fn report<E: Event>(observer: &impl Observer, hook: &'static str, declared: bool, flow: &Flow<E>) {
     if declared || !flow.is_continue() {
