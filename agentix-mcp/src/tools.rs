@@ -1,0 +1,162 @@
+//! The tools of connected MCP servers as an agent's [`ToolSet`]: the agent's loop calls them,
+//! so every tool hook sees their calls as it sees a native tool's.
+
+use std::sync::{Arc, Mutex};
+
+use agentix::{ToolCall, ToolFailure, ToolResult, ToolSet, ToolSpec, Turn};
+use rmcp::model::CallToolRequestParams;
+use rmcp::service::{RoleClient, RunningService};
+
+use crate::error::McpError;
+use crate::glob::matches;
+use crate::result::output;
+use crate::server::{Client, McpServer};
+
+/// A connected server: its name, how it was reached, the running client, and what it wrote
+/// to its standard error.
+pub(crate) struct Connection {
+    pub(crate) name: String,
+    pub(crate) target: String,
+    pub(crate) service: RunningService<RoleClient, Client>,
+    pub(crate) stderr: Arc<Mutex<String>>,
+}
+
+/// One tool as the agent offers it: the name the model calls, the server's own name for it,
+/// its spec, and the server it is on.
+struct Offered {
+    name: String,
+    on_server: String,
+    spec: ToolSpec,
+    server: usize,
+}
+
+/// The tools of one or more connected MCP servers, as an agent's tool set
+/// ([`AgentBuilder::tools`](agentix::AgentBuilder::tools)). Listed when connected.
+pub struct McpTools {
+    servers: Vec<Arc<Connection>>,
+    tools: Vec<Offered>,
+}
+
+impl std::fmt::Debug for McpTools {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpTools")
+            .field("servers", &self.servers.iter().map(|server| &server.name).collect::<Vec<_>>())
+            .field("tools", &self.names().collect::<Vec<_>>())
+            .finish()
+    }
+}
+
+impl McpTools {
+    /// Lists the server's tools, keeps those allowed and not denied, and names them.
+    pub(crate) async fn list(server: McpServer, connection: Connection) -> Result<Self, McpError> {
+        for pattern in server.allow.iter().chain(&server.deny) {
+            if pattern.is_empty() {
+                return Err(McpError::Pattern { pattern: pattern.clone() });
+            }
+        }
+        let listed =
+            connection.service.list_all_tools().await.map_err(|error| McpError::ListTools {
+                server: connection.name.clone(),
+                target: connection.target.clone(),
+                message: error.to_string(),
+            })?;
+        let prefix = server.prefix.unwrap_or_else(|| server.name.clone());
+        let mut tools = McpTools { servers: vec![Arc::new(connection)], tools: Vec::new() };
+        for tool in listed {
+            let on_server = tool.name.to_string();
+            let allowed = server.allow.is_empty()
+                || server.allow.iter().any(|glob| matches(glob, &on_server));
+            if !allowed || server.deny.iter().any(|glob| matches(glob, &on_server)) {
+                continue;
+            }
+            let name = if prefix.is_empty() {
+                on_server.clone()
+            } else {
+                format!("{prefix}__{on_server}")
+            };
+            let spec = ToolSpec {
+                name: name.clone(),
+                description: tool.description.as_deref().unwrap_or_default().to_owned(),
+                parameters: serde_json::Value::Object((*tool.input_schema).clone()),
+            };
+            tools.offer(Offered { name, on_server, spec, server: 0 })?;
+        }
+        Ok(tools)
+    }
+
+    /// Adds a tool, refusing a second one of its name.
+    fn offer(&mut self, tool: Offered) -> Result<(), McpError> {
+        if let Some(first) = self.tools.iter().find(|offered| offered.name == tool.name) {
+            return Err(McpError::Collision {
+                name: tool.name.clone(),
+                first: self.origin(first),
+                second: self.origin(&tool),
+            });
+        }
+        self.tools.push(tool);
+        Ok(())
+    }
+
+    fn origin(&self, tool: &Offered) -> String {
+        let server = &self.servers[tool.server];
+        format!("`{}` of the MCP server `{}` ({})", tool.on_server, server.name, server.target)
+    }
+
+    /// These tools and `other`'s, as one set; a name both offer is refused.
+    pub fn join(mut self, other: McpTools) -> Result<Self, McpError> {
+        let base = self.servers.len();
+        self.servers.extend(other.servers);
+        for tool in other.tools {
+            self.offer(Offered { server: tool.server + base, ..tool })?;
+        }
+        Ok(self)
+    }
+
+    /// The names the model calls the tools by.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.tools.iter().map(|tool| tool.name.as_str())
+    }
+
+    /// What the named server has written to its standard error (a child process's; empty for
+    /// other transports).
+    pub fn stderr(&self, server: &str) -> Option<String> {
+        let server = self.servers.iter().find(|connection| connection.name == server)?;
+        Some(server.stderr.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).clone())
+    }
+}
+
+impl ToolSet for McpTools {
+    fn specs(&self, specs: &mut Vec<ToolSpec>) {
+        specs.extend(self.tools.iter().map(|tool| tool.spec.clone()));
+    }
+
+    async fn call(&self, call: &ToolCall, _turn: &Turn) -> Option<ToolResult> {
+        let tool = self.tools.iter().find(|tool| tool.name == call.name)?;
+        let server = &self.servers[tool.server];
+        let arguments = match &call.arguments {
+            serde_json::Value::Object(arguments) => arguments.clone(),
+            serde_json::Value::Null => serde_json::Map::new(),
+            other => {
+                let message = format!("the arguments are {other}, not an object");
+                return Some(ToolResult::failure(call, ToolFailure::InvalidArguments { message }));
+            }
+        };
+        let request = CallToolRequestParams::new(tool.on_server.clone()).with_arguments(arguments);
+        let result = match server.service.call_tool(request).await {
+            Ok(result) => result,
+            Err(error) => {
+                let message = format!(
+                    "the MCP server `{}` ({}) failed the call: {error}",
+                    server.name, server.target
+                );
+                return Some(ToolResult::failure(call, ToolFailure::Failed { message }));
+            }
+        };
+        let output = output(&result);
+        Some(if result.is_error == Some(true) {
+            ToolResult::failure(call, ToolFailure::Failed { message: output })
+        } else {
+            ToolResult::success(call, output)
+        })
+    }
+}

@@ -1,0 +1,231 @@
+//! An MCP server's tools in an agent's turn, over an in-process rmcp server on an in-memory
+//! pipe: listed, named, filtered, called, their results read, and every tool hook firing on
+//! their calls as on a native tool's.
+
+use std::sync::{Arc, Mutex};
+
+use agentix::event::{AfterTool, BeforeTool, ToolError};
+use agentix::{
+    Agent, Conversation, Entry, NextTool, ScriptedModel, ToolCall, ToolFailure, ToolResult, Turn,
+    Verdict, hook,
+};
+use agentix_mcp::{McpError, McpServer, McpTools};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+};
+use rmcp::service::{RequestContext, RoleServer};
+use rmcp::{ErrorData, ServerHandler, ServiceExt};
+use serde_json::{Value, json};
+
+/// A small MCP server: `echo`, `add` (structured), `fails` (a tool error), `picture`.
+#[derive(Clone)]
+struct Toys;
+
+fn schema(properties: Value) -> Arc<serde_json::Map<String, Value>> {
+    let Value::Object(schema) = json!({ "type": "object", "properties": properties }) else {
+        unreachable!()
+    };
+    Arc::new(schema)
+}
+
+impl ServerHandler for Toys {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("toys", "1.0.0"))
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(vec![
+            Tool::new("echo", "Says it back.", schema(json!({ "message": { "type": "string" } }))),
+            Tool::new("add", "Adds two numbers.", schema(json!({ "a": {}, "b": {} }))),
+            Tool::new("fails", "Always fails.", schema(json!({}))),
+            Tool::new("picture", "A caption and a picture.", schema(json!({}))),
+        ]))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let argument = |name: &str| request.arguments.as_ref().and_then(|a| a.get(name)).cloned();
+        let result = match &*request.name {
+            "echo" => CallToolResult::success(vec![ContentBlock::text(format!(
+                "Echo: {}",
+                argument("message").and_then(|m| m.as_str().map(str::to_owned)).unwrap_or_default()
+            ))]),
+            "add" => {
+                let number = |name| argument(name).and_then(|n: Value| n.as_i64()).unwrap_or(0);
+                CallToolResult::structured(json!({ "sum": number("a") + number("b") }))
+            }
+            "fails" => CallToolResult::error(vec![ContentBlock::text("the disk is full")]),
+            "picture" => CallToolResult::success(vec![
+                ContentBlock::text("a red square"),
+                ContentBlock::image("aGVsbG8=", "image/png"),
+            ]),
+            other => return Err(ErrorData::invalid_params(format!("no tool {other}"), None)),
+        };
+        Ok(result.into())
+    }
+}
+
+/// The toy server's tools, as an agent's tool set, over an in-memory pipe.
+async fn toys(server: McpServer) -> Result<McpTools, McpError> {
+    let (ours, theirs) = tokio::io::duplex(64 * 1024);
+    tokio::spawn(async move {
+        if let Ok(running) = Toys.serve(theirs).await {
+            let _ = running.waiting().await;
+        }
+    });
+    server.connect_with(ours, "an in-memory pipe").await
+}
+
+#[tokio::test]
+async fn the_servers_tools_are_listed_under_its_prefix_and_filtered_by_globs() {
+    let all = toys(McpServer::named("toys")).await.unwrap();
+    assert_eq!(
+        all.names().collect::<Vec<_>>(),
+        ["toys__echo", "toys__add", "toys__fails", "toys__picture"]
+    );
+
+    let some = toys(McpServer::named("toys").prefix("t").allow("*e*").deny("fails")).await.unwrap();
+    assert_eq!(some.names().collect::<Vec<_>>(), ["t__echo", "t__picture"]);
+
+    let bare = toys(McpServer::named("toys").prefix("")).await.unwrap();
+    assert_eq!(bare.names().next(), Some("echo"));
+}
+
+#[tokio::test]
+async fn two_servers_offering_one_name_are_refused_naming_both() {
+    let first = toys(McpServer::named("a").prefix("same")).await.unwrap();
+    let second = toys(McpServer::named("b").prefix("same")).await.unwrap();
+    let error = first.join(second).unwrap_err();
+    assert!(matches!(&error, McpError::Collision { name, .. } if name == "same__echo"), "{error}");
+    let message = error.to_string();
+    assert!(message.contains("`a`") && message.contains("`b`"), "{message}");
+}
+
+#[tokio::test]
+async fn a_server_that_cannot_start_is_an_error_naming_it_and_its_command() {
+    let error = McpServer::stdio("ghost", "/no/such/mcp-server")
+        .args(["--stdio"])
+        .connect()
+        .await
+        .unwrap_err();
+    assert!(matches!(&error, McpError::Start { server, .. } if server == "ghost"), "{error}");
+    assert!(error.to_string().contains("/no/such/mcp-server --stdio"), "{error}");
+}
+
+#[tokio::test]
+async fn a_server_that_exits_before_initializing_is_an_error_with_its_stderr() {
+    let error = McpServer::stdio("quits", "sh")
+        .args(["-c", "echo 'missing API key' >&2; exit 3"])
+        .connect()
+        .await
+        .unwrap_err();
+    let McpError::Initialize { server, stderr, .. } = &error else { panic!("{error:?}") };
+    assert_eq!(server, "quits");
+    assert!(stderr.contains("missing API key"), "{error}");
+    assert!(error.to_string().contains("its stderr:\nmissing API key"), "{error}");
+}
+
+/// What the tool hooks saw, in order.
+type Seen = Arc<Mutex<Vec<String>>>;
+
+fn seen() -> Seen {
+    Arc::default()
+}
+
+struct Wrap(Seen);
+
+#[hook]
+impl agentix::Hook for Wrap {
+    async fn wrap_tool(&self, call: &ToolCall, _turn: &Turn, next: &impl NextTool) -> ToolResult {
+        self.0.lock().unwrap().push(format!("wrap_tool in {}", call.name));
+        let result = next.call(call).await;
+        self.0.lock().unwrap().push(format!("wrap_tool out {}", result.output));
+        result
+    }
+
+    async fn before_tool(&self, call: &mut ToolCall, _turn: &mut Turn) -> Verdict<BeforeTool> {
+        self.0.lock().unwrap().push(format!("before_tool {} {}", call.name, call.arguments));
+        Verdict::Continue
+    }
+
+    async fn after_tool(&self, result: &mut ToolResult, _turn: &mut Turn) -> Verdict<AfterTool> {
+        self.0.lock().unwrap().push(format!("after_tool {}", result.output));
+        Verdict::Continue
+    }
+
+    async fn tool_error(&self, result: &mut ToolResult, _turn: &mut Turn) -> Verdict<ToolError> {
+        self.0.lock().unwrap().push(format!("tool_error {:?}", result.error));
+        Verdict::Continue
+    }
+}
+
+#[tokio::test]
+async fn every_tool_hook_sees_an_mcp_call_as_a_native_one() {
+    let trace = seen();
+    let model = ScriptedModel::new()
+        .tool_call("toys__echo", json!({ "message": "hi" }))
+        .tool_call("toys__fails", json!({}))
+        .text("done");
+    let agent = Agent::builder(model)
+        .tools(toys(McpServer::named("toys")).await.unwrap())
+        .hook(Wrap(trace.clone()))
+        .build();
+    let mut conversation = Conversation::new();
+    let answer = agent.run(&mut conversation, "go").await.unwrap();
+    assert_eq!(answer.joined_text(), "done");
+    let failed = ToolFailure::Failed { message: "the disk is full".into() };
+    assert_eq!(
+        *trace.lock().unwrap(),
+        [
+            r#"before_tool toys__echo {"message":"hi"}"#.to_owned(),
+            "wrap_tool in toys__echo".into(),
+            "wrap_tool out Echo: hi".into(),
+            "after_tool Echo: hi".into(),
+            "before_tool toys__fails {}".into(),
+            "wrap_tool in toys__fails".into(),
+            format!(
+                "wrap_tool out {}",
+                ToolResult::failure(&ToolCall::new("x", "y", json!({})), failed.clone()).output
+            ),
+            format!("tool_error {:?}", Some(failed)),
+        ]
+    );
+    conversation.validate().unwrap();
+}
+
+#[tokio::test]
+async fn results_read_as_text_structured_json_or_described_content() {
+    let model = ScriptedModel::new()
+        .tool_call("toys__add", json!({ "a": 2, "b": 3 }))
+        .tool_call("toys__picture", json!({}))
+        .tool_call("toys__echo", json!(["not", "an", "object"]))
+        .text("done");
+    let agent = Agent::builder(model).tools(toys(McpServer::named("toys")).await.unwrap()).build();
+    let mut conversation = Conversation::new();
+    agent.run(&mut conversation, "go").await.unwrap();
+    let results: Vec<&ToolResult> = conversation
+        .log()
+        .iter()
+        .filter_map(|entry| match entry {
+            Entry::ToolResults { results, .. } => Some(results),
+            _ => None,
+        })
+        .flatten()
+        .collect();
+    assert_eq!(results[0].output, r#"{"sum":5}"#);
+    assert_eq!(results[1].output, "a red square\n[image: image/png, 8 bytes of base64]");
+    assert!(
+        matches!(&results[2].error, Some(ToolFailure::InvalidArguments { message }) if message.contains("not an object")),
+        "{:?}",
+        results[2]
+    );
+}
