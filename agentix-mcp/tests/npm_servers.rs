@@ -1,0 +1,110 @@
+//! The MCP client against reference servers nobody here wrote, installed from npm at pinned
+//! versions by `scripts/mcp-servers.sh` (run by `scripts/test`), which names their binaries
+//! in `AGENTIX_MCP_EVERYTHING` and `AGENTIX_MCP_FILESYSTEM`. Ignored in a plain `cargo test`.
+
+use std::path::{Path, PathBuf};
+
+use agentix::event::BeforeTool;
+use agentix::{
+    Agent, Conversation, Entry, ScriptedModel, ToolCall, ToolFailure, ToolResult, Verdict, hook,
+};
+use agentix_mcp::McpServer;
+use serde_json::json;
+
+fn binary(variable: &str) -> PathBuf {
+    std::env::var_os(variable).map(PathBuf::from).unwrap_or_else(|| {
+        panic!("{variable} names the server's binary: run scripts/mcp-servers.sh")
+    })
+}
+
+fn results(conversation: &Conversation) -> Vec<&ToolResult> {
+    conversation
+        .log()
+        .iter()
+        .filter_map(|entry| match entry {
+            Entry::ToolResults { results, .. } => Some(results),
+            _ => None,
+        })
+        .flatten()
+        .collect()
+}
+
+#[tokio::test]
+#[ignore = "needs the npm servers: scripts/mcp-servers.sh"]
+async fn server_everything_over_stdio_echoes_sums_and_structures() {
+    let everything = McpServer::stdio("everything", binary("AGENTIX_MCP_EVERYTHING"))
+        .allow("echo")
+        .allow("get-sum")
+        .allow("get-structured-content")
+        .connect()
+        .await
+        .unwrap();
+    let mut names: Vec<&str> = everything.names().collect();
+    names.sort_unstable();
+    assert_eq!(
+        names,
+        ["everything__echo", "everything__get-structured-content", "everything__get-sum"]
+    );
+
+    let model = ScriptedModel::new()
+        .tool_call("everything__echo", json!({ "message": "hi" }))
+        .tool_call("everything__get-sum", json!({ "a": 1, "b": 2 }))
+        .tool_call("everything__get-structured-content", json!({ "location": "New York" }))
+        .text("done");
+    let agent = Agent::builder(model).tools(everything).build();
+    let mut conversation = Conversation::new();
+    agent.run(&mut conversation, "go").await.unwrap();
+    let results = results(&conversation);
+    assert_eq!(results[0].output, "Echo: hi");
+    assert!(results[1].output.contains('3'), "{:?}", results[1]);
+    let structured: serde_json::Value = serde_json::from_str(&results[2].output).unwrap();
+    assert!(structured.is_object(), "{structured}");
+    assert!(results.iter().all(|result| result.error.is_none()), "{results:?}");
+}
+
+/// Refuses a filesystem write outside `allowed/`.
+#[hook(before_tool)]
+async fn writes_only_in_allowed(call: &ToolCall) -> Verdict<BeforeTool> {
+    let path = call.arguments.get("path").and_then(|path| path.as_str()).unwrap_or_default();
+    let writes = call.name.ends_with("write_file") || call.name.ends_with("edit_file");
+    if writes && !Path::new(path).components().any(|part| part.as_os_str() == "allowed") {
+        Verdict::reject(format!("{path} is outside allowed/"))
+    } else {
+        Verdict::Continue
+    }
+}
+
+#[tokio::test]
+#[ignore = "needs the npm servers: scripts/mcp-servers.sh"]
+async fn a_before_tool_policy_keeps_server_filesystem_from_writing_outside_a_folder() {
+    let root = std::env::temp_dir().join(format!("agentix-mcp-fs-{}", std::process::id()));
+    std::fs::create_dir_all(root.join("allowed")).unwrap();
+    let root = root.canonicalize().unwrap();
+    let files = McpServer::stdio("fs", binary("AGENTIX_MCP_FILESYSTEM"))
+        .args([&root])
+        .connect()
+        .await
+        .unwrap();
+    assert!(files.names().any(|name| name == "fs__write_file"), "{files:?}");
+
+    let inside = root.join("allowed/note.txt");
+    let outside = root.join("note.txt");
+    let model = ScriptedModel::new()
+        .tool_call("fs__write_file", json!({ "path": outside, "content": "no" }))
+        .tool_call("fs__write_file", json!({ "path": inside, "content": "yes" }))
+        .text("done");
+    let agent = Agent::builder(model).tools(files).hook(writes_only_in_allowed).build();
+    let mut conversation = Conversation::new();
+    agent.run(&mut conversation, "write").await.unwrap();
+
+    let results = results(&conversation);
+    assert!(
+        matches!(&results[0].error, Some(ToolFailure::Rejected { by, .. }) if by == "writes_only_in_allowed"),
+        "{:?}",
+        results[0]
+    );
+    assert!(!outside.exists(), "the refused write happened");
+    assert_eq!(std::fs::read_to_string(&inside).unwrap(), "yes");
+    assert!(results[1].error.is_none(), "{:?}", results[1]);
+    std::fs::remove_dir_all(&root).unwrap();
+}
