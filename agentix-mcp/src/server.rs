@@ -1,29 +1,43 @@
 //! An MCP server to reach, and the tools to take from it; connecting makes it [`McpTools`].
 
+use std::collections::HashMap;
 use std::ffi::OsString;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 
+use http::{HeaderName, HeaderValue};
 use rmcp::model::{ClientCapabilities, ClientConfig, Implementation};
 use rmcp::service::RoleClient;
-use rmcp::transport::{IntoTransport, TokioChildProcess};
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::{IntoTransport, StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{ClientHandler, ServiceExt};
 use tokio::io::AsyncReadExt;
 
 use crate::error::McpError;
 use crate::tools::{Connection, McpTools};
 
+/// Where a server is.
+#[derive(Clone, Debug)]
+enum Target {
+    /// A child process, over its standard input and output.
+    Stdio { program: OsString, args: Vec<OsString>, envs: Vec<(OsString, OsString)> },
+    /// A URL, over MCP's streamable HTTP.
+    Http { url: String, bearer: Option<String>, headers: Vec<(String, String)> },
+    /// A transport given to `connect_with`.
+    Given,
+}
+
 /// How to reach an MCP server, and which of its tools an agent gets, under which names.
 ///
+/// A server is a child process ([`stdio`](McpServer::stdio)), a URL
+/// ([`http`](McpServer::http)), or any rmcp transport ([`connect_with`](McpServer::connect_with)).
 /// Each tool reaches the model as `prefix__tool`, the prefix being the server's name unless
 /// [`prefix`](McpServer::prefix) says otherwise; [`allow`](McpServer::allow) and
 /// [`deny`](McpServer::deny) take globs (`*`, `?`) over the server's own tool names.
 #[derive(Clone, Debug)]
 pub struct McpServer {
     pub(crate) name: String,
-    program: OsString,
-    args: Vec<OsString>,
-    envs: Vec<(OsString, OsString)>,
+    target: Target,
     pub(crate) prefix: Option<String>,
     pub(crate) allow: Vec<String>,
     pub(crate) deny: Vec<String>,
@@ -33,32 +47,58 @@ impl McpServer {
     /// A server run as a child process, spoken to over its standard input and output; its
     /// standard error is kept for the errors that name it.
     pub fn stdio(name: impl Into<String>, program: impl Into<OsString>) -> Self {
-        McpServer {
-            name: name.into(),
-            program: program.into(),
-            args: Vec::new(),
-            envs: Vec::new(),
-            prefix: None,
-            allow: Vec::new(),
-            deny: Vec::new(),
-        }
+        let target = Target::Stdio { program: program.into(), args: Vec::new(), envs: Vec::new() };
+        McpServer::at(name.into(), target)
+    }
+
+    /// A server at a URL, spoken to over MCP's streamable HTTP (plain `http://`: loopback, or
+    /// behind a proxy that terminates TLS).
+    pub fn http(name: impl Into<String>, url: impl Into<String>) -> Self {
+        McpServer::at(
+            name.into(),
+            Target::Http { url: url.into(), bearer: None, headers: Vec::new() },
+        )
+    }
+
+    fn at(name: String, target: Target) -> Self {
+        McpServer { name, target, prefix: None, allow: Vec::new(), deny: Vec::new() }
     }
 
     /// A server reached over a transport given to [`connect_with`](McpServer::connect_with):
     /// an in-memory pipe, a socket.
     pub fn named(name: impl Into<String>) -> Self {
-        McpServer::stdio(name, "")
+        McpServer::at(name.into(), Target::Given)
     }
 
-    /// Adds arguments to the server's command.
-    pub fn args(mut self, args: impl IntoIterator<Item = impl Into<OsString>>) -> Self {
-        self.args.extend(args.into_iter().map(Into::into));
+    /// Adds arguments to a child process's command (ignored for the other targets).
+    pub fn args(mut self, more: impl IntoIterator<Item = impl Into<OsString>>) -> Self {
+        if let Target::Stdio { args, .. } = &mut self.target {
+            args.extend(more.into_iter().map(Into::into));
+        }
         self
     }
 
-    /// Sets an environment variable for the server's process.
+    /// Sets an environment variable for a child process (ignored for the other targets).
     pub fn env(mut self, key: impl Into<OsString>, value: impl Into<OsString>) -> Self {
-        self.envs.push((key.into(), value.into()));
+        if let Target::Stdio { envs, .. } = &mut self.target {
+            envs.push((key.into(), value.into()));
+        }
+        self
+    }
+
+    /// Sends `Authorization: Bearer <token>` with every request to an HTTP server.
+    pub fn bearer(mut self, token: impl Into<String>) -> Self {
+        if let Target::Http { bearer, .. } = &mut self.target {
+            *bearer = Some(token.into());
+        }
+        self
+    }
+
+    /// Sends a header with every request to an HTTP server.
+    pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        if let Target::Http { headers, .. } = &mut self.target {
+            headers.push((name.into(), value.into()));
+        }
         self
     }
 
@@ -82,20 +122,44 @@ impl McpServer {
         self
     }
 
-    /// The server's command line, as errors name it.
-    pub fn command_line(&self) -> String {
-        std::iter::once(&self.program)
-            .chain(&self.args)
-            .map(|part| part.to_string_lossy().into_owned())
-            .collect::<Vec<_>>()
-            .join(" ")
+    /// How the server is reached, as errors name it: its command line, or its URL.
+    pub fn target(&self) -> String {
+        match &self.target {
+            Target::Stdio { program, args, .. } => std::iter::once(program)
+                .chain(args)
+                .map(|part| part.to_string_lossy().into_owned())
+                .collect::<Vec<_>>()
+                .join(" "),
+            Target::Http { url, .. } => url.clone(),
+            Target::Given => "a transport of its own".to_owned(),
+        }
     }
 
-    /// Starts the server, completes MCP's initialization and lists its tools.
+    /// Starts the server (or reaches it), completes MCP's initialization and lists its tools.
+    /// A server named for [`connect_with`](McpServer::connect_with) has nothing to start: it
+    /// is an error naming it.
     pub async fn connect(self) -> Result<McpTools, McpError> {
-        let command = self.command_line();
-        let mut process = tokio::process::Command::new(&self.program);
-        process.args(&self.args).envs(self.envs.iter().map(|(key, value)| (key, value)));
+        let command = self.target();
+        let (program, args, envs) = match &self.target {
+            Target::Stdio { program, args, envs } => (program, args, envs),
+            Target::Http { url, bearer, headers } => {
+                let config = http_config(&self.name, url, bearer.as_deref(), headers)?;
+                let transport = StreamableHttpClientTransport::from_config(config);
+                return self
+                    .start(transport, command, Arc::new(Mutex::new(String::new())), None)
+                    .await;
+            }
+            Target::Given => {
+                return Err(McpError::Initialize {
+                    server: self.name,
+                    target: command,
+                    message: "it has no command or URL: connect it with `connect_with`".to_owned(),
+                    stderr: String::new(),
+                });
+            }
+        };
+        let mut process = tokio::process::Command::new(program);
+        process.args(args).envs(envs.iter().map(|(key, value)| (key, value)));
         let (transport, stderr) = TokioChildProcess::builder(process)
             .stderr(Stdio::piped())
             .spawn()
@@ -177,6 +241,35 @@ impl McpServer {
         let connection = Connection { name: self.name.clone(), target, service, stderr };
         McpTools::list(self, connection).await
     }
+}
+
+/// The streamable HTTP transport's settings for `url`, with its headers.
+fn http_config(
+    server: &str,
+    url: &str,
+    bearer: Option<&str>,
+    headers: &[(String, String)],
+) -> Result<StreamableHttpClientTransportConfig, McpError> {
+    let mut custom = HashMap::new();
+    for (name, value) in headers {
+        let bad = |message: String| McpError::Initialize {
+            server: server.to_owned(),
+            target: url.to_owned(),
+            message,
+            stderr: String::new(),
+        };
+        let header = HeaderName::try_from(name.as_str())
+            .map_err(|error| bad(format!("the header name `{name}` is not one: {error}")))?;
+        let value = HeaderValue::try_from(value.as_str()).map_err(|error| {
+            bad(format!("the value of the header `{name}` is not one: {error}"))
+        })?;
+        custom.insert(header, value);
+    }
+    let mut config = StreamableHttpClientTransportConfig::with_uri(url).custom_headers(custom);
+    if let Some(token) = bearer {
+        config = config.auth_header(token);
+    }
+    Ok(config)
 }
 
 /// The client agentix is to the server: it names itself, and asks for nothing yet.

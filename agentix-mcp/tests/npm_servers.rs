@@ -108,3 +108,75 @@ async fn a_before_tool_policy_keeps_server_filesystem_from_writing_outside_a_fol
     assert!(results[1].error.is_none(), "{:?}", results[1]);
     std::fs::remove_dir_all(&root).unwrap();
 }
+
+/// server-everything serving streamable HTTP on a free loopback port, killed when dropped.
+struct HttpEverything {
+    child: tokio::process::Child,
+    url: String,
+}
+
+impl HttpEverything {
+    async fn start() -> Self {
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let mut child = tokio::process::Command::new(binary("AGENTIX_MCP_EVERYTHING"))
+            .arg("streamableHttp")
+            .env("PORT", port.to_string())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap();
+        // Ready when it says it listens.
+        let mut stderr = tokio::io::BufReader::new(child.stderr.take().unwrap());
+        let mut line = String::new();
+        let ready = async {
+            use tokio::io::AsyncBufReadExt;
+            loop {
+                line.clear();
+                assert!(stderr.read_line(&mut line).await.unwrap() > 0, "server-everything quit");
+                if line.contains("listening") {
+                    break;
+                }
+            }
+        };
+        tokio::time::timeout(std::time::Duration::from_secs(30), ready).await.expect("it listens");
+        tokio::spawn(async move {
+            use tokio::io::AsyncReadExt;
+            let mut sink = Vec::new();
+            let _ = stderr.read_to_end(&mut sink).await;
+        });
+        HttpEverything { child, url: format!("http://127.0.0.1:{port}/mcp") }
+    }
+}
+
+#[tokio::test]
+#[ignore = "needs the npm servers: scripts/mcp-servers.sh"]
+async fn server_everything_over_streamable_http_with_a_bearer_and_a_header() {
+    let mut server = HttpEverything::start().await;
+    let everything = McpServer::http("everything", &server.url)
+        .bearer("a-token")
+        .header("x-agentix-test", "1")
+        .allow("echo")
+        .connect()
+        .await
+        .unwrap();
+    assert_eq!(everything.names().collect::<Vec<_>>(), ["everything__echo"]);
+    let model = ScriptedModel::new()
+        .tool_call("everything__echo", json!({ "message": "over http" }))
+        .text("done");
+    let agent = Agent::builder(model).tools(everything).build();
+    let mut conversation = Conversation::new();
+    agent.run(&mut conversation, "go").await.unwrap();
+    assert_eq!(results(&conversation)[0].output, "Echo: over http");
+    server.child.kill().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_header_that_is_not_one_is_an_error_naming_it() {
+    let error = McpServer::http("bad", "http://127.0.0.1:9/mcp")
+        .header("not a header", "x")
+        .connect()
+        .await
+        .unwrap_err();
+    assert!(error.to_string().contains("the header name `not a header`"), "{error}");
+}

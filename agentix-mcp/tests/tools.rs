@@ -229,3 +229,36 @@ async fn results_read_as_text_structured_json_or_described_content() {
         results[2]
     );
 }
+
+#[tokio::test]
+async fn an_http_server_gets_the_bearer_and_headers_and_its_refusal_is_an_error_naming_its_url() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    // A server that reads the first request's head and refuses it.
+    let head = tokio::spawn(async move {
+        let (mut socket, _) = listener.accept().await.unwrap();
+        let mut head = Vec::new();
+        let mut byte = [0; 1];
+        while !head.ends_with(b"\r\n\r\n") && socket.read(&mut byte).await.unwrap() == 1 {
+            head.push(byte[0]);
+        }
+        let refusal = "HTTP/1.1 503 Service Unavailable\r\ncontent-length: 4\r\nconnection: close\r\n\r\nbusy";
+        socket.write_all(refusal.as_bytes()).await.unwrap();
+        String::from_utf8_lossy(&head).to_lowercase()
+    });
+    let error = McpServer::http("remote", &url)
+        .bearer("a-token")
+        .header("x-tenant", "7")
+        .connect()
+        .await
+        .unwrap_err();
+    let head = head.await.unwrap();
+    assert!(head.starts_with("post /mcp "), "{head}");
+    assert!(head.contains("authorization: bearer a-token"), "{head}");
+    assert!(head.contains("x-tenant: 7"), "{head}");
+    assert!(
+        matches!(&error, McpError::Initialize { server, target, .. } if server == "remote" && *target == url),
+        "{error}"
+    );
+}
