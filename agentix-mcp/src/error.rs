@@ -46,10 +46,7 @@ pub enum McpError {
         /// Where the second comes from.
         second: String,
     },
-    /// An allow or deny pattern that is not a glob this crate reads.
-    #[error("the tool pattern `{pattern}` is empty")]
-    Pattern {
-        /// The pattern.
-        pattern: String,
-    },
+    /// An allow or deny pattern that is no tool pattern.
+    #[error("an allow or deny pattern: {0}")]
+    Pattern(#[from] agentix::ToolPatternError),
 }

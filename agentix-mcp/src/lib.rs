@@ -24,7 +24,6 @@
 //! ```
 
 mod error;
-mod glob;
 mod result;
 mod server;
 mod tools;

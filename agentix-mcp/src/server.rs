@@ -5,6 +5,7 @@ use std::ffi::OsString;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 
+use agentix::{ToolPattern, ToolPatternError};
 use http::{HeaderName, HeaderValue};
 use rmcp::model::{ClientCapabilities, ClientConfig, Implementation};
 use rmcp::service::RoleClient;
@@ -33,14 +34,15 @@ enum Target {
 /// ([`http`](McpServer::http)), or any rmcp transport ([`connect_with`](McpServer::connect_with)).
 /// Each tool reaches the model as `prefix__tool`, the prefix being the server's name unless
 /// [`prefix`](McpServer::prefix) says otherwise; [`allow`](McpServer::allow) and
-/// [`deny`](McpServer::deny) take globs (`*`, `?`) over the server's own tool names.
+/// [`deny`](McpServer::deny) take globs ([`ToolPattern`]: `*`, `?`) over the server's own tool
+/// names; one that is no pattern fails the connection, naming it.
 #[derive(Clone, Debug)]
 pub struct McpServer {
     pub(crate) name: String,
     target: Target,
     pub(crate) prefix: Option<String>,
-    pub(crate) allow: Vec<String>,
-    pub(crate) deny: Vec<String>,
+    pub(crate) allow: Vec<Result<ToolPattern, ToolPatternError>>,
+    pub(crate) deny: Vec<Result<ToolPattern, ToolPatternError>>,
 }
 
 impl McpServer {
@@ -112,13 +114,13 @@ impl McpServer {
     /// Takes only the tools whose names match one of the allowed globs (every tool, when none
     /// is given).
     pub fn allow(mut self, glob: impl Into<String>) -> Self {
-        self.allow.push(glob.into());
+        self.allow.push(ToolPattern::new(glob));
         self
     }
 
     /// Leaves out the tools whose names match the glob, allowed or not.
     pub fn deny(mut self, glob: impl Into<String>) -> Self {
-        self.deny.push(glob.into());
+        self.deny.push(ToolPattern::new(glob));
         self
     }
 
@@ -139,6 +141,7 @@ impl McpServer {
     /// A server named for [`connect_with`](McpServer::connect_with) has nothing to start: it
     /// is an error naming it.
     pub async fn connect(self) -> Result<McpTools, McpError> {
+        self.check_patterns()?;
         let command = self.target();
         let (program, args, envs) = match &self.target {
             Target::Stdio { program, args, envs } => (program, args, envs),
@@ -203,7 +206,16 @@ impl McpServer {
         T: IntoTransport<RoleClient, E, A>,
         E: std::error::Error + Send + Sync + 'static,
     {
+        self.check_patterns()?;
         self.start(transport, target.into(), Arc::new(Mutex::new(String::new())), None).await
+    }
+
+    /// An allow or deny pattern that is none, before anything starts.
+    fn check_patterns(&self) -> Result<(), McpError> {
+        match self.allow.iter().chain(&self.deny).find_map(|pattern| pattern.as_ref().err()) {
+            Some(error) => Err(McpError::Pattern(error.clone())),
+            None => Ok(()),
+        }
     }
 
     async fn start<T, E, A>(

@@ -8,7 +8,6 @@ use rmcp::model::CallToolRequestParams;
 use rmcp::service::{RoleClient, RunningService};
 
 use crate::error::McpError;
-use crate::glob::matches;
 use crate::result::output;
 use crate::server::{Client, McpServer};
 
@@ -49,11 +48,8 @@ impl std::fmt::Debug for McpTools {
 impl McpTools {
     /// Lists the server's tools, keeps those allowed and not denied, and names them.
     pub(crate) async fn list(server: McpServer, connection: Connection) -> Result<Self, McpError> {
-        for pattern in server.allow.iter().chain(&server.deny) {
-            if pattern.is_empty() {
-                return Err(McpError::Pattern { pattern: pattern.clone() });
-            }
-        }
+        let allow = server.allow.into_iter().collect::<Result<Vec<_>, _>>()?;
+        let deny = server.deny.into_iter().collect::<Result<Vec<_>, _>>()?;
         let listed =
             connection.service.list_all_tools().await.map_err(|error| McpError::ListTools {
                 server: connection.name.clone(),
@@ -64,9 +60,8 @@ impl McpTools {
         let mut tools = McpTools { servers: vec![Arc::new(connection)], tools: Vec::new() };
         for tool in listed {
             let on_server = tool.name.to_string();
-            let allowed = server.allow.is_empty()
-                || server.allow.iter().any(|glob| matches(glob, &on_server));
-            if !allowed || server.deny.iter().any(|glob| matches(glob, &on_server)) {
+            let allowed = allow.is_empty() || allow.iter().any(|glob| glob.matches(&on_server));
+            if !allowed || deny.iter().any(|glob| glob.matches(&on_server)) {
                 continue;
             }
             let name = if prefix.is_empty() {

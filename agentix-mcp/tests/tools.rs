@@ -101,6 +101,17 @@ async fn the_servers_tools_are_listed_under_its_prefix_and_filtered_by_globs() {
 }
 
 #[tokio::test]
+async fn a_pattern_that_is_none_fails_before_the_server_starts() {
+    let error = McpServer::stdio("never", "/no/such/server")
+        .allow("read file")
+        .connect()
+        .await
+        .unwrap_err();
+    assert!(matches!(error, McpError::Pattern(_)), "{error}");
+    assert!(error.to_string().contains("`read file` is no tool pattern"), "{error}");
+}
+
+#[tokio::test]
 async fn two_servers_offering_one_name_are_refused_naming_both() {
     let first = toys(McpServer::named("a").prefix("same")).await.unwrap();
     let second = toys(McpServer::named("b").prefix("same")).await.unwrap();
@@ -261,4 +272,41 @@ async fn an_http_server_gets_the_bearer_and_headers_and_its_refusal_is_an_error_
         matches!(&error, McpError::Initialize { server, target, .. } if server == "remote" && *target == url),
         "{error}"
     );
+}
+
+/// Refuses every call of the `toys` server's tools but `echo`: a policy over run-time tools,
+/// named by a glob checked when it compiles.
+#[hook(before_tool, tools = "toys__*")]
+async fn only_echo(call: &ToolCall) -> Verdict<BeforeTool> {
+    if call.name == "toys__echo" { Verdict::Continue } else { Verdict::reject("only echo") }
+}
+
+#[tokio::test]
+async fn a_hook_on_a_tool_pattern_runs_on_the_calls_it_names_and_no_others() {
+    let model = ScriptedModel::new()
+        .tool_call("toys__echo", json!({ "message": "hi" }))
+        .tool_call("toys__add", json!({ "a": 1, "b": 1 }))
+        .tool_call("other__add", json!({ "a": 1, "b": 1 }))
+        .text("done");
+    let ours = toys(McpServer::named("toys")).await.unwrap();
+    let other = toys(McpServer::named("other")).await.unwrap();
+    let agent = Agent::builder(model).tools(ours.join(other).unwrap()).hook(only_echo).build();
+    let mut conversation = Conversation::new();
+    agent.run(&mut conversation, "go").await.unwrap();
+    let errors: Vec<Option<ToolFailure>> = conversation
+        .log()
+        .iter()
+        .filter_map(|entry| match entry {
+            Entry::ToolResults { results, .. } => Some(results),
+            _ => None,
+        })
+        .flatten()
+        .map(|result| result.error.clone())
+        .collect();
+    assert_eq!(errors[0], None);
+    assert_eq!(
+        errors[1],
+        Some(ToolFailure::Rejected { by: "only_echo".into(), reason: "only echo".into() })
+    );
+    assert_eq!(errors[2], None, "the pattern names the toys server's tools only");
 }

@@ -85,8 +85,8 @@ pub use observe::{Decision, Observation, Observer};
 pub use scope::{Scope, ScopeError, ScopeValue};
 pub use stream::StreamEvent;
 pub use tool::{
-    Arguments, AsTool, IntoTool, MakesTool, NameList, NoTools, OutputHooks, Tool, ToolId, ToolSet,
-    ToolSpec, Toolbox,
+    Arguments, AsTool, IntoTool, MakesTool, NameList, NoTools, OutputHooks, Tool, ToolId,
+    ToolPattern, ToolPatternError, ToolSet, ToolSpec, Toolbox,
 };
 pub use transform::{PatternError, Redactor, StreamTransformer};
 pub use turn::{Injection, Turn};

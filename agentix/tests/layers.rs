@@ -25,6 +25,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "verdict::payload",
             "model::request",
             "tool::spec",
+            "tool::pattern",
             "approval::record",
             "event::kind",
         ],

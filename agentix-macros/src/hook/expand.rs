@@ -11,9 +11,10 @@ use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::{Attribute, Ident, ItemFn, Type};
 
+use crate::hook::body::calls_inject;
 use crate::hook::events::Event;
 use crate::hook::parse::Args;
-use crate::hook::validate::{Hook, Role, calls_inject, validate};
+use crate::hook::validate::{Hook, Role, validate};
 
 pub fn hook(attr: TokenStream, item: TokenStream) -> TokenStream {
     if let Ok(block) = syn::parse2::<syn::ItemImpl>(item.clone()) {
@@ -569,6 +570,9 @@ fn verdict_future(
 /// The hook's `when` condition, as the trait's `applies`: the pipeline asks it before each call
 /// and reports a hook it skips. `value` is the type of the event's value, if it has one.
 fn condition(hook: &Hook, private: &TokenStream, value: Option<&TokenStream>) -> TokenStream {
+    if let (Some(pattern), Some(value_type)) = (&hook.tools, value) {
+        return tools_condition(hook, pattern, private, value_type);
+    }
     let Some(when) = &hook.when else {
         return TokenStream::new();
     };
@@ -602,6 +606,34 @@ fn condition(hook: &Hook, private: &TokenStream, value: Option<&TokenStream>) ->
 
         fn applies(&self, #params) -> #private::bool {
             #holds
+        }
+    }
+}
+
+/// `tools = "..."`: the hook runs on the calls whose tool name the glob matches (checked when
+/// the attribute was read), and, with `when` too, only where that also holds.
+fn tools_condition(
+    hook: &Hook,
+    pattern: &syn::LitStr,
+    private: &TokenStream,
+    value_type: &TokenStream,
+) -> TokenStream {
+    let value = Ident::new("value", Span::mixed_site());
+    let turn = Ident::new("turn", Span::mixed_site());
+    let when = hook.when.as_ref().map(|when| {
+        let span = when.span();
+        quote_spanned! {span=> && {
+            #[allow(unused_imports)]
+            use #private::{WhenFallback as _, WhenHolds as _};
+            (&&#private::When::<#value_type, _>(&#when, #private::PhantomData)).holds(#value, #turn)
+        }}
+    });
+    quote! {
+        const CONDITIONAL: #private::bool = true;
+
+        fn applies(&self, #value: &#value_type, #turn: &#private::Turn) -> #private::bool {
+            let _ = #turn;
+            #private::tool_pattern_matches(#pattern, &#value.name) #when
         }
     }
 }

@@ -10,9 +10,9 @@ use quote::{ToTokens, format_ident, quote};
 use syn::spanned::Spanned;
 use syn::{ImplItem, ImplItemFn, ItemImpl};
 
+use crate::hook::body::{awaits, is_doc_or_lint};
 use crate::hook::expand::crate_of;
 use crate::hook::parse::Args;
-use crate::hook::validate::{awaits, is_doc_or_lint};
 
 /// `Hook`'s methods: the event each is, and whether it has an `_in_place` twin (the wraps,
 /// which own `next`, do not).

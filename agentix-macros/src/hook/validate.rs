@@ -2,12 +2,13 @@
 //! violation becomes a `syn::Error` spanned at the user's offending token; all of them are
 //! reported together. Rules that need types are trait bounds in `agentix::__private`.
 
-use proc_macro2::{Spacing, Span, TokenStream, TokenTree};
+use proc_macro2::Span;
 use quote::ToTokens;
 use syn::ext::IdentExt;
 use syn::spanned::Spanned;
 use syn::{FnArg, Ident, ItemFn, LitStr, Path, ReturnType, Type};
 
+use crate::hook::body::{awaits, calls_inject, is_doc_or_lint};
 use crate::hook::events::Event;
 use crate::hook::parse::{Args, Value, Word};
 
@@ -34,6 +35,8 @@ pub struct Hook {
     pub durable: bool,
     pub name: LitStr,
     pub when: Option<Path>,
+    /// `tools = "..."`: the glob over tool names whose calls the hook runs on.
+    pub tools: Option<LitStr>,
     /// The hook's timeout, in milliseconds.
     pub timeout_ms: Option<u64>,
     /// Whether the hook's failure is skipped (`on_error = skip`), not the turn's.
@@ -55,7 +58,7 @@ pub struct Hook {
 const WORDS: &str = "pre, before_model, wrap_model, after_model, before_tool, wrap_tool, after_tool, \
                      tool_error, before_final, post, session_start, task_start, step_start, \
                      plan_submit, task_complete, plan_complete, all_tasks_complete, session_end, \
-                     parallel, durable, name, when, tool, timeout, timeout_ms, on_error, crate";
+                     parallel, durable, name, when, tool, tools, timeout, timeout_ms, on_error, crate";
 
 /// Names the seeds and peers use, and the agentix event they mean.
 const ALIASES: [(&str, &str); 27] = [
@@ -195,6 +198,28 @@ pub fn validate(args: Args, function: &ItemFn) -> Result<Hook, syn::Error> {
             ),
         );
     }
+    if let Some(pattern) = &attribute.tools {
+        if !matches!(
+            event,
+            Event::BeforeTool | Event::WrapTool | Event::AfterTool | Event::ToolError
+        ) {
+            errors.push(
+                pattern.span(),
+                format!(
+                    "`tools = ...` is legal only on `before_tool`, `wrap_tool`, `after_tool` and \
+                     `tool_error`: a hook on `{}` is not about tool calls",
+                    event.word()
+                ),
+            );
+        } else if attribute.tool.is_some() {
+            errors.push(pattern.span(), "a hook takes `tool = ...` (one typed tool) or `tools = \"...\"` (names by a glob), not both");
+        } else if let Some(problem) = tool_pattern_problem(&pattern.value()) {
+            errors.push(
+                pattern.span(),
+                format!("`tools = {:?}` is no tool pattern: {problem}", pattern.value()),
+            );
+        }
+    }
     let params = check_params(function, event, parallel, &mut errors);
     let takes_mut_turn = params.iter().any(|param| {
         param.role == Role::Turn
@@ -241,6 +266,7 @@ pub fn validate(args: Args, function: &ItemFn) -> Result<Hook, syn::Error> {
             .name
             .unwrap_or_else(|| LitStr::new(&ident.unraw().to_string(), ident.span())),
         when: attribute.when,
+        tools: attribute.tools,
         timeout_ms: attribute.timeout.as_ref().map(|(millis, _)| *millis),
         skip_on_error: matches!(attribute.on_error, Some((true, _))),
         krate: attribute.krate.unwrap_or_else(|| syn::parse_quote!(::agentix)),
@@ -258,92 +284,17 @@ pub fn validate(args: Args, function: &ItemFn) -> Result<Hook, syn::Error> {
     })
 }
 
-/// Whether an attribute only documents the function or sets a lint level.
-pub fn is_doc_or_lint(attribute: &syn::Attribute) -> bool {
-    ["doc", "allow", "expect", "warn", "deny", "forbid"]
-        .iter()
-        .any(|name| attribute.path().is_ident(name))
-}
-
-/// Macros that expand to an `.await` only when their arguments hold one: the standard library's
-/// formatting, assertion and panic macros, and the `log` and `tracing` levels.
-const MACROS_THAT_DO_NOT_AWAIT: &[&str] = &[
-    "format",
-    "format_args",
-    "print",
-    "println",
-    "eprint",
-    "eprintln",
-    "write",
-    "writeln",
-    "vec",
-    "assert",
-    "assert_eq",
-    "assert_ne",
-    "debug_assert",
-    "debug_assert_eq",
-    "debug_assert_ne",
-    "panic",
-    "unreachable",
-    "todo",
-    "unimplemented",
-    "matches",
-    "dbg",
-    "concat",
-    "stringify",
-    "trace",
-    "debug",
-    "info",
-    "warn",
-    "error",
-];
-
-/// Whether the tokens may await: an `await` anywhere (nested blocks and macro arguments
-/// included), or a call of a macro whose expansion cannot be seen from here and is not known
-/// not to await.
-pub fn awaits(tokens: TokenStream) -> bool {
-    let mut trees = tokens.into_iter().peekable();
-    while let Some(tree) = trees.next() {
-        let awaits = match &tree {
-            TokenTree::Ident(ident) if ident == "await" => true,
-            TokenTree::Ident(ident) => {
-                let called = matches!(trees.peek(), Some(TokenTree::Punct(bang))
-                    if bang.as_char() == '!' && bang.spacing() == Spacing::Alone);
-                called && !MACROS_THAT_DO_NOT_AWAIT.iter().any(|name| ident == name)
-            }
-            TokenTree::Group(group) => awaits(group.stream()),
-            TokenTree::Punct(_) | TokenTree::Literal(_) => false,
-        };
-        if awaits {
-            return true;
-        }
+/// What is wrong with a glob over tool names, as `agentix::ToolPattern::new` says it.
+fn tool_pattern_problem(pattern: &str) -> Option<String> {
+    if pattern.is_empty() {
+        return Some("it is empty".to_owned());
     }
-    false
-}
-
-/// Where the tokens call a method named `inject`: `.inject(`, nested groups included.
-pub fn calls_inject(tokens: TokenStream) -> Option<Span> {
-    let trees: Vec<TokenTree> = tokens.into_iter().collect();
-    for (index, tree) in trees.iter().enumerate() {
-        match tree {
-            TokenTree::Ident(ident) if ident == "inject" => {
-                let after_dot = index > 0
-                    && matches!(&trees[index - 1], TokenTree::Punct(dot) if dot.as_char() == '.');
-                let called = matches!(trees.get(index + 1), Some(TokenTree::Group(group))
-                    if group.delimiter() == proc_macro2::Delimiter::Parenthesis);
-                if after_dot && called {
-                    return Some(ident.span());
-                }
-            }
-            TokenTree::Group(group) => {
-                if let Some(span) = calls_inject(group.stream()) {
-                    return Some(span);
-                }
-            }
-            _ => {}
-        }
-    }
-    None
+    pattern
+        .chars()
+        .find(|&c| !(c.is_alphanumeric() || matches!(c, '_' | '-' | '.' | '*' | '?')))
+        .map(|c| {
+            format!("`{c}` is in no tool name (letters, digits, `_`, `-`, `.`; `*` and `?` match)")
+        })
 }
 
 /// The last segment's name of a path type.
@@ -370,6 +321,7 @@ struct Attribute {
     on_error: Option<(bool, Span)>,
     krate: Option<Path>,
     tool: Option<Path>,
+    tools: Option<LitStr>,
 }
 
 fn read_words(args: Args, errors: &mut Errors) -> Attribute {
@@ -405,6 +357,14 @@ fn read_words(args: Args, errors: &mut Errors) -> Attribute {
             ("name", Some(Value::Str(name))) => attribute.name = Some(name),
             ("when", Some(Value::Path(path))) => attribute.when = Some(path),
             ("tool", Some(Value::Path(path))) => attribute.tool = Some(path),
+            ("tools", Some(Value::Str(pattern))) => attribute.tools = Some(pattern),
+            ("tools", value) => {
+                let span = value.as_ref().map_or(key.span(), value_span);
+                errors.push(
+                    span,
+                    "`tools` takes a glob over tool names, as in `tools = \"github__*\"`",
+                );
+            }
             ("tool", value) => {
                 let span = value.as_ref().map_or(key.span(), value_span);
                 errors.push(

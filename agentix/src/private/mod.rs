@@ -31,6 +31,7 @@ pub use core::time::Duration;
 pub use std::vec::Vec;
 
 pub use crate::tool::Tool;
+pub use crate::tool::pattern::matches as tool_pattern_matches;
 pub use core::convert::Infallible;
 pub use schemars;
 pub use serde;

@@ -11,8 +11,10 @@ use std::time::Duration;
 use crate::message::{ToolCall, ToolFailure, ToolResult};
 use crate::turn::Turn;
 
+pub(crate) mod pattern;
 pub(crate) mod spec;
 
+pub use pattern::{ToolPattern, ToolPatternError};
 pub use spec::{ToolId, ToolSpec};
 
 /// A tool with typed arguments and output. The model sees its name, description and the JSON
