@@ -8,14 +8,14 @@ use std::sync::{Arc, Mutex};
 use agentix::{ToolPattern, ToolPatternError};
 use http::{HeaderName, HeaderValue};
 use rmcp::model::{ClientCapabilities, ClientConfig, Implementation};
-use rmcp::service::RoleClient;
+use rmcp::service::{RoleClient, RunningService};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{IntoTransport, StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{ClientHandler, ServiceExt};
 use tokio::io::AsyncReadExt;
 
 use crate::error::McpError;
-use crate::tools::{Connection, McpTools};
+use crate::tools::McpTools;
 
 /// Where a server is.
 #[derive(Clone, Debug)]
@@ -43,6 +43,8 @@ pub struct McpServer {
     pub(crate) prefix: Option<String>,
     pub(crate) allow: Vec<Result<ToolPattern, ToolPatternError>>,
     pub(crate) deny: Vec<Result<ToolPattern, ToolPatternError>>,
+    /// What a transport given to `connect_with` is called.
+    given: Option<String>,
 }
 
 impl McpServer {
@@ -63,7 +65,7 @@ impl McpServer {
     }
 
     fn at(name: String, target: Target) -> Self {
-        McpServer { name, target, prefix: None, allow: Vec::new(), deny: Vec::new() }
+        McpServer { name, target, prefix: None, allow: Vec::new(), deny: Vec::new(), given: None }
     }
 
     /// A server reached over a transport given to [`connect_with`](McpServer::connect_with):
@@ -133,7 +135,9 @@ impl McpServer {
                 .collect::<Vec<_>>()
                 .join(" "),
             Target::Http { url, .. } => url.clone(),
-            Target::Given => "a transport of its own".to_owned(),
+            Target::Given => {
+                self.given.clone().unwrap_or_else(|| "a transport of its own".to_owned())
+            }
         }
     }
 
@@ -142,63 +146,14 @@ impl McpServer {
     /// is an error naming it.
     pub async fn connect(self) -> Result<McpTools, McpError> {
         self.check_patterns()?;
-        let command = self.target();
-        let (program, args, envs) = match &self.target {
-            Target::Stdio { program, args, envs } => (program, args, envs),
-            Target::Http { url, bearer, headers } => {
-                let config = http_config(&self.name, url, bearer.as_deref(), headers)?;
-                let transport = StreamableHttpClientTransport::from_config(config);
-                return self
-                    .start(transport, command, Arc::new(Mutex::new(String::new())), None)
-                    .await;
-            }
-            Target::Given => {
-                return Err(McpError::Initialize {
-                    server: self.name,
-                    target: command,
-                    message: "it has no command or URL: connect it with `connect_with`".to_owned(),
-                    stderr: String::new(),
-                });
-            }
-        };
-        let mut process = tokio::process::Command::new(program);
-        process.args(args).envs(envs.iter().map(|(key, value)| (key, value)));
-        let (transport, stderr) = TokioChildProcess::builder(process)
-            .stderr(Stdio::piped())
-            .spawn()
-            .map_err(|source| McpError::Start {
-                server: self.name.clone(),
-                command: command.clone(),
-                source,
-            })?;
-        let captured = Arc::new(Mutex::new(String::new()));
-        let reader = stderr.map(|mut stderr| {
-            let captured = Arc::clone(&captured);
-            tokio::spawn(async move {
-                let mut buffer = [0; 4096];
-                while let Ok(read) = stderr.read(&mut buffer).await {
-                    if read == 0 {
-                        break;
-                    }
-                    let mut kept = captured.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-                    kept.push_str(&String::from_utf8_lossy(&buffer[..read]));
-                    // The last 16 KiB are enough to say why a server stopped.
-                    if kept.len() > 32 * 1024 {
-                        let cut = kept.len() - 16 * 1024;
-                        let cut =
-                            (cut..kept.len()).find(|&at| kept.is_char_boundary(at)).unwrap_or(cut);
-                        kept.drain(..cut);
-                    }
-                }
-            })
-        });
-        self.start(transport, command, captured, reader).await
+        let opened = self.open().await?;
+        McpTools::list(self, opened, true).await
     }
 
     /// Connects over a transport of one's own (an in-memory pipe, a socket): `target` names it
-    /// in errors.
+    /// in errors. Such a connection is not made again if it closes.
     pub async fn connect_with<T, E, A>(
-        self,
+        mut self,
         transport: T,
         target: impl Into<String>,
     ) -> Result<McpTools, McpError>
@@ -207,7 +162,10 @@ impl McpServer {
         E: std::error::Error + Send + Sync + 'static,
     {
         self.check_patterns()?;
-        self.start(transport, target.into(), Arc::new(Mutex::new(String::new())), None).await
+        self.given = Some(target.into());
+        let opened =
+            self.initialize(transport, Arc::new(Mutex::new(String::new())), None, None).await?;
+        McpTools::list(self, opened, false).await
     }
 
     /// An allow or deny pattern that is none, before anything starts.
@@ -218,40 +176,103 @@ impl McpServer {
         }
     }
 
-    async fn start<T, E, A>(
-        self,
+    /// Starts the server's process, or reaches its URL, and initializes: what connecting and
+    /// reconnecting share.
+    pub(crate) async fn open(&self) -> Result<Opened, McpError> {
+        let command = self.target();
+        let (program, args, envs) = match &self.target {
+            Target::Stdio { program, args, envs } => (program, args, envs),
+            Target::Http { url, bearer, headers } => {
+                let config = http_config(&self.name, url, bearer.as_deref(), headers)?;
+                let transport = StreamableHttpClientTransport::from_config(config);
+                return self
+                    .initialize(transport, Arc::new(Mutex::new(String::new())), None, None)
+                    .await;
+            }
+            Target::Given => {
+                return Err(McpError::Initialize {
+                    server: self.name.clone(),
+                    target: command,
+                    message: "it has no command or URL to connect again by".to_owned(),
+                    stderr: String::new(),
+                });
+            }
+        };
+        let mut process = tokio::process::Command::new(program);
+        process.args(args).envs(envs.iter().map(|(key, value)| (key, value)));
+        let (transport, stderr) = TokioChildProcess::builder(process)
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|source| McpError::Start { server: self.name.clone(), command, source })?;
+        let pid = transport.id();
+        let captured = Arc::new(Mutex::new(String::new()));
+        let reader = stderr.map(|stderr| tokio::spawn(keep_stderr(stderr, Arc::clone(&captured))));
+        self.initialize(transport, captured, reader, pid).await
+    }
+
+    async fn initialize<T, E, A>(
+        &self,
         transport: T,
-        target: String,
         stderr: Arc<Mutex<String>>,
         reader: Option<tokio::task::JoinHandle<()>>,
-    ) -> Result<McpTools, McpError>
+        pid: Option<u32>,
+    ) -> Result<Opened, McpError>
     where
         T: IntoTransport<RoleClient, E, A>,
         E: std::error::Error + Send + Sync + 'static,
     {
-        let service = match Client.serve(transport).await {
-            Ok(service) => service,
+        match Client.serve(transport).await {
+            Ok(service) => Ok(Opened { service, stderr, pid }),
             Err(error) => {
                 // A server that quit wrote why to its stderr: read to its end (briefly).
                 if let Some(reader) = reader {
                     let _ = tokio::time::timeout(std::time::Duration::from_secs(2), reader).await;
                 }
-                let said = stderr.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).clone();
-                let stderr = if said.trim().is_empty() {
-                    String::new()
-                } else {
-                    format!("\nits stderr:\n{}", said.trim_end())
-                };
-                return Err(McpError::Initialize {
-                    server: self.name,
-                    target,
+                Err(McpError::Initialize {
+                    server: self.name.clone(),
+                    target: self.target(),
                     message: error.to_string(),
-                    stderr,
-                });
+                    stderr: stderr_note(&stderr),
+                })
             }
-        };
-        let connection = Connection { name: self.name.clone(), target, service, stderr };
-        McpTools::list(self, connection).await
+        }
+    }
+}
+
+/// A started, initialized server.
+pub(crate) struct Opened {
+    pub(crate) service: RunningService<RoleClient, Client>,
+    /// What its process has written to its stderr (empty for the other transports).
+    pub(crate) stderr: Arc<Mutex<String>>,
+    /// Its process's id, when it is a child process.
+    pub(crate) pid: Option<u32>,
+}
+
+/// What a server wrote to its stderr, as an error's last lines: empty, or a newline and the
+/// text.
+pub(crate) fn stderr_note(stderr: &Mutex<String>) -> String {
+    let said = stderr.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    if said.trim().is_empty() {
+        String::new()
+    } else {
+        format!("\nits stderr:\n{}", said.trim_end())
+    }
+}
+
+/// Keeps the last 16–32 KiB a server writes to its stderr: enough to say why it stopped.
+async fn keep_stderr(mut stderr: tokio::process::ChildStderr, kept: Arc<Mutex<String>>) {
+    let mut buffer = [0; 4096];
+    while let Ok(read) = stderr.read(&mut buffer).await {
+        if read == 0 {
+            break;
+        }
+        let mut kept = kept.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        kept.push_str(&String::from_utf8_lossy(&buffer[..read]));
+        if kept.len() > 32 * 1024 {
+            let cut = kept.len() - 16 * 1024;
+            let cut = (cut..kept.len()).find(|&at| kept.is_char_boundary(at)).unwrap_or(cut);
+            kept.drain(..cut);
+        }
     }
 }
 

@@ -1,23 +1,61 @@
 //! The tools of connected MCP servers as an agent's [`ToolSet`]: the agent's loop calls them,
 //! so every tool hook sees their calls as it sees a native tool's.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use agentix::{ToolCall, ToolFailure, ToolResult, ToolSet, ToolSpec, Turn};
+use rmcp::ServiceError;
 use rmcp::model::CallToolRequestParams;
-use rmcp::service::{RoleClient, RunningService};
 
 use crate::error::McpError;
 use crate::result::output;
-use crate::server::{Client, McpServer};
+use crate::server::{McpServer, Opened, stderr_note};
 
-/// A connected server: its name, how it was reached, the running client, and what it wrote
-/// to its standard error.
+/// A connected server: its name, how it was reached (and how to reach it again), the running
+/// client, and what its process wrote to its standard error.
 pub(crate) struct Connection {
     pub(crate) name: String,
     pub(crate) target: String,
-    pub(crate) service: RunningService<RoleClient, Client>,
-    pub(crate) stderr: Arc<Mutex<String>>,
+    /// How to start it again, if it can be: not a transport given to `connect_with`.
+    again: Option<McpServer>,
+    open: tokio::sync::RwLock<Arc<Opened>>,
+    /// Whether a call found the connection closed (the client may not have noticed yet).
+    broken: AtomicBool,
+}
+
+impl Connection {
+    /// The running client, made again once if the connection closed (a server that died): a
+    /// call that was running when it died has failed already, and is not repeated.
+    async fn current(&self) -> Result<Arc<Opened>, String> {
+        let open = self.open.read().await.clone();
+        if !self.broken.load(Ordering::Acquire) && !open.service.is_closed() {
+            return Ok(open);
+        }
+        let Some(server) = &self.again else {
+            return Err(
+                "its connection closed, and a transport given to `connect_with` is not made again"
+                    .to_owned(),
+            );
+        };
+        let mut slot = self.open.write().await;
+        if !self.broken.load(Ordering::Acquire) && !slot.service.is_closed() {
+            return Ok(slot.clone());
+        }
+        let reopened = server.open().await.map_err(|error| {
+            format!("its connection closed, and connecting again failed: {error}")
+        })?;
+        *slot = Arc::new(reopened);
+        self.broken.store(false, Ordering::Release);
+        Ok(slot.clone())
+    }
+
+    fn stderr(&self) -> Arc<Mutex<String>> {
+        match self.open.try_read() {
+            Ok(open) => Arc::clone(&open.stderr),
+            Err(_) => Arc::default(),
+        }
+    }
 }
 
 /// One tool as the agent offers it: the name the model calls, the server's own name for it,
@@ -46,12 +84,25 @@ impl std::fmt::Debug for McpTools {
 }
 
 impl McpTools {
-    /// Lists the server's tools, keeps those allowed and not denied, and names them.
-    pub(crate) async fn list(server: McpServer, connection: Connection) -> Result<Self, McpError> {
+    /// Lists the server's tools, keeps those allowed and not denied, and names them;
+    /// `again`: whether the server can be connected to again if its connection closes.
+    pub(crate) async fn list(
+        server: McpServer,
+        opened: Opened,
+        again: bool,
+    ) -> Result<Self, McpError> {
+        let connection = Connection {
+            name: server.name.clone(),
+            target: server.target(),
+            again: again.then(|| server.clone()),
+            open: tokio::sync::RwLock::new(Arc::new(opened)),
+            broken: AtomicBool::new(false),
+        };
         let allow = server.allow.into_iter().collect::<Result<Vec<_>, _>>()?;
         let deny = server.deny.into_iter().collect::<Result<Vec<_>, _>>()?;
+        let service = Arc::clone(&*connection.open.read().await);
         let listed =
-            connection.service.list_all_tools().await.map_err(|error| McpError::ListTools {
+            service.service.list_all_tools().await.map_err(|error| McpError::ListTools {
                 server: connection.name.clone(),
                 target: connection.target.clone(),
                 message: error.to_string(),
@@ -116,7 +167,16 @@ impl McpTools {
     /// other transports).
     pub fn stderr(&self, server: &str) -> Option<String> {
         let server = self.servers.iter().find(|connection| connection.name == server)?;
-        Some(server.stderr.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).clone())
+        let stderr = server.stderr();
+        let said = stderr.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).clone();
+        Some(said)
+    }
+
+    /// The process id of the named server, when it runs as a child process (for supervision:
+    /// it is started again when its connection closes).
+    pub fn process_id(&self, server: &str) -> Option<u32> {
+        let server = self.servers.iter().find(|connection| connection.name == server)?;
+        server.open.try_read().ok()?.pid
     }
 }
 
@@ -137,12 +197,25 @@ impl ToolSet for McpTools {
             }
         };
         let request = CallToolRequestParams::new(tool.on_server.clone()).with_arguments(arguments);
-        let result = match server.service.call_tool(request).await {
+        let open = match server.current().await {
+            Ok(open) => open,
+            Err(why) => {
+                let message =
+                    format!("the MCP server `{}` ({}) is gone: {why}", server.name, server.target);
+                return Some(ToolResult::failure(call, ToolFailure::Failed { message }));
+            }
+        };
+        let result = match open.service.call_tool(request).await {
             Ok(result) => result,
             Err(error) => {
+                if matches!(error, ServiceError::TransportClosed | ServiceError::TransportSend(_)) {
+                    server.broken.store(true, Ordering::Release);
+                }
                 let message = format!(
-                    "the MCP server `{}` ({}) failed the call: {error}",
-                    server.name, server.target
+                    "the MCP server `{}` ({}) failed the call: {error}{}",
+                    server.name,
+                    server.target,
+                    stderr_note(&open.stderr)
                 );
                 return Some(ToolResult::failure(call, ToolFailure::Failed { message }));
             }

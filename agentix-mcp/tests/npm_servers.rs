@@ -180,3 +180,39 @@ async fn a_header_that_is_not_one_is_an_error_naming_it() {
         .unwrap_err();
     assert!(error.to_string().contains("the header name `not a header`"), "{error}");
 }
+
+#[tokio::test]
+#[ignore = "needs the npm servers: scripts/mcp-servers.sh"]
+async fn server_everything_killed_mid_call_fails_that_call_and_is_started_again_for_the_next() {
+    let everything = McpServer::stdio("everything", binary("AGENTIX_MCP_EVERYTHING"))
+        .allow("echo")
+        .allow("trigger-long-running-operation")
+        .connect()
+        .await
+        .unwrap();
+    let pid = everything.process_id("everything").expect("a child process");
+    let model = ScriptedModel::new()
+        .tool_call(
+            "everything__trigger-long-running-operation",
+            json!({ "duration": 20, "steps": 5 }),
+        )
+        .tool_call("everything__echo", json!({ "message": "back" }))
+        .text("done");
+    let agent = Agent::builder(model).tools(everything).build();
+    // Killed while its long operation runs.
+    let killer = tokio::spawn(async move {
+        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+        let killed = std::process::Command::new("kill").args(["-9", &pid.to_string()]).status();
+        assert!(killed.unwrap().success(), "kill -9 {pid}");
+    });
+    let mut conversation = Conversation::new();
+    agent.run(&mut conversation, "go").await.unwrap();
+    killer.await.unwrap();
+    let results = results(&conversation);
+    let Some(ToolFailure::Failed { message }) = &results[0].error else {
+        panic!("{:?}", results[0])
+    };
+    assert!(message.starts_with("the MCP server `everything` ("), "{message}");
+    assert!(results[1].error.is_none(), "{:?}", results[1]);
+    assert_eq!(results[1].output, "Echo: back");
+}

@@ -310,3 +310,137 @@ async fn a_hook_on_a_tool_pattern_runs_on_the_calls_it_names_and_no_others() {
     );
     assert_eq!(errors[2], None, "the pattern names the toys server's tools only");
 }
+
+/// A server whose one tool never answers, and says when it is told to stop.
+#[derive(Clone)]
+struct Stuck(Arc<tokio::sync::Notify>);
+
+impl ServerHandler for Stuck {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(vec![Tool::new("wait", "Waits.", schema(json!({})))]))
+    }
+
+    async fn call_tool(
+        &self,
+        _request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        context.ct.cancelled().await;
+        self.0.notify_one();
+        Err(ErrorData::internal_error("cancelled", None))
+    }
+}
+
+#[tokio::test]
+async fn a_call_past_the_tool_timeout_is_cancelled_on_the_server() {
+    let cancelled = Arc::new(tokio::sync::Notify::new());
+    let (ours, theirs) = tokio::io::duplex(64 * 1024);
+    let server = Stuck(cancelled.clone());
+    tokio::spawn(async move {
+        if let Ok(running) = server.serve(theirs).await {
+            let _ = running.waiting().await;
+        }
+    });
+    let stuck = McpServer::named("stuck").connect_with(ours, "a pipe").await.unwrap();
+    let model = ScriptedModel::new().tool_call("stuck__wait", json!({})).text("done");
+    let agent = Agent::builder(model).tools(stuck).build();
+    let config = agentix::Config {
+        tool_timeout: Some(std::time::Duration::from_millis(100)),
+        ..agentix::Config::default()
+    };
+    let mut conversation = Conversation::with_config(config);
+    agent.run(&mut conversation, "go").await.unwrap();
+    let timed_out = conversation.log().iter().any(|entry| {
+        matches!(entry, Entry::ToolResults { results, .. }
+            if matches!(results[0].error, Some(ToolFailure::TimedOut { .. })))
+    });
+    assert!(timed_out, "{:?}", conversation.log());
+    // The dropped call told the server, which stopped.
+    tokio::time::timeout(std::time::Duration::from_secs(5), cancelled.notified())
+        .await
+        .expect("the server was told the call was cancelled");
+}
+
+/// A server whose `die` tool ends it mid-call; `echo` answers.
+#[derive(Clone)]
+struct Dies(Arc<tokio::sync::Notify>);
+
+impl ServerHandler for Dies {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(vec![
+            Tool::new("die", "Ends the server.", schema(json!({}))),
+            Tool::new("echo", "Says it back.", schema(json!({}))),
+        ]))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        if &*request.name == "die" {
+            self.0.notify_one();
+            std::future::pending::<()>().await;
+        }
+        Ok(CallToolResult::success(vec![ContentBlock::text("still here")]).into())
+    }
+}
+
+#[tokio::test]
+async fn a_server_that_dies_mid_call_fails_the_call_naming_it_and_a_given_pipe_is_not_made_again() {
+    let dying = Arc::new(tokio::sync::Notify::new());
+    let (ours, theirs) = tokio::io::duplex(64 * 1024);
+    let server = Dies(dying.clone());
+    let running = tokio::spawn(async move {
+        if let Ok(running) = server.serve(theirs).await {
+            let _ = running.waiting().await;
+        }
+    });
+    tokio::spawn(async move {
+        dying.notified().await;
+        running.abort();
+    });
+    let tools = McpServer::named("mortal").connect_with(ours, "a pipe").await.unwrap();
+    let model = ScriptedModel::new()
+        .tool_call("mortal__die", json!({}))
+        .tool_call("mortal__echo", json!({}))
+        .text("done");
+    let agent = Agent::builder(model).tools(tools).build();
+    let mut conversation = Conversation::new();
+    agent.run(&mut conversation, "go").await.unwrap();
+    let failures: Vec<String> = conversation
+        .log()
+        .iter()
+        .filter_map(|entry| match entry {
+            Entry::ToolResults { results, .. } => Some(results),
+            _ => None,
+        })
+        .flatten()
+        .map(|result| match &result.error {
+            Some(ToolFailure::Failed { message }) => message.clone(),
+            other => format!("{other:?}"),
+        })
+        .collect();
+    assert!(
+        failures[0].starts_with("the MCP server `mortal` (a pipe) failed the call"),
+        "{failures:?}"
+    );
+    assert!(failures[1].contains("the MCP server `mortal` (a pipe) is gone"), "{failures:?}");
+    assert!(failures[1].contains("not made again"), "{failures:?}");
+}
