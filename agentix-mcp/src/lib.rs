@@ -30,7 +30,7 @@ mod tools;
 
 pub use error::McpError;
 pub use server::McpServer;
-pub use tools::McpTools;
+pub use tools::{IDEMPOTENCY_KEY, McpTools};
 
 /// The MCP SDK this crate is built on, for a transport of one's own
 /// ([`McpServer::connect_with`]).

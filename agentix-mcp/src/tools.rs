@@ -6,11 +6,15 @@ use std::sync::{Arc, Mutex};
 
 use agentix::{ToolCall, ToolFailure, ToolResult, ToolSet, ToolSpec, Turn};
 use rmcp::ServiceError;
-use rmcp::model::CallToolRequestParams;
+use rmcp::model::{CallToolRequestParams, RequestMetaObject};
 
 use crate::error::McpError;
 use crate::result::output;
 use crate::server::{McpServer, Opened, stderr_note};
+
+/// The `_meta` key a tool call's idempotency key goes under
+/// ([`Turn::idempotency_key`](agentix::Turn::idempotency_key)).
+pub const IDEMPOTENCY_KEY: &str = "dev.agentix/idempotencyKey";
 
 /// A connected server: its name, how it was reached (and how to reach it again), the running
 /// client, and what its process wrote to its standard error.
@@ -185,7 +189,7 @@ impl ToolSet for McpTools {
         specs.extend(self.tools.iter().map(|tool| tool.spec.clone()));
     }
 
-    async fn call(&self, call: &ToolCall, _turn: &Turn) -> Option<ToolResult> {
+    async fn call(&self, call: &ToolCall, turn: &Turn) -> Option<ToolResult> {
         let tool = self.tools.iter().find(|tool| tool.name == call.name)?;
         let server = &self.servers[tool.server];
         let arguments = match &call.arguments {
@@ -196,7 +200,13 @@ impl ToolSet for McpTools {
                 return Some(ToolResult::failure(call, ToolFailure::InvalidArguments { message }));
             }
         };
-        let request = CallToolRequestParams::new(tool.on_server.clone()).with_arguments(arguments);
+        let mut request =
+            CallToolRequestParams::new(tool.on_server.clone()).with_arguments(arguments);
+        // The call's key, the same however often it is attempted: a server that acts on
+        // something can apply a repeated call once.
+        let mut meta = RequestMetaObject::default();
+        meta.0.0.insert(IDEMPOTENCY_KEY.to_owned(), turn.idempotency_key(call).into());
+        request.meta = Some(meta);
         let open = match server.current().await {
             Ok(open) => open,
             Err(why) => {

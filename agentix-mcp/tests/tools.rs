@@ -45,13 +45,14 @@ impl ServerHandler for Toys {
             Tool::new("add", "Adds two numbers.", schema(json!({ "a": {}, "b": {} }))),
             Tool::new("fails", "Always fails.", schema(json!({}))),
             Tool::new("picture", "A caption and a picture.", schema(json!({}))),
+            Tool::new("meta", "Says what `_meta` it got.", schema(json!({}))),
         ]))
     }
 
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let argument = |name: &str| request.arguments.as_ref().and_then(|a| a.get(name)).cloned();
         let result = match &*request.name {
@@ -68,6 +69,7 @@ impl ServerHandler for Toys {
                 ContentBlock::text("a red square"),
                 ContentBlock::image("aGVsbG8=", "image/png"),
             ]),
+            "meta" => CallToolResult::structured(Value::Object(context.meta.0.0.clone())),
             other => return Err(ErrorData::invalid_params(format!("no tool {other}"), None)),
         };
         Ok(result.into())
@@ -90,11 +92,11 @@ async fn the_servers_tools_are_listed_under_its_prefix_and_filtered_by_globs() {
     let all = toys(McpServer::named("toys")).await.unwrap();
     assert_eq!(
         all.names().collect::<Vec<_>>(),
-        ["toys__echo", "toys__add", "toys__fails", "toys__picture"]
+        ["toys__echo", "toys__add", "toys__fails", "toys__picture", "toys__meta"]
     );
 
     let some = toys(McpServer::named("toys").prefix("t").allow("*e*").deny("fails")).await.unwrap();
-    assert_eq!(some.names().collect::<Vec<_>>(), ["t__echo", "t__picture"]);
+    assert_eq!(some.names().collect::<Vec<_>>(), ["t__echo", "t__picture", "t__meta"]);
 
     let bare = toys(McpServer::named("toys").prefix("")).await.unwrap();
     assert_eq!(bare.names().next(), Some("echo"));
@@ -443,4 +445,25 @@ async fn a_server_that_dies_mid_call_fails_the_call_naming_it_and_a_given_pipe_i
     );
     assert!(failures[1].contains("the MCP server `mortal` (a pipe) is gone"), "{failures:?}");
     assert!(failures[1].contains("not made again"), "{failures:?}");
+}
+
+#[tokio::test]
+async fn a_call_carries_its_idempotency_key_in_meta() {
+    let model = ScriptedModel::new().tool_call("toys__meta", json!({})).text("done");
+    let agent = Agent::builder(model).tools(toys(McpServer::named("toys")).await.unwrap()).build();
+    let mut conversation = Conversation::new().with_id("chat-7");
+    agent.run(&mut conversation, "go").await.unwrap();
+    let (call_id, output) = conversation
+        .log()
+        .iter()
+        .find_map(|entry| match entry {
+            Entry::ToolResults { results, .. } => {
+                Some((results[0].call_id.clone(), results[0].output.clone()))
+            }
+            _ => None,
+        })
+        .unwrap();
+    let meta: Value = serde_json::from_str(&output).unwrap();
+    let key = meta[agentix_mcp::IDEMPOTENCY_KEY].as_str().unwrap_or_default();
+    assert!(key.starts_with("chat-7/") && key.ends_with(&format!("/{call_id}")), "{meta}");
 }
