@@ -32,6 +32,11 @@ pub use error::McpError;
 pub use server::McpServer;
 pub use tools::{IDEMPOTENCY_KEY, McpTools};
 
+/// The guide's chapter on MCP servers (`docs/mcp.md`), its examples compiled as doctests.
+#[doc = include_str!("../../docs/mcp.md")]
+#[cfg(doctest)]
+pub struct Guide;
+
 /// The MCP SDK this crate is built on, for a transport of one's own
 /// ([`McpServer::connect_with`]).
 pub use rmcp;
