@@ -4,7 +4,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
-use agentix::{ToolCall, ToolFailure, ToolResult, ToolSet, ToolSpec, Turn};
+use agentix::{ToolCall, ToolFailure, ToolOrigin, ToolResult, ToolSet, ToolSpec, Turn};
 use rmcp::ServiceError;
 use rmcp::model::{CallToolRequestParams, RequestMetaObject};
 
@@ -21,6 +21,8 @@ pub const IDEMPOTENCY_KEY: &str = "dev.agentix/idempotencyKey";
 pub(crate) struct Connection {
     pub(crate) name: String,
     pub(crate) target: String,
+    /// The server as hooks read it on the turn.
+    origin: Arc<ToolOrigin>,
     /// How to start it again, if it can be: not a transport given to `connect_with`.
     again: Option<McpServer>,
     open: tokio::sync::RwLock<Arc<Opened>>,
@@ -98,6 +100,7 @@ impl McpTools {
         let connection = Connection {
             name: server.name.clone(),
             target: server.target(),
+            origin: Arc::new(ToolOrigin::new("mcp", server.name.clone(), server.target())),
             again: again.then(|| server.clone()),
             open: tokio::sync::RwLock::new(Arc::new(opened)),
             broken: AtomicBool::new(false),
@@ -185,8 +188,15 @@ impl McpTools {
 }
 
 impl ToolSet for McpTools {
+    const HAS_ORIGINS: bool = true;
+
     fn specs(&self, specs: &mut Vec<ToolSpec>) {
         specs.extend(self.tools.iter().map(|tool| tool.spec.clone()));
+    }
+
+    fn origin(&self, name: &str) -> Option<Arc<ToolOrigin>> {
+        let tool = self.tools.iter().find(|tool| tool.name == name)?;
+        Some(Arc::clone(&self.servers[tool.server].origin))
     }
 
     async fn call(&self, call: &ToolCall, turn: &Turn) -> Option<ToolResult> {

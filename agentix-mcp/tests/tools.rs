@@ -467,3 +467,39 @@ async fn a_call_carries_its_idempotency_key_in_meta() {
     let key = meta[agentix_mcp::IDEMPOTENCY_KEY].as_str().unwrap_or_default();
     assert!(key.starts_with("chat-7/") && key.ends_with(&format!("/{call_id}")), "{meta}");
 }
+
+/// Records which server each call's tool comes from, as the turn says.
+struct Origins(Seen);
+
+#[hook]
+impl agentix::Hook for Origins {
+    async fn before_tool(&self, call: &mut ToolCall, turn: &mut Turn) -> Verdict<BeforeTool> {
+        let origin = turn
+            .tool_origin()
+            .map(|origin| format!("{} {} {}", origin.kind, origin.name, origin.address));
+        self.0.lock().unwrap().push(format!(
+            "{}: {}",
+            call.name,
+            origin.unwrap_or_else(|| "native".into())
+        ));
+        Verdict::Continue
+    }
+}
+
+#[tokio::test]
+async fn hooks_read_the_server_a_call_goes_to_on_the_turn() {
+    let trace = seen();
+    let model = ScriptedModel::new()
+        .tool_call("toys__echo", json!({ "message": "hi" }))
+        .tool_call("other__add", json!({ "a": 1, "b": 2 }))
+        .text("done");
+    let ours = toys(McpServer::named("toys")).await.unwrap();
+    let other = toys(McpServer::named("other")).await.unwrap();
+    let agent =
+        Agent::builder(model).tools(ours.join(other).unwrap()).hook(Origins(trace.clone())).build();
+    agent.run(&mut Conversation::new(), "go").await.unwrap();
+    assert_eq!(
+        *trace.lock().unwrap(),
+        ["toys__echo: mcp toys an in-memory pipe", "other__add: mcp other an in-memory pipe"]
+    );
+}

@@ -86,7 +86,7 @@ pub use scope::{Scope, ScopeError, ScopeValue};
 pub use stream::StreamEvent;
 pub use tool::{
     Arguments, AsTool, IntoTool, MakesTool, NameList, NoTools, OutputHooks, Tool, ToolId,
-    ToolPattern, ToolPatternError, ToolSet, ToolSpec, Toolbox,
+    ToolOrigin, ToolPattern, ToolPatternError, ToolSet, ToolSpec, Toolbox,
 };
 pub use transform::{PatternError, Redactor, StreamTransformer};
 pub use turn::{Injection, Turn};

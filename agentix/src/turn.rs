@@ -2,7 +2,7 @@
 
 use std::borrow::Cow;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use serde::{Deserialize, Serialize};
 
@@ -18,6 +18,7 @@ use crate::model::Usage;
 use crate::scope::Scope;
 use crate::task::{PlanId, TaskContext, TaskId, TaskTag};
 use crate::tool::ToolId;
+use crate::tool::spec::ToolOrigin;
 use crate::verdict::Halt;
 
 /// The tool a call names, as per-tool `before_tool` hooks ask it.
@@ -100,6 +101,9 @@ pub struct Turn {
     /// The tool the call at hand names, for per-tool `before_tool` hooks.
     #[serde(skip)]
     pub(crate) tool_in_hand: InHand,
+    /// Where the tool the call at hand names comes from, if its tool set knows.
+    #[serde(skip)]
+    pub(crate) tool_origin: Option<Arc<ToolOrigin>>,
     #[serde(skip)]
     blame: Mutex<Blame>,
     /// Whether `blame` holds anything but `Nobody`: a successful call, the usual case, then
@@ -230,6 +234,7 @@ impl Turn {
             running_component: None,
             aborted: OnceLock::new(),
             tool_in_hand: InHand::Unsought,
+            tool_origin: None,
             blame: Mutex::default(),
             blamed: AtomicBool::new(false),
             tool_call_id: Mutex::default(),
@@ -284,6 +289,13 @@ impl Turn {
     /// Hands a tool that asked the id of its call, for its run (`None` after).
     pub(crate) fn hand_call_id(&self, id: Option<&str>) {
         *crate::lock(&self.tool_call_id) = id.map(Box::from);
+    }
+
+    /// Where the tool of the call at hand comes from — an MCP server's name and address — during
+    /// that call's tool events (`before_tool`, `wrap_tool`, `after_tool`, `tool_error`), if its
+    /// tool set knows ([`ToolSet::origin`](crate::ToolSet::origin)); `None` for a native tool.
+    pub fn tool_origin(&self) -> Option<&ToolOrigin> {
+        self.tool_origin.as_deref()
     }
 
     /// A key naming one tool call for good: the conversation's id (`-` if it has none), the

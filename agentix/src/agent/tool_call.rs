@@ -54,7 +54,11 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
         for index in from..calls {
             let answered = answer.take();
             let ran = self.run_tool_call(index, &mut step, turn, observer, answered, committer);
-            if let Err(error) = ran.await {
+            let ran = ran.await;
+            if T::HAS_ORIGINS {
+                turn.tool_origin = None;
+            }
+            if let Err(error) = ran {
                 interruption = Some(error);
                 break;
             }
@@ -90,6 +94,9 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
     ) -> Result<(), Error> {
         let StepInFlight { message, results, started, ran, .. } = step;
         let call = nth_call(message, index);
+        if T::HAS_ORIGINS {
+            turn.tool_origin = self.tools.origin(&call.name);
+        }
         let refusal = match answered {
             None => {
                 if <P::Chain as Chain>::PER_TOOL {
@@ -138,6 +145,10 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
         if let Some((by, reason)) = refusal {
             results.push(ToolResult::failure(call, ToolFailure::Rejected { by, reason }));
             return Ok(());
+        }
+        // A `before_tool` hook may have renamed the call: its origin is the new name's.
+        if T::HAS_ORIGINS {
+            turn.tool_origin = self.tools.origin(&call.name);
         }
 
         fire(observer, turn, EventKind::WrapTool);

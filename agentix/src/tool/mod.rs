@@ -15,7 +15,7 @@ pub(crate) mod pattern;
 pub(crate) mod spec;
 
 pub use pattern::{ToolPattern, ToolPatternError};
-pub use spec::{ToolId, ToolSpec};
+pub use spec::{ToolId, ToolOrigin, ToolSpec};
 
 /// A tool with typed arguments and output. The model sees its name, description and the JSON
 /// schema of [`Args`](Tool::Args); its arguments arrive as JSON and are deserialized before
@@ -187,6 +187,17 @@ pub trait ToolSet: Send + Sync {
         None
     }
 
+    /// Whether the set knows where some of its tools come from ([`origin`](Self::origin)): the
+    /// loop then asks, for each call, and the turn holds the answer for the call's hooks. A set
+    /// that does not pays nothing.
+    const HAS_ORIGINS: bool = false;
+
+    /// Where the tool called `name` comes from, if the set knows (an MCP server).
+    fn origin(&self, name: &str) -> Option<std::sync::Arc<ToolOrigin>> {
+        let _ = name;
+        None
+    }
+
     /// Runs the tool the call names, or returns `None` if the set has no such tool. Argument
     /// and tool failures are returned as failed results; the agent turns a panic into one too.
     fn call(&self, call: &ToolCall, turn: &Turn)
@@ -342,6 +353,12 @@ impl<Rest: ToolSet, T: Tool + 'static> ToolSet for Toolbox<Rest, T> {
 
     fn tool_id(&self, name: &str) -> Option<ToolId> {
         if name == T::NAME { Some(ToolId::of::<T>()) } else { self.rest.tool_id(name) }
+    }
+
+    const HAS_ORIGINS: bool = Rest::HAS_ORIGINS;
+
+    fn origin(&self, name: &str) -> Option<std::sync::Arc<ToolOrigin>> {
+        if name == T::NAME { None } else { self.rest.origin(name) }
     }
 
     fn call(

@@ -27,6 +27,27 @@ impl PartialEq for ToolId {
     }
 }
 
+/// Where a tool comes from, when the set that offers it knows: an MCP server's name and how
+/// it is reached. Hooks read it on the turn during a call's tool events
+/// ([`Turn::tool_origin`](crate::Turn::tool_origin)).
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ToolOrigin {
+    /// What kind of source: `"mcp"` for an MCP server.
+    pub kind: &'static str,
+    /// The source's name: the server's, as it was configured.
+    pub name: String,
+    /// How it is reached: a command line, or a URL.
+    pub address: String,
+}
+
+impl ToolOrigin {
+    /// An origin of `kind`, called `name`, reached at `address`.
+    pub fn new(kind: &'static str, name: impl Into<String>, address: impl Into<String>) -> Self {
+        ToolOrigin { kind, name: name.into(), address: address.into() }
+    }
+}
+
 /// What the model is told about a tool.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ToolSpec {
