@@ -2,31 +2,20 @@
 //! versions by `scripts/mcp-servers.sh` (run by `scripts/test`), which names their binaries
 //! in `AGENTIX_MCP_EVERYTHING` and `AGENTIX_MCP_FILESYSTEM`. Ignored in a plain `cargo test`.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 
 use agentix::event::BeforeTool;
-use agentix::{
-    Agent, Conversation, Entry, ScriptedModel, ToolCall, ToolFailure, ToolResult, Verdict, hook,
-};
+use agentix::{Agent, Conversation, ScriptedModel, ToolCall, ToolFailure, Verdict, hook};
 use agentix_mcp::McpServer;
+use common::tool_results;
 use serde_json::json;
 
 fn binary(variable: &str) -> PathBuf {
     std::env::var_os(variable).map(PathBuf::from).unwrap_or_else(|| {
         panic!("{variable} names the server's binary: run scripts/mcp-servers.sh")
     })
-}
-
-fn results(conversation: &Conversation) -> Vec<&ToolResult> {
-    conversation
-        .log()
-        .iter()
-        .filter_map(|entry| match entry {
-            Entry::ToolResults { results, .. } => Some(results),
-            _ => None,
-        })
-        .flatten()
-        .collect()
 }
 
 #[tokio::test]
@@ -54,7 +43,7 @@ async fn server_everything_over_stdio_echoes_sums_and_structures() {
     let agent = Agent::builder(model).tools(everything).build();
     let mut conversation = Conversation::new();
     agent.run(&mut conversation, "go").await.unwrap();
-    let results = results(&conversation);
+    let results = tool_results(&conversation);
     assert_eq!(results[0].output, "Echo: hi");
     assert!(results[1].output.contains('3'), "{:?}", results[1]);
     let structured: serde_json::Value = serde_json::from_str(&results[2].output).unwrap();
@@ -97,7 +86,7 @@ async fn a_before_tool_policy_keeps_server_filesystem_from_writing_outside_a_fol
     let mut conversation = Conversation::new();
     agent.run(&mut conversation, "write").await.unwrap();
 
-    let results = results(&conversation);
+    let results = tool_results(&conversation);
     assert!(
         matches!(&results[0].error, Some(ToolFailure::Rejected { by, .. }) if by == "writes_only_in_allowed"),
         "{:?}",
@@ -167,7 +156,7 @@ async fn server_everything_over_streamable_http_with_a_bearer_and_a_header() {
     let agent = Agent::builder(model).tools(everything).build();
     let mut conversation = Conversation::new();
     agent.run(&mut conversation, "go").await.unwrap();
-    assert_eq!(results(&conversation)[0].output, "Echo: over http");
+    assert_eq!(tool_results(&conversation)[0].output, "Echo: over http");
     server.child.kill().await.unwrap();
 }
 
@@ -208,7 +197,7 @@ async fn server_everything_killed_mid_call_fails_that_call_and_is_started_again_
     let mut conversation = Conversation::new();
     agent.run(&mut conversation, "go").await.unwrap();
     killer.await.unwrap();
-    let results = results(&conversation);
+    let results = tool_results(&conversation);
     let Some(ToolFailure::Failed { message }) = &results[0].error else {
         panic!("{:?}", results[0])
     };

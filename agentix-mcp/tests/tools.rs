@@ -2,6 +2,8 @@
 //! pipe: listed, named, filtered, called, their results read, and every tool hook firing on
 //! their calls as on a native tool's.
 
+mod common;
+
 use std::sync::{Arc, Mutex};
 
 use agentix::event::{AfterTool, BeforeTool, ToolError};
@@ -10,13 +12,19 @@ use agentix::{
     Verdict, hook,
 };
 use agentix_mcp::{McpError, McpServer, McpTools};
+use common::{serve_in_memory, tool_results};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
     ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::{RequestContext, RoleServer};
-use rmcp::{ErrorData, ServerHandler, ServiceExt};
+use rmcp::{ErrorData, ServerHandler};
 use serde_json::{Value, json};
+
+/// What the test servers are: tool servers, nothing else.
+fn tools_only() -> ServerConfig {
+    ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+}
 
 /// A small MCP server: `echo`, `add` (structured), `fails` (a tool error), `picture`.
 #[derive(Clone)]
@@ -31,8 +39,7 @@ fn schema(properties: Value) -> Arc<serde_json::Map<String, Value>> {
 
 impl ServerHandler for Toys {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-            .with_server_info(Implementation::new("toys", "1.0.0"))
+        tools_only().with_server_info(Implementation::new("toys", "1.0.0"))
     }
 
     async fn list_tools(
@@ -78,12 +85,7 @@ impl ServerHandler for Toys {
 
 /// The toy server's tools, as an agent's tool set, over an in-memory pipe.
 async fn toys(server: McpServer) -> Result<McpTools, McpError> {
-    let (ours, theirs) = tokio::io::duplex(64 * 1024);
-    tokio::spawn(async move {
-        if let Ok(running) = Toys.serve(theirs).await {
-            let _ = running.waiting().await;
-        }
-    });
+    let (ours, _served) = serve_in_memory(Toys);
     server.connect_with(ours, "an in-memory pipe").await
 }
 
@@ -225,15 +227,7 @@ async fn results_read_as_text_structured_json_or_described_content() {
     let agent = Agent::builder(model).tools(toys(McpServer::named("toys")).await.unwrap()).build();
     let mut conversation = Conversation::new();
     agent.run(&mut conversation, "go").await.unwrap();
-    let results: Vec<&ToolResult> = conversation
-        .log()
-        .iter()
-        .filter_map(|entry| match entry {
-            Entry::ToolResults { results, .. } => Some(results),
-            _ => None,
-        })
-        .flatten()
-        .collect();
+    let results = tool_results(&conversation);
     assert_eq!(results[0].output, r#"{"sum":5}"#);
     assert_eq!(results[1].output, "a red square\n[image: image/png, 8 bytes of base64]");
     assert!(
@@ -295,16 +289,8 @@ async fn a_hook_on_a_tool_pattern_runs_on_the_calls_it_names_and_no_others() {
     let agent = Agent::builder(model).tools(ours.join(other).unwrap()).hook(only_echo).build();
     let mut conversation = Conversation::new();
     agent.run(&mut conversation, "go").await.unwrap();
-    let errors: Vec<Option<ToolFailure>> = conversation
-        .log()
-        .iter()
-        .filter_map(|entry| match entry {
-            Entry::ToolResults { results, .. } => Some(results),
-            _ => None,
-        })
-        .flatten()
-        .map(|result| result.error.clone())
-        .collect();
+    let errors: Vec<Option<ToolFailure>> =
+        tool_results(&conversation).into_iter().map(|result| result.error.clone()).collect();
     assert_eq!(errors[0], None);
     assert_eq!(
         errors[1],
@@ -319,7 +305,7 @@ struct Stuck(Arc<tokio::sync::Notify>);
 
 impl ServerHandler for Stuck {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+        tools_only()
     }
 
     async fn list_tools(
@@ -344,13 +330,7 @@ impl ServerHandler for Stuck {
 #[tokio::test]
 async fn a_call_past_the_tool_timeout_is_cancelled_on_the_server() {
     let cancelled = Arc::new(tokio::sync::Notify::new());
-    let (ours, theirs) = tokio::io::duplex(64 * 1024);
-    let server = Stuck(cancelled.clone());
-    tokio::spawn(async move {
-        if let Ok(running) = server.serve(theirs).await {
-            let _ = running.waiting().await;
-        }
-    });
+    let (ours, _served) = serve_in_memory(Stuck(cancelled.clone()));
     let stuck = McpServer::named("stuck").connect_with(ours, "a pipe").await.unwrap();
     let model = ScriptedModel::new().tool_call("stuck__wait", json!({})).text("done");
     let agent = Agent::builder(model).tools(stuck).build();
@@ -377,7 +357,7 @@ struct Dies(Arc<tokio::sync::Notify>);
 
 impl ServerHandler for Dies {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+        tools_only()
     }
 
     async fn list_tools(
@@ -407,13 +387,7 @@ impl ServerHandler for Dies {
 #[tokio::test]
 async fn a_server_that_dies_mid_call_fails_the_call_naming_it_and_a_given_pipe_is_not_made_again() {
     let dying = Arc::new(tokio::sync::Notify::new());
-    let (ours, theirs) = tokio::io::duplex(64 * 1024);
-    let server = Dies(dying.clone());
-    let running = tokio::spawn(async move {
-        if let Ok(running) = server.serve(theirs).await {
-            let _ = running.waiting().await;
-        }
-    });
+    let (ours, running) = serve_in_memory(Dies(dying.clone()));
     tokio::spawn(async move {
         dying.notified().await;
         running.abort();
@@ -426,14 +400,8 @@ async fn a_server_that_dies_mid_call_fails_the_call_naming_it_and_a_given_pipe_i
     let agent = Agent::builder(model).tools(tools).build();
     let mut conversation = Conversation::new();
     agent.run(&mut conversation, "go").await.unwrap();
-    let failures: Vec<String> = conversation
-        .log()
-        .iter()
-        .filter_map(|entry| match entry {
-            Entry::ToolResults { results, .. } => Some(results),
-            _ => None,
-        })
-        .flatten()
+    let failures: Vec<String> = tool_results(&conversation)
+        .into_iter()
         .map(|result| match &result.error {
             Some(ToolFailure::Failed { message }) => message.clone(),
             other => format!("{other:?}"),
