@@ -1,6 +1,6 @@
 //! The journal: every effect of a turn — each model call, each tool call, each approval, each
-//! summary — passes through a [`Journal`] as a named step, so that a turn run again after a
-//! crash replays what completed instead of doing it twice.
+//! summary, the tools a changing set offered — passes through a [`Journal`] as a named step, so
+//! that a turn run again after a crash replays what completed instead of doing it twice.
 
 use std::fmt;
 use std::future::Future;
@@ -44,6 +44,14 @@ pub enum JournalStep<'a> {
         /// Which attempt, from 1.
         attempt: u32,
     },
+    /// The tools a step offered the model, from a tool set whose list can change (an MCP
+    /// server's): a replay offers the list recorded, however the server changed since.
+    Tools {
+        /// The turn.
+        turn: TurnRef,
+        /// The step, from 0.
+        step: u32,
+    },
     /// The approver's answer to an escalated call.
     Approval {
         /// The turn.
@@ -82,6 +90,7 @@ impl JournalStep<'_> {
         match *self {
             JournalStep::Model { turn, .. }
             | JournalStep::Tool { turn, .. }
+            | JournalStep::Tools { turn, .. }
             | JournalStep::Approval { turn, .. }
             | JournalStep::Opened { turn }
             | JournalStep::Resumed { turn, .. }
@@ -110,6 +119,7 @@ impl fmt::Display for JournalStep<'_> {
                 }
                 f.write_str(")")
             }
+            JournalStep::Tools { turn, step } => write!(f, "tools ({turn}, step {step})"),
             JournalStep::Approval { turn, step, name, call } => {
                 write!(f, "approval {name} ({turn}, step {step}, {call})")
             }

@@ -70,7 +70,7 @@ pub use agent::{Agent, AgentBuilder, AnyAgent, BoxedAgent, TurnRun};
 pub use agentix_macros::hook;
 #[doc = include_str!("../docs/tool.md")]
 pub use agentix_macros::tool;
-pub use approval::{Approval, Approver, NoApprover, PendingApproval, Suspension};
+pub use approval::{Approval, Approver, NoApprover, PendingApproval, Question, Suspension};
 pub use commit::{Commit, CommitError, ModelCall};
 pub use context::{AuditLog, AuditSink, CharsPerToken, Summarizer, TokenCounter, fence};
 pub use conversation::{Config, Conversation, Entry, InvalidLog, LogProblem, TurnRef};
@@ -86,7 +86,7 @@ pub use scope::{Scope, ScopeError, ScopeValue};
 pub use stream::StreamEvent;
 pub use tool::{
     Arguments, AsTool, IntoTool, MakesTool, NameList, NoTools, OutputHooks, Tool, ToolId,
-    ToolOrigin, ToolPattern, ToolPatternError, ToolSet, ToolSpec, Toolbox,
+    ToolOrigin, ToolPattern, ToolPatternError, ToolProgress, ToolSet, ToolSpec, Toolbox,
 };
 pub use transform::{PatternError, Redactor, StreamTransformer};
 pub use turn::{Injection, Turn};

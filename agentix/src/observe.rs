@@ -4,11 +4,12 @@ use std::fmt;
 use std::sync::OnceLock;
 
 use crate::Outcome;
-use crate::approval::Approval;
+use crate::approval::record::{Approval, Question};
 use crate::conversation::TurnRef;
 use crate::error::{Component, Error};
 use crate::event::EventKind;
 use crate::message::{ToolCall, ToolResult};
+use crate::tool::ToolProgress;
 
 /// Watches a turn: every event as it fires and every hook's decision. It cannot change anything.
 ///
@@ -116,6 +117,22 @@ pub enum Observation<'a> {
         call: &'a ToolCall,
         /// The answer.
         approval: &'a Approval,
+    },
+    /// The approver answered what a running call's tool asked (an MCP server's elicitation).
+    Question {
+        /// The call that is running.
+        call: &'a ToolCall,
+        /// What its tool asked.
+        question: &'a Question,
+        /// The answer.
+        approval: &'a Approval,
+    },
+    /// A running tool call reported how far it has come.
+    ToolProgress {
+        /// The call.
+        call: &'a ToolCall,
+        /// How far.
+        progress: &'a ToolProgress,
     },
     /// Text the model streamed (after the stream transformers).
     TextDelta {
@@ -229,6 +246,29 @@ impl fmt::Display for Observation<'_> {
                     Approval::Suspend => write!(f, "suspend (to wait for a person)"),
                     Approval::Reject(reason) => write!(f, "reject ({reason})"),
                 }
+            }
+            Observation::Question { call, question, approval } => {
+                write!(
+                    f,
+                    "    approver on {} asking during `{}`: {:?} -> ",
+                    question.asked_by, call.name, question.message
+                )?;
+                match approval {
+                    Approval::Approve => write!(f, "accept"),
+                    Approval::Edit(edited) => write!(f, "answer {}", edited.arguments),
+                    Approval::Suspend => write!(f, "cancel"),
+                    Approval::Reject(reason) => write!(f, "decline ({reason})"),
+                }
+            }
+            Observation::ToolProgress { call, progress } => {
+                write!(f, "      progress of `{}`: {}", call.name, progress.progress)?;
+                if let Some(total) = progress.total {
+                    write!(f, "/{total}")?;
+                }
+                if let Some(message) = &progress.message {
+                    write!(f, " ({message})")?;
+                }
+                Ok(())
             }
             Observation::TextDelta { text } => write!(f, "      text: {text:?}"),
             Observation::ToolCallStreamed { call } => {

@@ -9,6 +9,7 @@ use crate::event::EventKind;
 use crate::lock;
 use crate::message::{ToolCall, ToolResult};
 use crate::observe::{Decision, Observation, Observer};
+use crate::tool::ToolProgress;
 
 /// What a streaming run yields, in order. The turn's hooks run exactly as in a non-streaming
 /// run; these events report them and the model's text as it arrives.
@@ -48,6 +49,15 @@ pub enum StreamEvent {
         /// The hook that sent the message back; `None` when the model is called again or its
         /// stream broke off.
         hook: Option<String>,
+    },
+    /// A running tool call reported how far it has come.
+    ToolProgress {
+        /// The call's id.
+        call: String,
+        /// The tool.
+        name: String,
+        /// How far.
+        progress: ToolProgress,
     },
     /// A tool call finished, with the result the model will read.
     ToolResult(ToolResult),
@@ -173,7 +183,12 @@ impl<'o, O> Queue<'o, O> {
             Observation::ToolFinished { result } => StreamEvent::ToolResult((*result).clone()),
             Observation::TurnEnded { outcome, .. } => StreamEvent::Finished((*outcome).clone()),
             Observation::Session(event) => StreamEvent::Session((*event).clone()),
-            Observation::Approval { .. } => return,
+            Observation::ToolProgress { call, progress } => StreamEvent::ToolProgress {
+                call: call.id.clone(),
+                name: call.name.clone(),
+                progress: (*progress).clone(),
+            },
+            Observation::Approval { .. } | Observation::Question { .. } => return,
         };
         lock(&self.events).push_back(event);
     }

@@ -18,7 +18,7 @@ use crate::model::Usage;
 use crate::scope::Scope;
 use crate::task::{PlanId, TaskContext, TaskId, TaskTag};
 use crate::tool::ToolId;
-use crate::tool::spec::ToolOrigin;
+use crate::tool::spec::{ToolOrigin, ToolSpec};
 use crate::verdict::Halt;
 
 /// The tool a call names, as per-tool `before_tool` hooks ask it.
@@ -104,6 +104,10 @@ pub struct Turn {
     /// Where the tool the call at hand names comes from, if its tool set knows.
     #[serde(skip)]
     pub(crate) tool_origin: Option<Arc<ToolOrigin>>,
+    /// The tools this step offers, when the agent's tool set can change: read at the step's
+    /// start, kept through its retries.
+    #[serde(skip)]
+    pub(crate) step_tools: Option<Arc<StepTools>>,
     #[serde(skip)]
     blame: Mutex<Blame>,
     /// Whether `blame` holds anything but `Nobody`: a successful call, the usual case, then
@@ -114,6 +118,19 @@ pub struct Turn {
     /// ([`Tool::WANTS_CALL_ID`](crate::Tool::WANTS_CALL_ID)).
     #[serde(skip)]
     tool_call_id: Mutex<Option<Box<str>>>,
+}
+
+/// The tools a step offers the model, from a tool set whose list can change
+/// ([`ToolSet::CHANGES`](crate::ToolSet::CHANGES)), and what their specs take of a request.
+#[derive(Clone, Debug)]
+pub(crate) struct StepTools {
+    /// The step they were read for.
+    pub(crate) step: u32,
+    /// The tool set's generation they were read at; `None` when a replay returned them.
+    pub(crate) generation: Option<u64>,
+    pub(crate) specs: Arc<[ToolSpec]>,
+    /// The specs' tokens, by the agent's counter.
+    pub(crate) tokens: usize,
 }
 
 /// Who made the `wrap_model` onion's latest error: the model, or a hook that made its own
@@ -235,6 +252,7 @@ impl Turn {
             aborted: OnceLock::new(),
             tool_in_hand: InHand::Unsought,
             tool_origin: None,
+            step_tools: None,
             blame: Mutex::default(),
             blamed: AtomicBool::new(false),
             tool_call_id: Mutex::default(),

@@ -175,12 +175,14 @@ impl<M, T, P, A, X> AgentBuilder<M, T, P, A, X> {
         let mut specs = Vec::new();
         self.tools.specs(&mut specs);
         let tool_names = specs.iter().map(|spec| spec.name.clone()).collect();
-        // The system prompt and the specs never change after build: counting them once keeps
-        // their tokenizing (and the schemas' JSON serialization) out of every request.
+        // The system prompt and the specs never change after build (unless the set says its
+        // list can: then each step counts its own): counting them once keeps their tokenizing
+        // (and the schemas' JSON serialization) out of every request.
         let counter = &*self.settings.counter;
+        let system_tokens =
+            self.settings.system.as_deref().map_or(0, |system| counter.count(system));
         let fixed_tokens =
-            self.settings.system.as_deref().map_or(0, |system| counter.count(system))
-                + specs.iter().map(|spec| counter.count_tool(spec)).sum::<usize>();
+            system_tokens + specs.iter().map(|spec| counter.count_tool(spec)).sum::<usize>();
         Agent {
             model: self.model,
             tools: self.tools,
@@ -191,6 +193,7 @@ impl<M, T, P, A, X> AgentBuilder<M, T, P, A, X> {
             tool_specs: specs.into(),
             tool_names,
             fixed_tokens,
+            system_tokens,
         }
     }
 }

@@ -73,6 +73,9 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
                 // What panics in rendering but the summarizer (whose panic it names) is the token
                 // counter: the turn's guard names it.
                 turn.running_component = Some(Component::TokenCounter);
+                if T::CHANGES {
+                    self.read_tools(turn, committer).await?;
+                }
                 let mut request = match self.plain_request(turn, retry.as_ref()) {
                     Some(request) => request,
                     None => self.render(turn, retry.as_ref(), committer).await?,

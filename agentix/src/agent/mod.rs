@@ -71,6 +71,8 @@ pub struct Agent<M, T = NoTools, P = Hooks, A = NoApprover, X = ()> {
     tool_names: Vec<String>,
     /// What the system prompt and the tool specs take of every request, by the agent's counter.
     fixed_tokens: usize,
+    /// What the system prompt alone takes: a tool set whose list changes counts its own.
+    system_tokens: usize,
 }
 
 /// What an agent is configured with beside its model, tools, hooks and approver.

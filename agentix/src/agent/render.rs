@@ -3,6 +3,8 @@
 use crate::approval::Approver;
 use crate::caught;
 use std::ops::Range;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::effects::Effects;
 use crate::context::{DynSummarizer, MESSAGE_OVERHEAD, TokenCounter, Units};
@@ -14,7 +16,7 @@ use crate::model::{Model, ModelRequest};
 use crate::pipeline::Pipeline;
 use crate::tool::ToolSet;
 use crate::transform::StreamTransformer;
-use crate::turn::Turn;
+use crate::turn::{StepTools, Turn};
 use crate::verdict::Feedback;
 
 use super::drive::Retry;
@@ -51,8 +53,9 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
             }
             feedback.push(Message::user(text.clone()));
         }
-        let fixed = self.fixed_tokens
-            + feedback.iter().map(|message| counter.count_message(message)).sum::<usize>();
+        let base = self.fixed_tokens(turn);
+        let fixed =
+            base + feedback.iter().map(|message| counter.count_message(message)).sum::<usize>();
         let target = config.compaction_target();
 
         // The log's tokens come from the ledger, each entry counted once; only what the
@@ -82,7 +85,7 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
             // too: while it makes more turns go, those are folded in as well. The floor only
             // rises, so this ends, and each message is summarized once.
             let least = plan_from(units.opening.start, fixed).1;
-            let logged = |summary: &Option<String>| self.fixed_tokens + summary_tokens(summary);
+            let logged = |summary: &Option<String>| base + summary_tokens(summary);
             let mut plan = plan_from(floor, logged(&summary)).0;
             while least <= target && plan.history_from > floor {
                 let dropped = floor..plan.history_from;
@@ -130,7 +133,7 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
         }
         messages.extend(rendered(plan.steps_from..log.len()));
         messages.extend(feedback);
-        Ok(self.request(messages, history))
+        Ok(self.request(turn, messages, history))
     }
 
     /// The request of most steps, rendered without planning: when the step adds nothing to the
@@ -145,21 +148,91 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
         {
             return None;
         }
-        let room = turn.config().compaction_target().checked_sub(self.fixed_tokens)?;
+        let room = turn.config().compaction_target().checked_sub(self.fixed_tokens(turn))?;
         let (messages, history) = turn.render_within(room, &self.settings.counter)?;
-        Some(self.request(messages, history))
+        Some(self.request(turn, messages, history))
+    }
+
+    /// What the system prompt and the step's tool specs take of its request.
+    #[inline(always)]
+    fn fixed_tokens(&self, turn: &Turn) -> usize {
+        match &turn.step_tools {
+            Some(tools) if T::CHANGES => self.system_tokens + tools.tokens,
+            _ => self.fixed_tokens,
+        }
     }
 
     /// A request of `messages`, the first `history` of them earlier turns.
-    pub(super) fn request(&self, messages: Vec<Message>, history: usize) -> ModelRequest {
+    pub(super) fn request(
+        &self,
+        turn: &Turn,
+        messages: Vec<Message>,
+        history: usize,
+    ) -> ModelRequest {
+        let tools = match &turn.step_tools {
+            Some(tools) if T::CHANGES => tools.specs.clone(),
+            _ => self.tool_specs.clone(),
+        };
         ModelRequest {
             system: self.settings.system.clone(),
             messages,
-            tools: self.tool_specs.clone(),
+            tools,
             model: self.settings.model_name.clone(),
             params: self.settings.params.clone(),
             history,
         }
+    }
+}
+
+impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent<M, T, P, A, X> {
+    /// Reads the tools this step offers from a set whose list can change: at the step's first
+    /// request (its retries keep them), again only if the set's generation moved. Through the
+    /// journal, if the turn has one: a replay offers what the step offered when it first ran.
+    pub(super) async fn read_tools<D: Effects>(
+        &self,
+        turn: &mut Turn,
+        committer: &D,
+    ) -> Result<(), Error> {
+        let step = turn.step();
+        let kept = turn.step_tools.clone();
+        if kept.as_ref().is_some_and(|tools| tools.step == step) {
+            return Ok(());
+        }
+        let generation = self.tools.generation();
+        let unchanged = kept.as_ref().is_some_and(|tools| tools.generation == Some(generation));
+        // Whether this run read the list, rather than a replay returning it: a replayed list
+        // is read again at the next step, not taken for the set's current one.
+        let read_live = AtomicBool::new(false);
+        let read = async {
+            read_live.store(true, Ordering::Relaxed);
+            (!unchanged).then(|| {
+                let mut specs = Vec::new();
+                self.tools.specs(&mut specs);
+                specs
+            })
+        };
+        let specs = if D::JOURNALS {
+            let journal_step = JournalStep::Tools { turn: turn.turn_ref(), step };
+            committer.rarely(journal_step, Box::pin(read)).await.map_err(Error::Journal)?
+        } else {
+            read.await
+        };
+        let generation = read_live.load(Ordering::Relaxed).then_some(generation);
+        let tools = match (specs, kept) {
+            (None, Some(kept)) => StepTools { step, generation, ..StepTools::clone(&kept) },
+            (specs, _) => {
+                let specs = specs.unwrap_or_else(|| {
+                    let mut specs = Vec::new();
+                    self.tools.specs(&mut specs);
+                    specs
+                });
+                let counter = &*self.settings.counter;
+                let tokens = specs.iter().map(|spec| counter.count_tool(spec)).sum();
+                StepTools { step, generation, specs: specs.into(), tokens }
+            }
+        };
+        turn.step_tools = Some(Arc::new(tools));
+        Ok(())
     }
 }
 

@@ -7,7 +7,7 @@ use std::time::Duration;
 use std::sync::atomic::AtomicU32;
 
 use super::effects::Effects;
-use crate::approval::{Approval, Approver, PendingApproval};
+use crate::approval::{Approval, Approver, PendingApproval, Question};
 use crate::error::Error;
 use crate::event::EventKind;
 use crate::hook::NextTool;
@@ -16,7 +16,7 @@ use crate::message::{AssistantMessage, ToolCall, ToolFailure, ToolResult};
 use crate::model::Model;
 use crate::observe::{Observation, Observer};
 use crate::pipeline::{Chain, Flow, HookFailure, Keep, Pipeline, not_run};
-use crate::tool::{OutputHooks, Tool, ToolSet};
+use crate::tool::{OutputHooks, Tool, ToolProgress, ToolSet};
 use crate::transform::StreamTransformer;
 use crate::turn::{InHand, Turn};
 use crate::verdict::{Escalation, Halt};
@@ -164,6 +164,7 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
             hooks: InCall {
                 chain: self.hooks.chain(),
                 observer,
+                approver: &self.approver,
                 tool_timeout: turn.config().tool_timeout,
             },
         };
@@ -321,7 +322,7 @@ macro_rules! into_end {
 into_end!(AfterTool, ToolError);
 
 /// The innermost `next` of the `wrap_tool` chain: the tool set.
-struct CallTool<'a, T, K, C, O, D> {
+struct CallTool<'a, T, K, C, O, D, A> {
     tools: &'a T,
     names: &'a [String],
     turn: &'a Turn,
@@ -332,18 +333,19 @@ struct CallTool<'a, T, K, C, O, D> {
     /// Attempts made through this `next`, for the journal's names.
     attempts: AtomicU32,
     /// The per-tool `after_tool` and `tool_error` hooks, which the tool set runs.
-    hooks: InCall<'a, C, O>,
+    hooks: InCall<'a, C, O, A>,
 }
 
-/// The chain's per-tool `after_tool` and `tool_error` hooks, run inside a tool call, and the
-/// bound on the tool's own call.
-struct InCall<'a, C, O> {
+/// The chain's per-tool `after_tool` and `tool_error` hooks, run inside a tool call, the
+/// bound on the tool's own call, and who hears what the tool says while it runs.
+struct InCall<'a, C, O, A> {
     chain: &'a C,
     observer: &'a O,
+    approver: &'a A,
     tool_timeout: Option<Duration>,
 }
 
-impl<C: Chain, O: Observer> OutputHooks for InCall<'_, C, O> {
+impl<C: Chain, O: Observer, A: Approver> OutputHooks for InCall<'_, C, O, A> {
     async fn after_tool<U: Tool + 'static>(&self, output: &mut U::Output, turn: &Turn) {
         if C::OUTPUT_HOOKS {
             self.chain.after_tool_of::<U, O>(output, turn, self.observer).await;
@@ -359,10 +361,23 @@ impl<C: Chain, O: Observer> OutputHooks for InCall<'_, C, O> {
     async fn run_tool<F: Future + Send>(&self, call: F) -> Result<F::Output, Duration> {
         bounded!(self.tool_timeout, call)
     }
+
+    fn progress(&self, call: &ToolCall, progress: &ToolProgress) {
+        self.observer.observe(&Observation::ToolProgress { call, progress });
+    }
+
+    async fn question(&self, call: &ToolCall, question: &Question, turn: &Turn) -> Approval {
+        let review = caught(|| self.approver.review_question(call, question, turn));
+        let approval = review.await.unwrap_or_else(|payload| {
+            Approval::Reject(format!("the approver panicked: {}", panic_message(payload.as_ref())))
+        });
+        self.observer.observe(&Observation::Question { call, question, approval: &approval });
+        approval
+    }
 }
 
-impl<T: ToolSet, K: Keep, C: Chain, O: Observer, D: Effects> NextTool
-    for CallTool<'_, T, K, C, O, D>
+impl<T: ToolSet, K: Keep, C: Chain, O: Observer, D: Effects, A: Approver> NextTool
+    for CallTool<'_, T, K, C, O, D, A>
 {
     async fn call(&self, call: &ToolCall) -> ToolResult {
         if self.turn.aborted.get().is_some() {
@@ -376,10 +391,15 @@ impl<T: ToolSet, K: Keep, C: Chain, O: Observer, D: Effects> NextTool
         };
         let result = match caught(run).await {
             Ok(Some(result)) => result,
-            Ok(None) => ToolResult::failure(
-                call,
-                ToolFailure::UnknownTool { available: self.names.to_vec() },
-            ),
+            Ok(None) => {
+                let available = match &self.turn.step_tools {
+                    Some(tools) if T::CHANGES => {
+                        tools.specs.iter().map(|spec| spec.name.clone()).collect()
+                    }
+                    _ => self.names.to_vec(),
+                };
+                ToolResult::failure(call, ToolFailure::UnknownTool { available })
+            }
             Err(payload) => ToolResult::panicked(call, payload.as_ref()),
         };
         self.ran.keep(&result);

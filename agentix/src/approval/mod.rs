@@ -9,7 +9,7 @@ use crate::verdict::Escalation;
 pub(crate) mod record;
 
 pub(crate) use record::TurnState;
-pub use record::{Approval, PendingApproval, Suspension};
+pub use record::{Approval, PendingApproval, Question, Suspension};
 
 /// Decides escalated tool calls: a person, a policy engine, a second model.
 pub trait Approver: Send + Sync {
@@ -33,6 +33,24 @@ pub trait Approver: Send + Sync {
         ready(Approval::Reject(format!(
             "escalated ({}), and the approver reviews tool calls only",
             escalation.reason
+        )))
+    }
+
+    /// Reviews what the tool of the running `call` asks of a person (an MCP server's
+    /// elicitation). `Edit` answers it, the edited call's arguments being the answer (an object
+    /// matching `question.schema`); `Approve` accepts with nothing to add; `Reject` declines;
+    /// `Suspend` cancels (a running call cannot wait across runs). The default declines: an
+    /// approver written for tool calls answers nothing else.
+    fn review_question(
+        &self,
+        call: &ToolCall,
+        question: &Question,
+        turn: &Turn,
+    ) -> impl Future<Output = Approval> + Send {
+        let _ = (call, turn);
+        ready(Approval::Reject(format!(
+            "{} asked \"{}\", and the approver answers no questions",
+            question.asked_by, question.message
         )))
     }
 }

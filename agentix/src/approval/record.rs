@@ -39,6 +39,19 @@ pub struct PendingApproval {
     pub reason: String,
 }
 
+/// What a running tool asks of a person (an MCP server's elicitation), escalated to the
+/// approver ([`Approver::review_question`](crate::Approver::review_question)) while the call
+/// waits.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Question {
+    /// Who asks: the tool's source, as errors and observers name it.
+    pub asked_by: String,
+    /// The question, for a person.
+    pub message: String,
+    /// The JSON schema the answer must match (an object's).
+    pub schema: serde_json::Value,
+}
+
 /// A turn stopped at a tool call waiting for approval: the step as it stood, and what the turn
 /// had counted, so that resuming it goes on exactly there — no model call made again, no
 /// finished tool call run again.

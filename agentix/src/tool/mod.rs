@@ -8,6 +8,7 @@ use std::fmt;
 use std::future::Future;
 use std::time::Duration;
 
+use crate::approval::record::{Approval, Question};
 use crate::message::{ToolCall, ToolFailure, ToolResult};
 use crate::turn::Turn;
 
@@ -15,7 +16,7 @@ pub(crate) mod pattern;
 pub(crate) mod spec;
 
 pub use pattern::{ToolPattern, ToolPatternError};
-pub use spec::{ToolId, ToolOrigin, ToolSpec};
+pub use spec::{ToolId, ToolOrigin, ToolProgress, ToolSpec};
 
 /// A tool with typed arguments and output. The model sees its name, description and the JSON
 /// schema of [`Args`](Tool::Args); its arguments arrive as JSON and are deserialized before
@@ -198,6 +199,17 @@ pub trait ToolSet: Send + Sync {
         None
     }
 
+    /// Whether the set's list of tools can change while the agent lives (an MCP server's, on
+    /// its `tools/list_changed`): the loop then reads [`specs`](Self::specs) again at a step
+    /// whose [`generation`](Self::generation) moved, never within a step, and a journal
+    /// records the list each step used. A fixed set pays nothing.
+    const CHANGES: bool = false;
+
+    /// A number that moves whenever the list of tools does (with [`CHANGES`](Self::CHANGES)).
+    fn generation(&self) -> u64 {
+        0
+    }
+
     /// Runs the tool the call names, or returns `None` if the set has no such tool. Argument
     /// and tool failures are returned as failed results; the agent turns a panic into one too.
     fn call(&self, call: &ToolCall, turn: &Turn)
@@ -222,10 +234,12 @@ pub trait ToolSet: Send + Sync {
     }
 }
 
-/// The per-tool `after_tool` and `tool_error` hooks of an agent, as its tool set runs them:
-/// on a call's typed output or error, inside the call, before it is rendered for the model. A
-/// hook that halts, panics or times out ends the call and the turn
-/// ([`ToolSet::call_hooked`] returns the result all the same: the tool ran).
+/// What the loop lends a tool set during a call ([`ToolSet::call_hooked`]): the per-tool
+/// `after_tool` and `tool_error` hooks, run on a call's typed output or error inside the call,
+/// before it is rendered for the model; the bound on the tool's own call; and the turn's ears
+/// for what the tool says while it runs — its progress, its questions. A hook that halts,
+/// panics or times out ends the call and the turn (`call_hooked` returns the result all the
+/// same: the tool ran).
 pub trait OutputHooks: Sync {
     /// Runs the per-tool `after_tool` hooks of tool `T` on its output.
     fn after_tool<T: Tool + 'static>(
@@ -250,6 +264,27 @@ pub trait OutputHooks: Sync {
         call: F,
     ) -> impl Future<Output = Result<F::Output, Duration>> + Send {
         async move { Ok(call.await) }
+    }
+
+    /// Reports how far the running `call` has come, to the turn's observer and stream.
+    fn progress(&self, call: &ToolCall, progress: &ToolProgress) {
+        let _ = (call, progress);
+    }
+
+    /// Asks the agent's approver what the running `call`'s tool asks of a person
+    /// ([`Approver::review_question`](crate::Approver::review_question)); without an agent's
+    /// turn to ask through, the question is declined.
+    fn question(
+        &self,
+        call: &ToolCall,
+        question: &Question,
+        turn: &Turn,
+    ) -> impl Future<Output = Approval> + Send {
+        let _ = (call, turn);
+        std::future::ready(Approval::Reject(format!(
+            "{} asked \"{}\", and nobody is there to answer",
+            question.asked_by, question.message
+        )))
     }
 }
 

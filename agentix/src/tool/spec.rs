@@ -58,3 +58,15 @@ pub struct ToolSpec {
     /// The JSON schema of its arguments.
     pub parameters: serde_json::Value,
 }
+
+/// How far a running tool call has come, as its tool reports it (an MCP server's progress
+/// notifications): observers and the stream hear of it while the call runs.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ToolProgress {
+    /// How much is done: it grows with each report.
+    pub progress: f64,
+    /// How much there is to do, if the tool knows.
+    pub total: Option<f64>,
+    /// What the tool says it is doing.
+    pub message: Option<String>,
+}

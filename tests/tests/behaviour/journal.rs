@@ -19,20 +19,20 @@ use tests::Weather;
 
 /// A journal in memory: replays the steps it holds, in order, then runs and records the rest.
 #[derive(Default)]
-struct Memory {
+pub(crate) struct Memory {
     steps: Mutex<Vec<(String, Value)>>,
     next: AtomicUsize,
 }
 
 impl Memory {
     /// The same steps, replayed from the first.
-    fn replay(&self, keep: usize) -> Memory {
+    pub(crate) fn replay(&self, keep: usize) -> Memory {
         let mut steps = self.steps.lock().unwrap().clone();
         steps.truncate(keep);
         Memory { steps: Mutex::new(steps), next: AtomicUsize::new(0) }
     }
 
-    fn names(&self) -> Vec<String> {
+    pub(crate) fn names(&self) -> Vec<String> {
         self.steps.lock().unwrap().iter().map(|(name, _)| name.clone()).collect()
     }
 }

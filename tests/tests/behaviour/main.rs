@@ -4,6 +4,7 @@
 mod agent;
 mod both_paths;
 mod boxed;
+mod changing_tools;
 mod composition;
 mod containment;
 mod context;
