@@ -23,6 +23,7 @@
 //! # }
 //! ```
 
+mod client;
 mod error;
 mod result;
 mod server;

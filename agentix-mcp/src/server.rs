@@ -7,13 +7,13 @@ use std::sync::{Arc, Mutex};
 
 use agentix::{ToolPattern, ToolPatternError};
 use http::{HeaderName, HeaderValue};
-use rmcp::model::{ClientCapabilities, ClientConfig, Implementation};
+use rmcp::ServiceExt;
 use rmcp::service::{RoleClient, RunningService};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{IntoTransport, StreamableHttpClientTransport, TokioChildProcess};
-use rmcp::{ClientHandler, ServiceExt};
 use tokio::io::AsyncReadExt;
 
+use crate::client::{Client, Listing, Shared};
 use crate::error::McpError;
 use crate::tools::McpTools;
 
@@ -145,9 +145,9 @@ impl McpServer {
     /// A server named for [`connect_with`](McpServer::connect_with) has nothing to start: it
     /// is an error naming it.
     pub async fn connect(self) -> Result<McpTools, McpError> {
-        self.check_patterns()?;
-        let opened = self.open().await?;
-        McpTools::list(self, opened, true).await
+        let shared = self.shared()?;
+        let opened = self.open(Arc::clone(&shared)).await?;
+        McpTools::list(self, opened, shared, true).await
     }
 
     /// Connects over a transport of one's own (an in-memory pipe, a socket): `target` names it
@@ -161,33 +161,38 @@ impl McpServer {
         T: IntoTransport<RoleClient, E, A>,
         E: std::error::Error + Send + Sync + 'static,
     {
-        self.check_patterns()?;
+        let shared = self.shared()?;
         self.given = Some(target.into());
-        let opened =
-            self.initialize(transport, Arc::new(Mutex::new(String::new())), None, None).await?;
-        McpTools::list(self, opened, false).await
+        let stderr = Arc::new(Mutex::new(String::new()));
+        let opened = self.initialize(transport, Arc::clone(&shared), stderr, None, None).await?;
+        McpTools::list(self, opened, shared, false).await
     }
 
-    /// An allow or deny pattern that is none, before anything starts.
-    fn check_patterns(&self) -> Result<(), McpError> {
-        match self.allow.iter().chain(&self.deny).find_map(|pattern| pattern.as_ref().err()) {
-            Some(error) => Err(McpError::Pattern(error.clone())),
-            None => Ok(()),
-        }
+    /// What the client and the tool set share: the listing rules, checked before anything
+    /// starts (an allow or deny pattern that is none is an error naming it).
+    fn shared(&self) -> Result<Arc<Shared>, McpError> {
+        let patterns = |patterns: &[Result<ToolPattern, ToolPatternError>]| {
+            patterns.iter().cloned().collect::<Result<Vec<_>, _>>()
+        };
+        let listing = Listing {
+            prefix: self.prefix.clone().unwrap_or_else(|| self.name.clone()),
+            allow: patterns(&self.allow)?,
+            deny: patterns(&self.deny)?,
+        };
+        Ok(Shared::new(self.name.clone(), listing))
     }
 
     /// Starts the server's process, or reaches its URL, and initializes: what connecting and
     /// reconnecting share.
-    pub(crate) async fn open(&self) -> Result<Opened, McpError> {
+    pub(crate) async fn open(&self, shared: Arc<Shared>) -> Result<Opened, McpError> {
         let command = self.target();
         let (program, args, envs) = match &self.target {
             Target::Stdio { program, args, envs } => (program, args, envs),
             Target::Http { url, bearer, headers } => {
                 let config = http_config(&self.name, url, bearer.as_deref(), headers)?;
                 let transport = StreamableHttpClientTransport::from_config(config);
-                return self
-                    .initialize(transport, Arc::new(Mutex::new(String::new())), None, None)
-                    .await;
+                let stderr = Arc::new(Mutex::new(String::new()));
+                return self.initialize(transport, shared, stderr, None, None).await;
             }
             Target::Given => {
                 return Err(McpError::Initialize {
@@ -207,12 +212,13 @@ impl McpServer {
         let pid = transport.id();
         let captured = Arc::new(Mutex::new(String::new()));
         let reader = stderr.map(|stderr| tokio::spawn(keep_stderr(stderr, Arc::clone(&captured))));
-        self.initialize(transport, captured, reader, pid).await
+        self.initialize(transport, shared, captured, reader, pid).await
     }
 
     async fn initialize<T, E, A>(
         &self,
         transport: T,
+        shared: Arc<Shared>,
         stderr: Arc<Mutex<String>>,
         reader: Option<tokio::task::JoinHandle<()>>,
         pid: Option<u32>,
@@ -221,7 +227,7 @@ impl McpServer {
         T: IntoTransport<RoleClient, E, A>,
         E: std::error::Error + Send + Sync + 'static,
     {
-        match Client.serve(transport).await {
+        match (Client { shared }).serve(transport).await {
             Ok(service) => Ok(Opened { service, stderr, pid }),
             Err(error) => {
                 // A server that quit wrote why to its stderr: read to its end (briefly).
@@ -303,17 +309,4 @@ fn http_config(
         config = config.auth_header(token);
     }
     Ok(config)
-}
-
-/// The client agentix is to the server: it names itself, and asks for nothing yet.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Client;
-
-impl ClientHandler for Client {
-    fn get_info(&self) -> ClientConfig {
-        ClientConfig::new(
-            ClientCapabilities::default(),
-            Implementation::new("agentix-mcp", env!("CARGO_PKG_VERSION")),
-        )
-    }
 }

@@ -4,10 +4,19 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
-use agentix::{ToolCall, ToolFailure, ToolOrigin, ToolResult, ToolSet, ToolSpec, Turn};
+use agentix::{
+    OutputHooks, ToolCall, ToolFailure, ToolOrigin, ToolProgress, ToolResult, ToolSet, ToolSpec,
+    Turn,
+};
 use rmcp::ServiceError;
-use rmcp::model::{CallToolRequestParams, RequestMetaObject};
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotification,
+    CancelledNotificationParam, ClientRequest, RequestId, RequestMetaObject, ServerResult,
+};
+use rmcp::service::{Peer, PeerRequestOptions, RoleClient};
+use tokio::sync::mpsc;
 
+use crate::client::{Asked, ServerTool, Shared};
 use crate::error::McpError;
 use crate::result::output;
 use crate::server::{McpServer, Opened, stderr_note};
@@ -17,7 +26,7 @@ use crate::server::{McpServer, Opened, stderr_note};
 pub const IDEMPOTENCY_KEY: &str = "dev.agentix/idempotencyKey";
 
 /// A connected server: its name, how it was reached (and how to reach it again), the running
-/// client, and what its process wrote to its standard error.
+/// client, what its process wrote to its standard error, and what it shares with the client.
 pub(crate) struct Connection {
     pub(crate) name: String,
     pub(crate) target: String,
@@ -28,6 +37,7 @@ pub(crate) struct Connection {
     open: tokio::sync::RwLock<Arc<Opened>>,
     /// Whether a call found the connection closed (the client may not have noticed yet).
     broken: AtomicBool,
+    pub(crate) shared: Arc<Shared>,
 }
 
 impl Connection {
@@ -48,9 +58,13 @@ impl Connection {
         if !self.broken.load(Ordering::Acquire) && !slot.service.is_closed() {
             return Ok(slot.clone());
         }
-        let reopened = server.open().await.map_err(|error| {
+        let reopened = server.open(Arc::clone(&self.shared)).await.map_err(|error| {
             format!("its connection closed, and connecting again failed: {error}")
         })?;
+        // The server that came back may offer other tools.
+        if let Ok(listed) = reopened.service.list_all_tools().await {
+            self.shared.listed(listed);
+        }
         *slot = Arc::new(reopened);
         self.broken.store(false, Ordering::Release);
         Ok(slot.clone())
@@ -62,29 +76,45 @@ impl Connection {
             Err(_) => Arc::default(),
         }
     }
+
+    /// Why a call failed, naming the server (and what its process last wrote).
+    fn failed(&self, call: &ToolCall, why: impl std::fmt::Display, open: &Opened) -> ToolResult {
+        let message = format!(
+            "the MCP server `{}` ({}) failed the call: {why}{}",
+            self.name,
+            self.target,
+            stderr_note(&open.stderr)
+        );
+        ToolResult::failure(call, ToolFailure::Failed { message })
+    }
 }
 
-/// One tool as the agent offers it: the name the model calls, the server's own name for it,
-/// its spec, and the server it is on.
+/// One tool as the agent offers it, and the server it is on.
+#[derive(Clone, Debug)]
 struct Offered {
-    name: String,
-    on_server: String,
-    spec: ToolSpec,
+    tool: ServerTool,
     server: usize,
 }
 
+/// The tools the servers offer, as of the generation they were gathered at.
+struct Table {
+    generation: u64,
+    tools: Arc<[Offered]>,
+}
+
 /// The tools of one or more connected MCP servers, as an agent's tool set
-/// ([`AgentBuilder::tools`](agentix::AgentBuilder::tools)). Listed when connected.
+/// ([`AgentBuilder::tools`](agentix::AgentBuilder::tools)). Listed when connected, and again
+/// when a server says its list changed: the agent offers the new list from its next step.
 pub struct McpTools {
     servers: Vec<Arc<Connection>>,
-    tools: Vec<Offered>,
+    table: Mutex<Table>,
 }
 
 impl std::fmt::Debug for McpTools {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("McpTools")
             .field("servers", &self.servers.iter().map(|server| &server.name).collect::<Vec<_>>())
-            .field("tools", &self.names().collect::<Vec<_>>())
+            .field("tools", &self.names())
             .finish()
     }
 }
@@ -95,79 +125,83 @@ impl McpTools {
     pub(crate) async fn list(
         server: McpServer,
         opened: Opened,
+        shared: Arc<Shared>,
         again: bool,
     ) -> Result<Self, McpError> {
-        let connection = Connection {
-            name: server.name.clone(),
-            target: server.target(),
-            origin: Arc::new(ToolOrigin::new("mcp", server.name.clone(), server.target())),
-            again: again.then(|| server.clone()),
-            open: tokio::sync::RwLock::new(Arc::new(opened)),
-            broken: AtomicBool::new(false),
-        };
-        let allow = server.allow.into_iter().collect::<Result<Vec<_>, _>>()?;
-        let deny = server.deny.into_iter().collect::<Result<Vec<_>, _>>()?;
-        let service = Arc::clone(&*connection.open.read().await);
+        let target = server.target();
         let listed =
-            service.service.list_all_tools().await.map_err(|error| McpError::ListTools {
-                server: connection.name.clone(),
-                target: connection.target.clone(),
+            opened.service.list_all_tools().await.map_err(|error| McpError::ListTools {
+                server: server.name.clone(),
+                target: target.clone(),
                 message: error.to_string(),
             })?;
-        let prefix = server.prefix.unwrap_or_else(|| server.name.clone());
-        let mut tools = McpTools { servers: vec![Arc::new(connection)], tools: Vec::new() };
-        for tool in listed {
-            let on_server = tool.name.to_string();
-            let allowed = allow.is_empty() || allow.iter().any(|glob| glob.matches(&on_server));
-            if !allowed || deny.iter().any(|glob| glob.matches(&on_server)) {
-                continue;
-            }
-            let name = if prefix.is_empty() {
-                on_server.clone()
-            } else {
-                format!("{prefix}__{on_server}")
-            };
-            let spec = ToolSpec {
-                name: name.clone(),
-                description: tool.description.as_deref().unwrap_or_default().to_owned(),
-                parameters: serde_json::Value::Object((*tool.input_schema).clone()),
-            };
-            tools.offer(Offered { name, on_server, spec, server: 0 })?;
-        }
+        shared.listed(listed);
+        let connection = Connection {
+            name: server.name.clone(),
+            origin: Arc::new(ToolOrigin::new("mcp", server.name.clone(), target.clone())),
+            target,
+            again: again.then_some(server),
+            open: tokio::sync::RwLock::new(Arc::new(opened)),
+            broken: AtomicBool::new(false),
+            shared,
+        };
+        let tools = McpTools {
+            servers: vec![Arc::new(connection)],
+            table: Mutex::new(Table { generation: u64::MAX, tools: Arc::from(Vec::new()) }),
+        };
+        tools.gather(true)?;
         Ok(tools)
     }
 
-    /// Adds a tool, refusing a second one of its name.
-    fn offer(&mut self, tool: Offered) -> Result<(), McpError> {
-        if let Some(first) = self.tools.iter().find(|offered| offered.name == tool.name) {
-            return Err(McpError::Collision {
-                name: tool.name.clone(),
-                first: self.origin(first),
-                second: self.origin(&tool),
-            });
+    /// The servers' tools, gathered again if a server's list changed since. At build
+    /// (`strict`), a name two tools would take is refused; on a later change, the tool that
+    /// came first keeps it.
+    fn gather(&self, strict: bool) -> Result<Arc<[Offered]>, McpError> {
+        let generation = self.generation();
+        let mut table = self.table.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if table.generation == generation {
+            return Ok(Arc::clone(&table.tools));
         }
-        self.tools.push(tool);
-        Ok(())
+        let mut tools: Vec<Offered> = Vec::new();
+        for (index, server) in self.servers.iter().enumerate() {
+            for tool in server.shared.tools().iter() {
+                if let Some(first) = tools.iter().find(|offered| offered.tool.name == tool.name) {
+                    if strict {
+                        return Err(McpError::Collision {
+                            name: tool.name.clone(),
+                            first: self.origin_of(&first.tool, first.server),
+                            second: self.origin_of(tool, index),
+                        });
+                    }
+                    continue;
+                }
+                tools.push(Offered { tool: tool.clone(), server: index });
+            }
+        }
+        *table = Table { generation, tools: tools.into() };
+        Ok(Arc::clone(&table.tools))
     }
 
-    fn origin(&self, tool: &Offered) -> String {
-        let server = &self.servers[tool.server];
+    fn tools(&self) -> Arc<[Offered]> {
+        self.gather(false).unwrap_or_else(|_| unreachable!("gathering leniently refuses nothing"))
+    }
+
+    fn origin_of(&self, tool: &ServerTool, server: usize) -> String {
+        let server = &self.servers[server];
         format!("`{}` of the MCP server `{}` ({})", tool.on_server, server.name, server.target)
     }
 
     /// These tools and `other`'s, as one set; a name both offer is refused.
     pub fn join(mut self, other: McpTools) -> Result<Self, McpError> {
-        let base = self.servers.len();
         self.servers.extend(other.servers);
-        for tool in other.tools {
-            self.offer(Offered { server: tool.server + base, ..tool })?;
-        }
+        self.table.get_mut().unwrap_or_else(|poisoned| poisoned.into_inner()).generation = u64::MAX;
+        self.gather(true)?;
         Ok(self)
     }
 
-    /// The names the model calls the tools by.
-    pub fn names(&self) -> impl Iterator<Item = &str> {
-        self.tools.iter().map(|tool| tool.name.as_str())
+    /// The names the model calls the tools by, as the servers list them now.
+    pub fn names(&self) -> Vec<String> {
+        self.tools().iter().map(|offered| offered.tool.name.clone()).collect()
     }
 
     /// What the named server has written to its standard error (a child process's; empty for
@@ -185,66 +219,198 @@ impl McpTools {
         let server = self.servers.iter().find(|connection| connection.name == server)?;
         server.open.try_read().ok()?.pid
     }
-}
 
-impl ToolSet for McpTools {
-    const HAS_ORIGINS: bool = true;
-
-    fn specs(&self, specs: &mut Vec<ToolSpec>) {
-        specs.extend(self.tools.iter().map(|tool| tool.spec.clone()));
-    }
-
-    fn origin(&self, name: &str) -> Option<Arc<ToolOrigin>> {
-        let tool = self.tools.iter().find(|tool| tool.name == name)?;
-        Some(Arc::clone(&self.servers[tool.server].origin))
-    }
-
-    async fn call(&self, call: &ToolCall, turn: &Turn) -> Option<ToolResult> {
-        let tool = self.tools.iter().find(|tool| tool.name == call.name)?;
+    /// Sends the call to its server, passing what the server says while it runs — progress,
+    /// questions — to `hooks`; a call dropped before its answer (a timeout) is cancelled on
+    /// the server.
+    async fn send<H: OutputHooks>(
+        &self,
+        tool: &Offered,
+        call: &ToolCall,
+        turn: &Turn,
+        hooks: &H,
+    ) -> ToolResult {
         let server = &self.servers[tool.server];
         let arguments = match &call.arguments {
             serde_json::Value::Object(arguments) => arguments.clone(),
             serde_json::Value::Null => serde_json::Map::new(),
             other => {
                 let message = format!("the arguments are {other}, not an object");
-                return Some(ToolResult::failure(call, ToolFailure::InvalidArguments { message }));
+                return ToolResult::failure(call, ToolFailure::InvalidArguments { message });
             }
         };
-        let mut request =
-            CallToolRequestParams::new(tool.on_server.clone()).with_arguments(arguments);
+        let mut params =
+            CallToolRequestParams::new(tool.tool.on_server.clone()).with_arguments(arguments);
         // The call's key, the same however often it is attempted: a server that acts on
         // something can apply a repeated call once.
         let mut meta = RequestMetaObject::default();
         meta.0.0.insert(IDEMPOTENCY_KEY.to_owned(), turn.idempotency_key(call).into());
-        request.meta = Some(meta);
+        params.meta = Some(meta);
         let open = match server.current().await {
             Ok(open) => open,
             Err(why) => {
                 let message =
                     format!("the MCP server `{}` ({}) is gone: {why}", server.name, server.target);
-                return Some(ToolResult::failure(call, ToolFailure::Failed { message }));
+                return ToolResult::failure(call, ToolFailure::Failed { message });
             }
         };
-        let result = match open.service.call_tool(request).await {
-            Ok(result) => result,
+        let answer = match self.exchange(server, &open, params, call, turn, hooks).await {
+            Ok(answer) => answer,
             Err(error) => {
                 if matches!(error, ServiceError::TransportClosed | ServiceError::TransportSend(_)) {
                     server.broken.store(true, Ordering::Release);
                 }
-                let message = format!(
-                    "the MCP server `{}` ({}) failed the call: {error}{}",
-                    server.name,
-                    server.target,
-                    stderr_note(&open.stderr)
-                );
-                return Some(ToolResult::failure(call, ToolFailure::Failed { message }));
+                return server.failed(call, error, &open);
             }
         };
-        let output = output(&result);
-        Some(if result.is_error == Some(true) {
+        let output = output(&answer);
+        if answer.is_error == Some(true) {
             ToolResult::failure(call, ToolFailure::Failed { message: output })
         } else {
             ToolResult::success(call, output)
+        }
+    }
+
+    /// The request and its answer, and what the server says in between.
+    async fn exchange<H: OutputHooks>(
+        &self,
+        server: &Connection,
+        open: &Opened,
+        params: CallToolRequestParams,
+        call: &ToolCall,
+        turn: &Turn,
+        hooks: &H,
+    ) -> Result<CallToolResult, ServiceError> {
+        let peer = open.service.peer().clone();
+        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params.clone()));
+        let handle =
+            peer.send_request_with_option(request, PeerRequestOptions::no_options()).await?;
+        let mut cancel = CancelOnDrop { peer, id: Some(handle.id.clone()) };
+        let shared = &server.shared;
+        let token = handle.progress_token.clone();
+        let (progress_to, progress) = mpsc::unbounded_channel::<ToolProgress>();
+        shared.listen(token.clone(), progress_to);
+        let (asked_to, asked) = mpsc::unbounded_channel::<Asked>();
+        let asking = shared.ask_through(asked_to);
+        let mut heard = Heard { progress, asked, call, turn, hooks, reported: None };
+        let answer = heard.attend(handle.await_response()).await;
+        cancel.id = None;
+        let answer = match answer {
+            Ok(ServerResult::CallToolResult(answer)) => Ok(answer),
+            // The server asks for input in rounds (MRTR): rmcp answers them through the
+            // client's handler, by sending the call again with the answers.
+            Ok(ServerResult::InputRequiredResult(_)) => {
+                heard.attend(open.service.call_tool(params)).await
+            }
+            Ok(_) => Err(ServiceError::UnexpectedResponse),
+            Err(error) => Err(error),
+        };
+        shared.unlisten(&token);
+        shared.stop_asking(asking);
+        // Progress that came with the answer is reported before the call ends.
+        while let Ok(said) = heard.progress.try_recv() {
+            heard.report(&said);
+        }
+        shared.settled().await;
+        answer
+    }
+}
+
+/// What a server says during a call, and whom to tell.
+struct Heard<'a, H> {
+    progress: mpsc::UnboundedReceiver<ToolProgress>,
+    asked: mpsc::UnboundedReceiver<Asked>,
+    call: &'a ToolCall,
+    turn: &'a Turn,
+    hooks: &'a H,
+    /// The latest progress reported.
+    reported: Option<f64>,
+}
+
+impl<H: OutputHooks> Heard<'_, H> {
+    /// Reports progress that goes forward: rmcp handles each notification in a task of its
+    /// own, so one may overtake another, and MCP's progress only grows.
+    fn report(&mut self, said: &ToolProgress) {
+        if self.reported.is_none_or(|reported| said.progress > reported) {
+            self.reported = Some(said.progress);
+            self.hooks.progress(self.call, said);
+        }
+    }
+
+    /// Awaits `answer`, telling the hooks of the progress the server reports meanwhile, and
+    /// asking them its questions.
+    async fn attend<F: Future>(&mut self, answer: F) -> F::Output {
+        tokio::pin!(answer);
+        loop {
+            tokio::select! {
+                biased;
+                Some(said) = self.progress.recv() => self.report(&said),
+                Some(Asked { question, answer }) = self.asked.recv() => {
+                    let answered = self.hooks.question(self.call, &question, self.turn).await;
+                    let _ = answer.send(answered);
+                }
+                answer = &mut answer => return answer,
+            }
+        }
+    }
+}
+
+/// Cancels a request on the server if its answer is not waited for to the end.
+struct CancelOnDrop {
+    peer: Peer<RoleClient>,
+    id: Option<RequestId>,
+}
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        let (Some(id), Ok(runtime)) = (self.id.take(), tokio::runtime::Handle::try_current())
+        else {
+            return;
+        };
+        let peer = self.peer.clone();
+        let reason = Some("the agent stopped waiting for the call (a timeout)".to_owned());
+        let notice = CancelledNotification::new(CancelledNotificationParam::new(Some(id), reason));
+        runtime.spawn(async move {
+            let _ = peer.send_notification(notice.into()).await;
+        });
+    }
+}
+
+impl ToolSet for McpTools {
+    const HAS_ORIGINS: bool = true;
+    const CHANGES: bool = true;
+
+    fn generation(&self) -> u64 {
+        let each =
+            self.servers.iter().map(|server| server.shared.generation.load(Ordering::Acquire));
+        each.fold(0, u64::wrapping_add)
+    }
+
+    fn specs(&self, specs: &mut Vec<ToolSpec>) {
+        specs.extend(self.tools().iter().map(|offered| offered.tool.spec.clone()));
+    }
+
+    fn origin(&self, name: &str) -> Option<Arc<ToolOrigin>> {
+        let tools = self.tools();
+        let offered = tools.iter().find(|offered| offered.tool.name == name)?;
+        Some(Arc::clone(&self.servers[offered.server].origin))
+    }
+
+    async fn call(&self, call: &ToolCall, turn: &Turn) -> Option<ToolResult> {
+        self.call_hooked(call, turn, &()).await
+    }
+
+    async fn call_hooked<H: OutputHooks>(
+        &self,
+        call: &ToolCall,
+        turn: &Turn,
+        hooks: &H,
+    ) -> Option<ToolResult> {
+        let tools = self.tools();
+        let tool = tools.iter().find(|offered| offered.tool.name == call.name)?;
+        Some(match hooks.run_tool(self.send(tool, call, turn, hooks)).await {
+            Ok(result) => result,
+            Err(after) => ToolResult::failure(call, ToolFailure::TimedOut { after }),
         })
     }
 }

@@ -28,7 +28,7 @@ async fn server_everything_over_stdio_echoes_sums_and_structures() {
         .connect()
         .await
         .unwrap();
-    let mut names: Vec<&str> = everything.names().collect();
+    let mut names = everything.names();
     names.sort_unstable();
     assert_eq!(
         names,
@@ -74,7 +74,7 @@ async fn a_before_tool_policy_keeps_server_filesystem_from_writing_outside_a_fol
         .connect()
         .await
         .unwrap();
-    assert!(files.names().any(|name| name == "fs__write_file"), "{files:?}");
+    assert!(files.names().iter().any(|name| name == "fs__write_file"), "{files:?}");
 
     let inside = root.join("allowed/note.txt");
     let outside = root.join("note.txt");
@@ -149,7 +149,7 @@ async fn server_everything_over_streamable_http_with_a_bearer_and_a_header() {
         .connect()
         .await
         .unwrap();
-    assert_eq!(everything.names().collect::<Vec<_>>(), ["everything__echo"]);
+    assert_eq!(everything.names(), ["everything__echo"]);
     let model = ScriptedModel::new()
         .tool_call("everything__echo", json!({ "message": "over http" }))
         .text("done");
