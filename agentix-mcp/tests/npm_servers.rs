@@ -7,9 +7,12 @@ mod common;
 use std::path::{Path, PathBuf};
 
 use agentix::event::BeforeTool;
-use agentix::{Agent, Conversation, ScriptedModel, ToolCall, ToolFailure, Verdict, hook};
+use agentix::{
+    Agent, Approval, Conversation, ScriptedModel, StreamEvent, ToolCall, ToolFailure, Verdict, hook,
+};
 use agentix_mcp::McpServer;
 use common::tool_results;
+use futures::StreamExt;
 use serde_json::json;
 
 fn binary(variable: &str) -> PathBuf {
@@ -204,4 +207,65 @@ async fn server_everything_killed_mid_call_fails_that_call_and_is_started_again_
     assert!(message.starts_with("the MCP server `everything` ("), "{message}");
     assert!(results[1].error.is_none(), "{:?}", results[1]);
     assert_eq!(results[1].output, "Echo: back");
+}
+
+/// Answers every question with a name.
+struct Ada;
+
+impl agentix::Approver for Ada {
+    async fn review(&self, _: &ToolCall, _: &agentix::Escalation, _: &agentix::Turn) -> Approval {
+        Approval::Reject("nothing is escalated here".to_owned())
+    }
+
+    async fn review_question(
+        &self,
+        _: &ToolCall,
+        question: &agentix::Question,
+        _: &agentix::Turn,
+    ) -> Approval {
+        assert_eq!(question.asked_by, "the MCP server `everything`");
+        assert_eq!(question.schema["required"], json!(["name"]));
+        Approval::Edit(ToolCall::new("", "", json!({ "name": "Ada", "check": true })))
+    }
+}
+
+#[tokio::test]
+#[ignore = "needs the npm servers: scripts/mcp-servers.sh"]
+async fn server_everything_reports_progress_and_asks_the_approver_its_question() {
+    let everything = McpServer::stdio("everything", binary("AGENTIX_MCP_EVERYTHING"))
+        .allow("trigger-long-running-operation")
+        .allow("trigger-elicitation-request")
+        .connect()
+        .await
+        .unwrap();
+    // The question tool is registered once the client has said it answers questions: the
+    // server's `tools/list_changed` brings it to the list.
+    let asking = "everything__trigger-elicitation-request";
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !everything.names().iter().any(|name| name == asking) {
+        assert!(tokio::time::Instant::now() < deadline, "never listed: {everything:?}");
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    let model = ScriptedModel::new()
+        .tool_call(
+            "everything__trigger-long-running-operation",
+            json!({ "duration": 1, "steps": 3 }),
+        )
+        .tool_call(asking, json!({}))
+        .text("done");
+    let agent = Agent::builder(model).tools(everything).approver(Ada).build();
+    let mut conversation = Conversation::new();
+    let events: Vec<StreamEvent> = agent.turn(&mut conversation, "go").stream().collect().await;
+    let progress: Vec<(f64, Option<f64>)> = events
+        .iter()
+        .filter_map(|event| match event {
+            StreamEvent::ToolProgress { progress, .. } => Some((progress.progress, progress.total)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(progress, [(1.0, Some(3.0)), (2.0, Some(3.0)), (3.0, Some(3.0))]);
+    let results = tool_results(&conversation);
+    assert!(results[0].error.is_none(), "{:?}", results[0]);
+    assert!(results[1].output.contains("- Name: Ada"), "{}", results[1].output);
+    assert!(results[1].output.contains("- Agreed to terms: true"), "{}", results[1].output);
 }
