@@ -31,3 +31,6 @@ fi
 # One at a time: each starts its own restate-server, on ports it just found free.
 AGENTIX_RESTATE_SERVER="$binary" cargo test -p agentix-restate --test crash -- --ignored \
     --skip service --test-threads=1
+# An MCP server's tools in a turn on Restate.
+AGENTIX_RESTATE_SERVER="$binary" cargo test -p agentix-mcp --test restate -- --ignored \
+    --skip service --test-threads=1

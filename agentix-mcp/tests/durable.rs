@@ -11,110 +11,17 @@ mod common;
 use std::future::Future;
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use agentix::event::BeforeModel;
-use agentix::{
-    Agent, AssistantMessage, Conversation, Journal, JournalError, JournalStep, ModelRequest,
-    ToolCall, Turn, Verdict,
-};
-use agentix_mcp::{IDEMPOTENCY_KEY, McpServer};
+use agentix::{Agent, Conversation, Journal, JournalError, JournalStep};
+use agentix_mcp::McpServer;
 use agentix_store::{Store, StoreJournal};
-use agentix_test_support::{self as support, TempDir, append, die, lines};
-use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ListToolsResult,
-    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
-};
-use rmcp::service::{RequestContext, RoleServer};
-use rmcp::{ErrorData, ServerHandler};
+use agentix_test_support::{self as support, TempDir, die, lines};
+use common::desk::{Clerk, Desk, Offered};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
-use serde_json::{Value, json};
 
 const CHILD: &str = "AGENTIX_MCP_DURABLE_CHILD";
-
-/// A desk with a stamp: `stamp` applies each idempotency key once (`dir/applied`), counting
-/// every attempt (`dir/attempts`); it offers `extra` too once `dir/extra` exists.
-#[derive(Clone)]
-struct Desk {
-    dir: PathBuf,
-    /// Whether the process dies in `stamp`, after its effect.
-    die_after_effect: bool,
-}
-
-fn tool(name: &'static str) -> Tool {
-    let Value::Object(schema) = json!({ "type": "object" }) else { unreachable!() };
-    Tool::new(name, format!("the {name} tool"), Arc::new(schema))
-}
-
-impl ServerHandler for Desk {
-    fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-    }
-
-    async fn list_tools(
-        &self,
-        _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
-    ) -> Result<ListToolsResult, ErrorData> {
-        let mut tools = vec![tool("stamp")];
-        if self.dir.join("extra").exists() {
-            tools.push(tool("extra"));
-        }
-        Ok(ListToolsResult::with_all_items(tools))
-    }
-
-    async fn call_tool(
-        &self,
-        request: CallToolRequestParams,
-        context: RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, ErrorData> {
-        let key = context.meta.0.0.get(IDEMPOTENCY_KEY).and_then(Value::as_str).unwrap_or("");
-        append(&self.dir.join("attempts"), key);
-        if !lines(&self.dir.join("applied")).iter().any(|applied| applied == key) {
-            append(&self.dir.join("applied"), key);
-        }
-        if self.die_after_effect {
-            die();
-        }
-        let text = format!("{} stamped {key}", request.name);
-        Ok(CallToolResult::success(vec![ContentBlock::text(text)]).into())
-    }
-}
-
-/// The model: calls the stamp until it has its result, then answers; each call counted.
-struct Clerk(PathBuf);
-
-impl agentix::Model for Clerk {
-    async fn complete(
-        &self,
-        request: &ModelRequest,
-    ) -> Result<agentix::ModelResponse, agentix::ModelError> {
-        append(&self.0, "call");
-        let stamped = request.messages.iter().any(|message| {
-            message.content.iter().any(|part| matches!(part, agentix::Part::ToolResult(_)))
-        });
-        let answer = if stamped {
-            AssistantMessage::text("Stamped.")
-        } else {
-            let call = ToolCall::new("call_1", "desk__stamp", json!({}));
-            AssistantMessage::default().with_tool_call(call)
-        };
-        Ok(answer.into())
-    }
-}
-
-/// Writes the tools each request offers, a line a request.
-struct Offered(PathBuf);
-
-impl agentix::on::BeforeModel for Offered {
-    async fn before_model(&self, request: &mut ModelRequest, _: &mut Turn) -> Verdict<BeforeModel> {
-        let names: Vec<&str> = request.tools.iter().map(|spec| spec.name.as_str()).collect();
-        append(&self.0, &names.join(","));
-        Verdict::Continue
-    }
-}
 
 /// The store's journal, dying after its `kill`th step (from 1).
 struct Dying<'s> {
@@ -164,7 +71,7 @@ async fn turn(url: String, dir: PathBuf, point: String, kill: Option<usize>) {
         let mut stored = store.load("c").await.unwrap();
         let journal = store.journal("c", &stored).await.unwrap();
         let journal = Dying { inner: journal, steps: AtomicUsize::new(0), kill };
-        let agent = Agent::builder(Clerk(dir.join("model_calls")))
+        let agent = Agent::builder(Clerk { calls: dir.join("model_calls"), die_in_call: None })
             .tools(tools)
             .hook(Offered(dir.join("offered")))
             .build();

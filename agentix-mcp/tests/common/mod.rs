@@ -3,6 +3,8 @@
 
 #![allow(dead_code)]
 
+pub mod desk;
+
 use agentix::{Conversation, Entry, ToolResult};
 
 /// Every tool result of the conversation's log, in order.
