@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The crash tests over a real restate-server: installs restate-server from the npm registry at
-# a pinned version (once, under target/), then runs agentix-restate's ignored tests, which
+# a pinned version (once, under target/), then runs agentix-restate's ignored tests (and
+# agentix-mcp's turn on Restate), which
 # start it on 127.0.0.1 in temporary directories and kill it after.
 #
 #   scripts/restate.sh            the crash tests
