@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The crash tests over a real restate-server: installs restate-server from the npm registry at
-# a pinned version (once, under target/), then runs agentix-restate's ignored tests (and
-# agentix-mcp's turn on Restate), which
-# start it on 127.0.0.1 in temporary directories and kill it after.
+# a pinned version (once, under target/), then runs agentix-restate's ignored tests and
+# agentix-mcp's turn on Restate, which start it on 127.0.0.1 in temporary directories and kill
+# it after.
 #
 #   scripts/restate.sh            the crash tests
 #   scripts/restate.sh --path     only install, and print the binary's path
