@@ -46,6 +46,14 @@ pub enum McpError {
         /// Where the second comes from.
         second: String,
     },
+    /// Serving tools to a client failed.
+    #[error("the MCP server `{server}` could not serve: {message}")]
+    Serve {
+        /// The served server's name.
+        server: String,
+        /// What went wrong.
+        message: String,
+    },
     /// An allow or deny pattern that is no tool pattern.
     #[error("an allow or deny pattern: {0}")]
     Pattern(#[from] agentix::ToolPatternError),

@@ -26,10 +26,12 @@
 mod client;
 mod error;
 mod result;
+mod serve;
 mod server;
 mod tools;
 
 pub use error::McpError;
+pub use serve::{McpService, NoModel, ServesTools};
 pub use server::McpServer;
 pub use tools::{IDEMPOTENCY_KEY, McpTools};
 

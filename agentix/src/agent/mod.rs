@@ -11,6 +11,7 @@ mod open_turn;
 mod render;
 pub(crate) mod run;
 mod runs;
+mod served;
 mod step;
 mod tool_call;
 

@@ -1,0 +1,187 @@
+//! An agent's tools served to other MCP clients, over stdio or streamable HTTP: each call goes
+//! through the agent's tool hooks ([`Agent::call_tool`]), as the model's calls do.
+
+use std::future::Future;
+use std::sync::Arc;
+
+use agentix::pipeline::Pipeline;
+use agentix::{
+    Agent, Approver, Model, ModelError, ModelRequest, ModelResponse, StreamTransformer, ToolCall,
+    ToolResult, ToolSet, ToolSpec,
+};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+};
+use rmcp::service::{RequestContext, RoleServer};
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use rmcp::{ErrorData, ServerHandler, ServiceExt};
+
+use crate::error::McpError;
+
+/// What an MCP server can serve: tools, listed and called through whatever hooks stand in
+/// front of them. An [`Agent`] is one; any [`ToolSet`] is one through
+/// [`McpService::tool_set`].
+pub trait ServesTools: Send + Sync + 'static {
+    /// The tools' specs, as a client lists them now.
+    fn tool_specs(&self) -> Arc<[ToolSpec]>;
+
+    /// Runs one call.
+    fn call_tool(
+        &self,
+        call: ToolCall,
+    ) -> impl Future<Output = Result<ToolResult, agentix::Error>> + Send;
+}
+
+impl<M, T, P, A, X> ServesTools for Agent<M, T, P, A, X>
+where
+    M: Model + 'static,
+    T: ToolSet + 'static,
+    P: Pipeline + 'static,
+    A: Approver + 'static,
+    X: StreamTransformer + 'static,
+{
+    fn tool_specs(&self) -> Arc<[ToolSpec]> {
+        Agent::tool_specs(self)
+    }
+
+    fn call_tool(
+        &self,
+        call: ToolCall,
+    ) -> impl Future<Output = Result<ToolResult, agentix::Error>> + Send {
+        Agent::call_tool(self, call)
+    }
+}
+
+/// The model of an agent made only to serve a tool set: never called (a served call runs no
+/// model), it refuses if it is.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NoModel;
+
+impl Model for NoModel {
+    async fn complete(&self, _: &ModelRequest) -> Result<ModelResponse, ModelError> {
+        Err(ModelError::Refused {
+            provider: "agentix-mcp".to_owned(),
+            reason: "an agent that only serves tools has no model".to_owned(),
+        })
+    }
+}
+
+/// An MCP server whose tools are an agent's (or a tool set's): a [`ServerHandler`] for rmcp,
+/// served over stdio ([`serve_stdio`](McpService::serve_stdio)) or streamable HTTP
+/// ([`router`](McpService::router), an axum router at `/mcp`).
+///
+/// ```no_run
+/// use agentix::Agent;
+/// use agentix_mcp::McpService;
+///
+/// #[agentix::tool(description = "Adds two numbers.")]
+/// async fn add(a: i64, b: i64) -> Result<i64, std::convert::Infallible> {
+///     Ok(a + b)
+/// }
+///
+/// # async fn run() -> Result<(), agentix_mcp::McpError> {
+/// let agent = Agent::builder(agentix_mcp::NoModel).tool(add).build();
+/// McpService::new(agent).serve_stdio().await
+/// # }
+/// ```
+pub struct McpService<S> {
+    served: Arc<S>,
+    name: String,
+}
+
+impl<S> Clone for McpService<S> {
+    fn clone(&self) -> Self {
+        McpService { served: Arc::clone(&self.served), name: self.name.clone() }
+    }
+}
+
+impl<S: ServesTools> McpService<S> {
+    /// Serves `served`'s tools, the server calling itself `agentix` to clients.
+    pub fn new(served: S) -> Self {
+        McpService { served: Arc::new(served), name: "agentix".to_owned() }
+    }
+
+    /// The name the server gives clients.
+    pub fn named(mut self, name: impl Into<String>) -> Self {
+        self.name = name.into();
+        self
+    }
+
+    /// Serves one client over this process's standard input and output, until it leaves.
+    pub async fn serve_stdio(self) -> Result<(), McpError> {
+        let name = self.name.clone();
+        let failed = |message: String| McpError::Serve { server: name.clone(), message };
+        let running =
+            self.serve(rmcp::transport::stdio()).await.map_err(|e| failed(e.to_string()))?;
+        running.waiting().await.map_err(|e| failed(e.to_string()))?;
+        Ok(())
+    }
+
+    /// An axum router serving the tools over MCP's streamable HTTP at `/mcp`, each client in a
+    /// session of its own. Clients are accepted from loopback hosts only (`localhost`,
+    /// `127.0.0.1`, `::1`: DNS rebinding protection); a server behind a proxy configures
+    /// its own [`StreamableHttpService`] with this service.
+    pub fn router(self) -> axum::Router {
+        let service = StreamableHttpService::new(
+            move || Ok(self.clone()),
+            Arc::new(LocalSessionManager::default()),
+            StreamableHttpServerConfig::default(),
+        );
+        axum::Router::new().nest_service("/mcp", service)
+    }
+}
+
+impl<T: ToolSet + 'static> McpService<Agent<NoModel, T>> {
+    /// Serves a tool set with no hooks in front of it.
+    pub fn tool_set(tools: T) -> Self {
+        McpService::new(Agent::builder(NoModel).tools(tools).build())
+    }
+}
+
+/// A spec's parameters as MCP's input schema, an object's.
+fn input_schema(spec: &ToolSpec) -> Arc<serde_json::Map<String, serde_json::Value>> {
+    Arc::new(match &spec.parameters {
+        serde_json::Value::Object(schema) => schema.clone(),
+        _ => serde_json::Map::from_iter([("type".to_owned(), "object".into())]),
+    })
+}
+
+impl<S: ServesTools> ServerHandler for McpService<S> {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new(self.name.clone(), env!("CARGO_PKG_VERSION")))
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let specs = self.served.tool_specs();
+        let tools = specs
+            .iter()
+            .map(|spec| Tool::new(spec.name.clone(), spec.description.clone(), input_schema(spec)));
+        Ok(ListToolsResult::with_all_items(tools.collect()))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let arguments =
+            request.arguments.map_or(serde_json::Value::Null, serde_json::Value::Object);
+        let call =
+            ToolCall::new(format!("mcp-{}", context.id), request.name.to_string(), arguments);
+        let result = match self.served.call_tool(call).await {
+            Ok(result) if result.error.is_none() => {
+                CallToolResult::success(vec![ContentBlock::text(result.output)])
+            }
+            Ok(failed) => CallToolResult::error(vec![ContentBlock::text(failed.output)]),
+            Err(error) => CallToolResult::error(vec![ContentBlock::text(error.to_string())]),
+        };
+        Ok(result.into())
+    }
+}
