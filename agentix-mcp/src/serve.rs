@@ -14,7 +14,9 @@ use rmcp::model::{
     ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::{RequestContext, RoleServer};
+#[cfg(feature = "http")]
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+#[cfg(feature = "http")]
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::{ErrorData, ServerHandler, ServiceExt};
 
@@ -70,7 +72,7 @@ impl Model for NoModel {
 
 /// An MCP server whose tools are an agent's (or a tool set's): a [`ServerHandler`] for rmcp,
 /// served over stdio ([`serve_stdio`](McpService::serve_stdio)) or streamable HTTP
-/// ([`router`](McpService::router), an axum router at `/mcp`).
+/// (`router`, an axum router at `/mcp`, with the `http` feature).
 ///
 /// ```no_run
 /// use agentix::Agent;
@@ -122,7 +124,9 @@ impl<S: ServesTools> McpService<S> {
     /// An axum router serving the tools over MCP's streamable HTTP at `/mcp`, each client in a
     /// session of its own. Clients are accepted from loopback hosts only (`localhost`,
     /// `127.0.0.1`, `::1`: DNS rebinding protection); a server behind a proxy configures
-    /// its own [`StreamableHttpService`] with this service.
+    /// its own `StreamableHttpService` with this service. With the `http` feature (on by
+    /// default).
+    #[cfg(feature = "http")]
     pub fn router(self) -> axum::Router {
         let service = StreamableHttpService::new(
             move || Ok(self.clone()),

@@ -1,16 +1,21 @@
 //! An MCP server to reach, and the tools to take from it; connecting makes it [`McpTools`].
 
+#[cfg(feature = "http")]
 use std::collections::HashMap;
 use std::ffi::OsString;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 
 use agentix::{ToolPattern, ToolPatternError};
+#[cfg(feature = "http")]
 use http::{HeaderName, HeaderValue};
 use rmcp::ServiceExt;
 use rmcp::service::{RoleClient, RunningService};
+#[cfg(feature = "http")]
+use rmcp::transport::StreamableHttpClientTransport;
+#[cfg(feature = "http")]
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::transport::{IntoTransport, StreamableHttpClientTransport, TokioChildProcess};
+use rmcp::transport::{IntoTransport, TokioChildProcess};
 use tokio::io::AsyncReadExt;
 
 use crate::client::{Client, Listing, Shared};
@@ -23,6 +28,7 @@ enum Target {
     /// A child process, over its standard input and output.
     Stdio { program: OsString, args: Vec<OsString>, envs: Vec<(OsString, OsString)> },
     /// A URL, over MCP's streamable HTTP.
+    #[cfg(feature = "http")]
     Http { url: String, bearer: Option<String>, headers: Vec<(String, String)> },
     /// A transport given to `connect_with`.
     Given,
@@ -56,7 +62,8 @@ impl McpServer {
     }
 
     /// A server at a URL, spoken to over MCP's streamable HTTP (plain `http://`: loopback, or
-    /// behind a proxy that terminates TLS).
+    /// behind a proxy that terminates TLS). With the `http` feature (on by default).
+    #[cfg(feature = "http")]
     pub fn http(name: impl Into<String>, url: impl Into<String>) -> Self {
         McpServer::at(
             name.into(),
@@ -91,6 +98,7 @@ impl McpServer {
     }
 
     /// Sends `Authorization: Bearer <token>` with every request to an HTTP server.
+    #[cfg(feature = "http")]
     pub fn bearer(mut self, token: impl Into<String>) -> Self {
         if let Target::Http { bearer, .. } = &mut self.target {
             *bearer = Some(token.into());
@@ -99,6 +107,7 @@ impl McpServer {
     }
 
     /// Sends a header with every request to an HTTP server.
+    #[cfg(feature = "http")]
     pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
         if let Target::Http { headers, .. } = &mut self.target {
             headers.push((name.into(), value.into()));
@@ -134,6 +143,7 @@ impl McpServer {
                 .map(|part| part.to_string_lossy().into_owned())
                 .collect::<Vec<_>>()
                 .join(" "),
+            #[cfg(feature = "http")]
             Target::Http { url, .. } => url.clone(),
             Target::Given => {
                 self.given.clone().unwrap_or_else(|| "a transport of its own".to_owned())
@@ -188,6 +198,7 @@ impl McpServer {
         let command = self.target();
         let (program, args, envs) = match &self.target {
             Target::Stdio { program, args, envs } => (program, args, envs),
+            #[cfg(feature = "http")]
             Target::Http { url, bearer, headers } => {
                 let config = http_config(&self.name, url, bearer.as_deref(), headers)?;
                 let transport = StreamableHttpClientTransport::from_config(config);
@@ -283,6 +294,7 @@ async fn keep_stderr(mut stderr: tokio::process::ChildStderr, kept: Arc<Mutex<St
 }
 
 /// The streamable HTTP transport's settings for `url`, with its headers.
+#[cfg(feature = "http")]
 fn http_config(
     server: &str,
     url: &str,
