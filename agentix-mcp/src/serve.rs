@@ -14,6 +14,7 @@ use rmcp::model::{
     ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::{RequestContext, RoleServer};
+use rmcp::transport::IntoTransport;
 #[cfg(feature = "http")]
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 #[cfg(feature = "http")]
@@ -113,10 +114,19 @@ impl<S: ServesTools> McpService<S> {
 
     /// Serves one client over this process's standard input and output, until it leaves.
     pub async fn serve_stdio(self) -> Result<(), McpError> {
+        self.serve_with(rmcp::transport::stdio()).await
+    }
+
+    /// Serves one client over a transport of one's own (an in-memory pipe, a socket), until
+    /// it leaves.
+    pub async fn serve_with<T, E, A>(self, transport: T) -> Result<(), McpError>
+    where
+        T: IntoTransport<RoleServer, E, A>,
+        E: std::error::Error + Send + Sync + 'static,
+    {
         let name = self.name.clone();
         let failed = |message: String| McpError::Serve { server: name.clone(), message };
-        let running =
-            self.serve(rmcp::transport::stdio()).await.map_err(|e| failed(e.to_string()))?;
+        let running = self.serve(transport).await.map_err(|e| failed(e.to_string()))?;
         running.waiting().await.map_err(|e| failed(e.to_string()))?;
         Ok(())
     }

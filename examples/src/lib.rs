@@ -1,11 +1,12 @@
 //! The core's examples' code, one module per example, so that tests can run each one and check
 //! what it does; `examples/` holds the thin `main`s that `cargo run -p examples --example NAME`
-//! runs. They need agentix and tokio only: the examples that reach a provider, a store, Restate
-//! or HTTP are in `examples-io`.
+//! runs. They need agentix, tokio and (for `mcp_agent`) agentix-mcp without HTTP only: the
+//! examples that reach a provider, a store, Restate or HTTP are in `examples-io`.
 
 pub mod bicameral_critic;
 pub mod cache_stop;
 pub mod human_approval;
+pub mod mcp_agent;
 pub mod plan_retry;
 pub mod planner;
 pub mod quickstart;
