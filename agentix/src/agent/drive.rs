@@ -74,7 +74,8 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
                 // counter: the turn's guard names it.
                 turn.running_component = Some(Component::TokenCounter);
                 if T::CHANGES {
-                    self.read_tools(turn, committer).await?;
+                    // Boxed: a fixed tool set's turn carries no room for it.
+                    Box::pin(self.read_tools(turn, committer)).await?;
                 }
                 let mut request = match self.plain_request(turn, retry.as_ref()) {
                     Some(request) => request,

@@ -156,10 +156,12 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
     /// What the system prompt and the step's tool specs take of its request.
     #[inline(always)]
     fn fixed_tokens(&self, turn: &Turn) -> usize {
-        match &turn.step_tools {
-            Some(tools) if T::CHANGES => self.system_tokens + tools.tokens,
-            _ => self.fixed_tokens,
+        if T::CHANGES
+            && let Some(tools) = &turn.step_tools
+        {
+            return self.system_tokens + tools.tokens;
         }
+        self.fixed_tokens
     }
 
     /// A request of `messages`, the first `history` of them earlier turns.
@@ -169,9 +171,12 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
         messages: Vec<Message>,
         history: usize,
     ) -> ModelRequest {
-        let tools = match &turn.step_tools {
-            Some(tools) if T::CHANGES => tools.specs.clone(),
-            _ => self.tool_specs.clone(),
+        let tools = if T::CHANGES
+            && let Some(tools) = &turn.step_tools
+        {
+            tools.specs.clone()
+        } else {
+            self.tool_specs.clone()
         };
         ModelRequest {
             system: self.settings.system.clone(),
