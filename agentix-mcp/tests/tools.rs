@@ -237,6 +237,7 @@ async fn results_read_as_text_structured_json_or_described_content() {
     );
 }
 
+#[cfg(feature = "http")]
 #[tokio::test]
 async fn an_http_server_gets_the_bearer_and_headers_and_its_refusal_is_an_error_naming_its_url() {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};

@@ -55,6 +55,8 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
     /// # Ok::<_, agentix::Error>(())
     /// # }).unwrap();
     /// ```
+    // Written out so that the signature promises `Send`, which a caller spawning it relies on.
+    #[allow(clippy::manual_async_fn)]
     pub fn call_tool(
         &self,
         call: ToolCall,
