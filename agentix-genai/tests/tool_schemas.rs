@@ -1,5 +1,6 @@
 //! Tool schemas as each provider takes them, checked on the wire: OpenAI's strict mode, Gemini's
-//! schemas without references, and the schema as it is for the others.
+//! schemas without references, and the schema as it is for the others — an MCP server's tools
+//! taking the same path as a native tool's.
 
 mod support;
 
@@ -247,4 +248,64 @@ async fn a_tool_strict_mode_cannot_describe_goes_to_openai_as_it_is() {
     assert_eq!(label["strict"], false, "not strict");
     assert_eq!(label["parameters"], agentix::ToolSpec::of(&Label).parameters, "and as it is");
     assert_eq!(tools[1]["function"]["strict"], true, "the other tool is strict still");
+}
+
+/// `book`, served by an agent over MCP (in this process, on an in-memory pipe), reached as the
+/// MCP server `hotel`: its schema comes to the model from the server's `tools/list`.
+async fn booking_over_mcp(book: Book) -> agentix_mcp::McpTools {
+    let served = Agent::builder(agentix_mcp::NoModel).tool(book).build();
+    let (ours, theirs) = tokio::io::duplex(64 * 1024);
+    tokio::spawn(agentix_mcp::McpService::new(served).serve_with(theirs));
+    agentix_mcp::McpServer::named("hotel").connect_with(ours, "a pipe").await.unwrap()
+}
+
+#[tokio::test]
+async fn an_mcp_servers_tool_schema_is_adapted_per_provider_as_a_native_ones_is() {
+    let server =
+        Server::start(vec![Reply::json(openai_json(&AssistantMessage::text("ok"), json!({})))])
+            .await;
+    let tools = booking_over_mcp(Book::default()).await;
+    let agent = Agent::builder(server.model("openai:gpt-4.1-mini")).tools(tools).build();
+    agent.run(&mut Conversation::new(), "Book Oslo").await.unwrap();
+    let sent = server.received()[0].json();
+    let function = &sent["tools"][0]["function"];
+    assert_eq!(function["name"], "hotel__book");
+    assert_eq!(function["strict"], true);
+    assert_strict(&function["parameters"]);
+
+    let server =
+        Server::start(vec![Reply::json(gemini_json(&AssistantMessage::text("ok"), json!({})))])
+            .await;
+    let tools = booking_over_mcp(Book::default()).await;
+    let agent = Agent::builder(server.model("gemini:gemini-2.5-flash")).tools(tools).build();
+    agent.run(&mut Conversation::new(), "Book Oslo").await.unwrap();
+    let sent = server.received()[0].json();
+    let parameters = &sent["tools"][0]["functionDeclarations"][0]["parametersJsonSchema"];
+    assert!(!refers(parameters), "inlined: {parameters:#}");
+    assert_eq!(parameters["properties"]["address"]["properties"]["street"]["type"], "string");
+}
+
+#[tokio::test]
+async fn the_nulls_strict_mode_makes_the_model_send_do_not_reach_an_mcp_servers_tool() {
+    let arguments = json!({ "city": "Oslo", "nights": null, "guests": null, "address": { "street": "Karl Johans gate 1", "zip": null } });
+    let call = AssistantMessage::default().with_tool_call(ToolCall::new(
+        "call_1",
+        "hotel__book",
+        arguments,
+    ));
+    let server = Server::start(vec![
+        Reply::json(openai_json(&call, json!({}))),
+        Reply::json(openai_json(&AssistantMessage::text("Booked."), json!({}))),
+    ])
+    .await;
+    let book = Book::default();
+    let booked = Arc::clone(&book.booked);
+    let tools = booking_over_mcp(book).await;
+    let agent = Agent::builder(server.model("openai:gpt-4.1-mini")).tools(tools).build();
+    let reply = agent.run(&mut Conversation::new(), "Book Oslo").await.unwrap();
+    assert_eq!(reply.joined_text(), "Booked.");
+    assert_eq!(
+        *booked.lock().unwrap(),
+        ["Oslo for None nights, 0 guests, at Karl Johans gate 1 (None)"]
+    );
 }
