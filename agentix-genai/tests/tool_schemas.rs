@@ -174,18 +174,21 @@ async fn anthropic_and_ollama_take_the_schema_as_it_is() {
     assert_eq!(sent["tools"][0]["function"]["parameters"], own_schema());
 }
 
-#[tokio::test]
-async fn the_nulls_strict_mode_makes_the_model_send_do_not_reach_the_tool() {
-    // Under strict mode the model sends every property, null for those it leaves out; `guests`
-    // has a default, not an Option, and would not read a null.
+/// The model's answers to a booking under strict mode: a call of `tool` with every property,
+/// null for those it leaves out (`guests` has a default, not an `Option`, and would not read a
+/// null), then its final answer.
+fn null_filled_call(tool: &str) -> Vec<Reply> {
     let arguments = json!({ "city": "Oslo", "nights": null, "guests": null, "address": { "street": "Karl Johans gate 1", "zip": null } });
-    let call =
-        AssistantMessage::default().with_tool_call(ToolCall::new("call_1", "book", arguments));
-    let server = Server::start(vec![
+    let call = AssistantMessage::default().with_tool_call(ToolCall::new("call_1", tool, arguments));
+    vec![
         Reply::json(openai_json(&call, json!({}))),
         Reply::json(openai_json(&AssistantMessage::text("Booked."), json!({}))),
-    ])
-    .await;
+    ]
+}
+
+#[tokio::test]
+async fn the_nulls_strict_mode_makes_the_model_send_do_not_reach_the_tool() {
+    let server = Server::start(null_filled_call("book")).await;
     let book = Book::default();
     let booked = Arc::clone(&book.booked);
     let agent = Agent::builder(server.model("openai:gpt-4.1-mini")).tool(book).build();
@@ -287,17 +290,7 @@ async fn an_mcp_servers_tool_schema_is_adapted_per_provider_as_a_native_ones_is(
 
 #[tokio::test]
 async fn the_nulls_strict_mode_makes_the_model_send_do_not_reach_an_mcp_servers_tool() {
-    let arguments = json!({ "city": "Oslo", "nights": null, "guests": null, "address": { "street": "Karl Johans gate 1", "zip": null } });
-    let call = AssistantMessage::default().with_tool_call(ToolCall::new(
-        "call_1",
-        "hotel__book",
-        arguments,
-    ));
-    let server = Server::start(vec![
-        Reply::json(openai_json(&call, json!({}))),
-        Reply::json(openai_json(&AssistantMessage::text("Booked."), json!({}))),
-    ])
-    .await;
+    let server = Server::start(null_filled_call("hotel__book")).await;
     let book = Book::default();
     let booked = Arc::clone(&book.booked);
     let tools = booking_over_mcp(book).await;

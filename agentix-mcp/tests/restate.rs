@@ -13,7 +13,7 @@ mod common;
 use std::os::unix::process::ExitStatusExt;
 use std::path::PathBuf;
 
-use agentix::{Agent, AssistantMessage, Entry};
+use agentix::{Agent, AssistantMessage};
 use agentix_mcp::McpServer;
 use agentix_restate::Conversations;
 use agentix_test_support::restate::{self as support, Restate, Service};
@@ -54,21 +54,6 @@ fn spawn(port: u16, dir: &TempDir, point: &str) -> Service {
     Service::spawn(SERVICE, format!("{port}|{}|{point}", dir.0.display()))
 }
 
-/// Sends the turn's message from a thread of its own: the call returns once the turn ends,
-/// whatever died meanwhile.
-fn send_in_background(restate: &Restate, key: &str) -> std::thread::JoinHandle<(u16, String)> {
-    let (ingress, path) = (restate.ingress, format!("/Conversation/{key}/send"));
-    std::thread::spawn(move || {
-        support::request(ingress, "POST", &path, "\"Stamp it\"").expect("the ingress answers")
-    })
-}
-
-fn history(restate: &Restate, key: &str) -> Vec<Entry> {
-    let (status, body) = restate.call(key, "history", "");
-    assert_eq!(status, 200, "{body}");
-    serde_json::from_str(&body).unwrap()
-}
-
 #[test]
 #[ignore = "needs restate-server: scripts/restate.sh runs it"]
 fn an_mcp_turn_killed_on_restate_replays_its_tool_lists_and_stamps_once() {
@@ -79,9 +64,9 @@ fn an_mcp_turn_killed_on_restate_replays_its_tool_lists_and_stamps_once() {
     let clean = TempDir::new("mcp-restate-clean");
     let service = spawn(port, &clean, "none");
     restate.register(port);
-    let (status, body) = send_in_background(&restate, "clean").join().unwrap();
+    let (status, body) = restate.send_in_background("clean", "Stamp it").join().unwrap();
     assert_eq!(status, 200, "{body}");
-    let clean_log = history(&restate, "clean");
+    let clean_log = restate.history("clean");
     drop(service);
     assert_eq!(lines(&clean.0.join("offered")), ["desk__stamp", "desk__stamp"]);
 
@@ -95,7 +80,7 @@ fn an_mcp_turn_killed_on_restate_replays_its_tool_lists_and_stamps_once() {
         let key = format!("k-{point}");
         let dir = TempDir::new("mcp-restate");
         let service = spawn(port, &dir, point);
-        let turn = send_in_background(&restate, &key);
+        let turn = restate.send_in_background(&key, "Stamp it");
         assert_eq!(service.wait().signal(), Some(9), "{point}: the service was killed");
         let offered_before = lines(&dir.0.join("offered")).len();
         std::fs::write(dir.0.join("extra"), "").unwrap();
@@ -105,7 +90,7 @@ fn an_mcp_turn_killed_on_restate_replays_its_tool_lists_and_stamps_once() {
         assert_eq!(status, 200, "{point}: {body}");
         let answer: AssistantMessage = serde_json::from_str(&body).unwrap();
         assert_eq!(answer, AssistantMessage::text("Stamped."), "{point}");
-        let log = history(&restate, &key);
+        let log = restate.history(&key);
         drop(service);
 
         let clean_entries = serde_json::to_string(&clean_log).unwrap().replace("clean", &key);

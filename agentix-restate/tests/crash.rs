@@ -140,18 +140,11 @@ fn clean_log(key: &str, turns: usize, answer: Option<Approval>) -> Vec<Entry> {
 }
 
 fn history(restate: &Restate, key: &str) -> Vec<Entry> {
-    let (status, body) = restate.call(key, "history", "");
-    assert_eq!(status, 200, "{body}");
-    serde_json::from_str(&body).unwrap()
+    restate.history(key)
 }
 
-/// Sends the turn's message from a thread of its own: the call returns once the turn ends,
-/// whatever died meanwhile.
 fn send_in_background(restate: &Restate, key: &str) -> std::thread::JoinHandle<(u16, String)> {
-    let (ingress, path) = (restate.ingress, format!("/Conversation/{key}/send"));
-    std::thread::spawn(move || {
-        support::request(ingress, "POST", &path, "\"Send it\"").expect("the ingress answers")
-    })
+    restate.send_in_background(key, "Send it")
 }
 
 #[test]

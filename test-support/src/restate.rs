@@ -94,6 +94,27 @@ bind-address = "127.0.0.1:{ingress}"
         request(self.ingress, "POST", &format!("/Conversation/{key}/{handler}"), body)
             .expect("the ingress answers")
     }
+
+    /// Sends `message` to the conversation `key` from a thread of its own: the call returns
+    /// once the turn ends, whatever died meanwhile.
+    pub fn send_in_background(
+        &self,
+        key: &str,
+        message: &str,
+    ) -> std::thread::JoinHandle<(u16, String)> {
+        let (ingress, path) = (self.ingress, format!("/Conversation/{key}/send"));
+        let body = serde_json::to_string(message).expect("a string is JSON");
+        std::thread::spawn(move || {
+            request(ingress, "POST", &path, &body).expect("the ingress answers")
+        })
+    }
+
+    /// The log of the conversation `key`, as its `history` handler reads it.
+    pub fn history(&self, key: &str) -> Vec<agentix::Entry> {
+        let (status, body) = self.call(key, "history", "");
+        assert_eq!(status, 200, "{body}");
+        serde_json::from_str(&body).expect("a log")
+    }
 }
 
 impl Drop for Restate {
