@@ -10,7 +10,7 @@ use agentix::event::BeforeTool;
 use agentix::{
     Agent, Approval, Conversation, ScriptedModel, StreamEvent, ToolCall, ToolFailure, Verdict, hook,
 };
-use agentix_mcp::McpServer;
+use agentix_mcp::{McpServer, McpTools};
 use common::tool_results;
 use futures::StreamExt;
 use serde_json::json;
@@ -21,37 +21,62 @@ fn binary(variable: &str) -> PathBuf {
     })
 }
 
-#[tokio::test]
-#[ignore = "needs the npm servers: scripts/mcp-servers.sh"]
-async fn server_everything_over_stdio_echoes_sums_and_structures() {
-    let everything = McpServer::stdio("everything", binary("AGENTIX_MCP_EVERYTHING"))
+/// Which of server-everything's tools the agents take.
+fn some_of_everything(server: McpServer) -> McpServer {
+    server
         .allow("echo")
         .allow("get-sum")
         .allow("get-structured-content")
-        .connect()
-        .await
-        .unwrap();
+        .allow("trigger-long-running-operation")
+}
+
+/// A turn over server-everything's tools: an echo, a sum, structured content, a long-running
+/// operation that reports its progress, and a sum of arguments the server refuses.
+async fn exercise(everything: McpTools) {
     let mut names = everything.names();
     names.sort_unstable();
     assert_eq!(
         names,
-        ["everything__echo", "everything__get-structured-content", "everything__get-sum"]
+        [
+            "everything__echo",
+            "everything__get-structured-content",
+            "everything__get-sum",
+            "everything__trigger-long-running-operation"
+        ]
     );
-
     let model = ScriptedModel::new()
         .tool_call("everything__echo", json!({ "message": "hi" }))
         .tool_call("everything__get-sum", json!({ "a": 1, "b": 2 }))
         .tool_call("everything__get-structured-content", json!({ "location": "New York" }))
+        .tool_call(
+            "everything__trigger-long-running-operation",
+            json!({ "duration": 1, "steps": 3 }),
+        )
+        .tool_call("everything__get-sum", json!({ "a": "one", "b": 2 }))
         .text("done");
     let agent = Agent::builder(model).tools(everything).build();
     let mut conversation = Conversation::new();
-    agent.run(&mut conversation, "go").await.unwrap();
+    let events: Vec<StreamEvent> = agent.turn(&mut conversation, "go").stream().collect().await;
     let results = tool_results(&conversation);
     assert_eq!(results[0].output, "Echo: hi");
     assert!(results[1].output.contains('3'), "{:?}", results[1]);
     let structured: serde_json::Value = serde_json::from_str(&results[2].output).unwrap();
     assert!(structured.is_object(), "{structured}");
-    assert!(results.iter().all(|result| result.error.is_none()), "{results:?}");
+    assert!(results[..4].iter().all(|result| result.error.is_none()), "{results:?}");
+    let progress = events.iter().filter(|e| matches!(e, StreamEvent::ToolProgress { .. }));
+    assert_eq!(progress.count(), 3, "{events:?}");
+    let Some(ToolFailure::Failed { message }) = &results[4].error else {
+        panic!("{:?}", results[4])
+    };
+    // The server refuses the arguments with an error result: a failed call.
+    assert!(message.contains("Invalid arguments for tool get-sum"), "{message}");
+}
+
+#[tokio::test]
+#[ignore = "needs the npm servers: scripts/mcp-servers.sh"]
+async fn server_everything_over_stdio_echoes_sums_structures_reports_progress_and_fails() {
+    let server = McpServer::stdio("everything", binary("AGENTIX_MCP_EVERYTHING"));
+    exercise(some_of_everything(server).connect().await.unwrap()).await;
 }
 
 /// Refuses a filesystem write outside `allowed/`.
@@ -145,21 +170,9 @@ impl HttpEverything {
 #[ignore = "needs the npm servers: scripts/mcp-servers.sh"]
 async fn server_everything_over_streamable_http_with_a_bearer_and_a_header() {
     let mut server = HttpEverything::start().await;
-    let everything = McpServer::http("everything", &server.url)
-        .bearer("a-token")
-        .header("x-agentix-test", "1")
-        .allow("echo")
-        .connect()
-        .await
-        .unwrap();
-    assert_eq!(everything.names(), ["everything__echo"]);
-    let model = ScriptedModel::new()
-        .tool_call("everything__echo", json!({ "message": "over http" }))
-        .text("done");
-    let agent = Agent::builder(model).tools(everything).build();
-    let mut conversation = Conversation::new();
-    agent.run(&mut conversation, "go").await.unwrap();
-    assert_eq!(tool_results(&conversation)[0].output, "Echo: over http");
+    let everything =
+        McpServer::http("everything", &server.url).bearer("a-token").header("x-agentix-test", "1");
+    exercise(some_of_everything(everything).connect().await.unwrap()).await;
     server.child.kill().await.unwrap();
 }
 
