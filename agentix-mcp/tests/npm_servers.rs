@@ -2,6 +2,9 @@
 //! versions by `scripts/mcp-servers.sh` (run by `scripts/test`), which names their binaries
 //! in `AGENTIX_MCP_EVERYTHING` and `AGENTIX_MCP_FILESYSTEM`. Ignored in a plain `cargo test`.
 
+// A streamed turn over an MCP tool set is a deep future type for the lints to lay out.
+#![recursion_limit = "256"]
+
 mod common;
 
 use std::path::{Path, PathBuf};
