@@ -72,8 +72,11 @@ pub(crate) struct Shared {
     /// The server's name, for the questions it asks.
     pub(crate) name: String,
     listing: Listing,
-    /// Its tools, as last listed.
-    tools: Mutex<Arc<[ServerTool]>>,
+    /// Its tools, as last listed, and which listing (in the order they were asked for) they
+    /// come from: a listing that answers after a later one is not taken.
+    tools: Mutex<(u64, Arc<[ServerTool]>)>,
+    /// Listings asked for so far.
+    listings: AtomicU64,
     /// Moves each time `tools` does.
     pub(crate) generation: AtomicU64,
     /// Listings under way after a `tools/list_changed`, and their end.
@@ -102,7 +105,8 @@ impl Shared {
         Arc::new(Shared {
             name,
             listing,
-            tools: Mutex::new(Arc::from(Vec::new())),
+            tools: Mutex::new((0, Arc::from(Vec::new()))),
+            listings: AtomicU64::new(0),
             generation: AtomicU64::new(0),
             relisting: AtomicUsize::new(0),
             relisted: Notify::new(),
@@ -114,18 +118,34 @@ impl Shared {
 
     /// The server's tools, as last listed.
     pub(crate) fn tools(&self) -> Arc<[ServerTool]> {
-        Arc::clone(&lock(&self.tools))
+        Arc::clone(&lock(&self.tools).1)
     }
 
-    /// Takes a new listing of the server's tools.
-    pub(crate) fn listed(&self, listed: Vec<Tool>) {
-        *lock(&self.tools) = self.listing.offer(listed).into();
-        self.generation.fetch_add(1, Ordering::Release);
+    /// The number of a listing about to be asked for, for [`listed`](Self::listed).
+    pub(crate) fn listing(&self) -> u64 {
+        self.listings.fetch_add(1, Ordering::AcqRel) + 1
+    }
+
+    /// Takes the listing `number` of the server's tools, unless a later one is in already.
+    pub(crate) fn listed(&self, number: u64, listed: Vec<Tool>) {
+        let mut tools = lock(&self.tools);
+        if number > tools.0 {
+            *tools = (number, self.listing.offer(listed).into());
+            self.generation.fetch_add(1, Ordering::Release);
+        }
+    }
+
+    /// Forgets the progress reported for no call: after a reconnection, the new connection's
+    /// progress tokens start again, and a report of the old one would reach the wrong call.
+    pub(crate) fn forget_early_progress(&self) {
+        lock(&self.progress).early.clear();
     }
 
     /// Waits (up to a few seconds) for the listings a `tools/list_changed` started: a call
-    /// whose server changed its list while it ran returns once the new list is in, so that
-    /// the agent's next step offers it.
+    /// during which its server changed its list returns once the new list is in, so that the
+    /// agent's next step offers it — when the listing has started by then (rmcp handles each
+    /// notification in a task of its own, which may start after the call's answer is read;
+    /// then the list is offered from the step after the listing comes in).
     pub(crate) async fn settled(&self) {
         let settled = async {
             loop {
@@ -169,7 +189,7 @@ impl Shared {
         lock(&self.asking).retain(|(running, _)| *running != id);
     }
 
-    /// The approver's answer, through the one call running on this server; `None` when no
+    /// The approver's answer, through the one call running on this server; why not, when no
     /// call, or more than one, is running (MCP does not say which call asks).
     async fn ask(&self, question: Question) -> Result<Approval, String> {
         let to = {
@@ -213,9 +233,10 @@ impl ClientHandler for Client {
     async fn on_tool_list_changed(&self, context: NotificationContext<RoleClient>) {
         let shared = &self.shared;
         shared.relisting.fetch_add(1, Ordering::AcqRel);
+        let number = shared.listing();
         // A list that does not come is no change: the agent keeps offering the last one.
         if let Ok(listed) = context.peer.list_all_tools().await {
-            shared.listed(listed);
+            shared.listed(number, listed);
         }
         shared.relisting.fetch_sub(1, Ordering::AcqRel);
         shared.relisted.notify_waiters();

@@ -1,12 +1,17 @@
-//! An MCP tool result as the model reads it: structured content as its JSON, else the text
-//! blocks joined; images, audio and resources described where they stand, never dropped.
+//! An MCP tool result as the model reads it: structured content as its JSON (its text blocks,
+//! which MCP has a server repeat it in, left out), else the text blocks joined; images, audio
+//! and resources described where they stand, never dropped.
 
 use rmcp::model::{CallToolResult, ContentBlock, ResourceContents};
 
 /// What the model reads of `result`.
 pub(crate) fn output(result: &CallToolResult) -> String {
     if let Some(structured) = &result.structured_content {
-        return structured.to_string();
+        let others = result.content.iter().filter(|block| !matches!(block, ContentBlock::Text(_)));
+        return std::iter::once(structured.to_string())
+            .chain(others.map(describe))
+            .collect::<Vec<_>>()
+            .join("\n");
     }
     let parts: Vec<String> = result.content.iter().map(describe).collect();
     parts.join("\n")
@@ -62,5 +67,12 @@ mod tests {
     fn structured_content_is_the_output() {
         let result = CallToolResult::structured(json!({ "temperature": 21 }));
         assert_eq!(output(&result), r#"{"temperature":21}"#);
+    }
+
+    #[test]
+    fn beside_structured_content_only_the_repeated_text_is_left_out() {
+        let mut result = CallToolResult::structured(json!({ "temperature": 21 }));
+        result.content.push(ContentBlock::image("aGVsbG8=", "image/png"));
+        assert_eq!(output(&result), "{\"temperature\":21}\n[image: image/png, 8 bytes of base64]");
     }
 }

@@ -22,6 +22,7 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use rmcp::{ErrorData, ServerHandler, ServiceExt};
 
 use crate::error::McpError;
+use crate::tools::IDEMPOTENCY_KEY;
 
 /// What an MCP server can serve: tools, listed and called through whatever hooks stand in
 /// front of them. An [`Agent`] is one; any [`ToolSet`] is one through
@@ -92,18 +93,32 @@ impl Model for NoModel {
 pub struct McpService<S> {
     served: Arc<S>,
     name: String,
+    /// What tells this service's calls from another's, in the ids of calls a client sent no
+    /// idempotency key for: the process, the time it was made, and a count.
+    instance: Arc<str>,
 }
 
 impl<S> Clone for McpService<S> {
     fn clone(&self) -> Self {
-        McpService { served: Arc::clone(&self.served), name: self.name.clone() }
+        let (served, instance) = (Arc::clone(&self.served), Arc::clone(&self.instance));
+        McpService { served, name: self.name.clone(), instance }
     }
+}
+
+/// A name for a new service, unlike any other's: the process, the time, and a count.
+fn instance() -> Arc<str> {
+    static MADE: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let made = MADE.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let since = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |since| since.as_nanos());
+    format!("{}.{since:x}.{made}", std::process::id()).into()
 }
 
 impl<S: ServesTools> McpService<S> {
     /// Serves `served`'s tools, the server calling itself `agentix` to clients.
     pub fn new(served: S) -> Self {
-        McpService { served: Arc::new(served), name: "agentix".to_owned() }
+        McpService { served: Arc::new(served), name: "agentix".to_owned(), instance: instance() }
     }
 
     /// The name the server gives clients.
@@ -187,9 +202,21 @@ impl<S: ServesTools> ServerHandler for McpService<S> {
     ) -> Result<CallToolResponse, ErrorData> {
         let arguments =
             request.arguments.map_or(serde_json::Value::Null, serde_json::Value::Object);
-        let call =
-            ToolCall::new(format!("mcp-{}", context.id), request.name.to_string(), arguments);
-        let result = match self.served.call_tool(call).await {
+        // The call's id, which its idempotency key is made of: the client's key, when it sent
+        // one (a call it repeats keeps its key), else one of this server's own.
+        let id = match context.meta.0.0.get(IDEMPOTENCY_KEY).and_then(|key| key.as_str()) {
+            Some(key) => key.to_owned(),
+            None => format!("mcp-{}-{}", self.instance, context.id),
+        };
+        let call = ToolCall::new(id, request.name.to_string(), arguments);
+        // A client's cancellation drops the call: its tool stops where it stands.
+        let outcome = tokio::select! {
+            outcome = self.served.call_tool(call) => outcome,
+            () = context.ct.cancelled() => {
+                return Err(ErrorData::internal_error("the client cancelled the call", None));
+            }
+        };
+        let result = match outcome {
             Ok(result) if result.error.is_none() => {
                 CallToolResult::success(vec![ContentBlock::text(result.output)])
             }

@@ -11,7 +11,8 @@ use agentix::{
 use rmcp::ServiceError;
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotification,
-    CancelledNotificationParam, ClientRequest, RequestId, RequestMetaObject, ServerResult,
+    CancelledNotificationParam, ClientRequest, ProgressToken, RequestId, RequestMetaObject,
+    ServerResult,
 };
 use rmcp::service::{Peer, PeerRequestOptions, RoleClient};
 use tokio::sync::mpsc;
@@ -61,9 +62,11 @@ impl Connection {
         let reopened = server.open(Arc::clone(&self.shared)).await.map_err(|error| {
             format!("its connection closed, and connecting again failed: {error}")
         })?;
+        self.shared.forget_early_progress();
         // The server that came back may offer other tools.
+        let number = self.shared.listing();
         if let Ok(listed) = reopened.service.list_all_tools().await {
-            self.shared.listed(listed);
+            self.shared.listed(number, listed);
         }
         *slot = Arc::new(reopened);
         self.broken.store(false, Ordering::Release);
@@ -129,13 +132,14 @@ impl McpTools {
         again: bool,
     ) -> Result<Self, McpError> {
         let target = server.target();
+        let number = shared.listing();
         let listed =
             opened.service.list_all_tools().await.map_err(|error| McpError::ListTools {
                 server: server.name.clone(),
                 target: target.clone(),
                 message: error.to_string(),
             })?;
-        shared.listed(listed);
+        shared.listed(number, listed);
         let connection = Connection {
             name: server.name.clone(),
             origin: Arc::new(ToolOrigin::new("mcp", server.name.clone(), target.clone())),
@@ -214,7 +218,7 @@ impl McpTools {
     }
 
     /// The process id of the named server, when it runs as a child process (for supervision:
-    /// it is started again when its connection closes).
+    /// after its connection closes, the next call starts it again).
     pub fn process_id(&self, server: &str) -> Option<u32> {
         let server = self.servers.iter().find(|connection| connection.name == server)?;
         server.open.try_read().ok()?.pid
@@ -287,32 +291,61 @@ impl McpTools {
             peer.send_request_with_option(request, PeerRequestOptions::no_options()).await?;
         let mut cancel = CancelOnDrop { peer, id: Some(handle.id.clone()) };
         let shared = &server.shared;
-        let token = handle.progress_token.clone();
         let (progress_to, progress) = mpsc::unbounded_channel::<ToolProgress>();
-        shared.listen(token.clone(), progress_to);
         let (asked_to, asked) = mpsc::unbounded_channel::<Asked>();
-        let asking = shared.ask_through(asked_to);
+        // Stops the call's progress and questions coming here however the call ends: answered,
+        // or dropped (a timeout, a turn that ended).
+        let token = handle.progress_token.clone();
+        let listening = Listening::start(shared, token, progress_to, asked_to);
         let mut heard = Heard { progress, asked, call, turn, hooks, reported: None };
         let answer = heard.attend(handle.await_response()).await;
         cancel.id = None;
         let answer = match answer {
             Ok(ServerResult::CallToolResult(answer)) => Ok(answer),
             // The server asks for input in rounds (MRTR): rmcp answers them through the
-            // client's handler, by sending the call again with the answers.
+            // client's handler, sending the call again with the answers (by MRTR's design, a
+            // round that asks for input has done nothing yet); dropped, it is cancelled.
             Ok(ServerResult::InputRequiredResult(_)) => {
                 heard.attend(open.service.call_tool(params)).await
             }
             Ok(_) => Err(ServiceError::UnexpectedResponse),
             Err(error) => Err(error),
         };
-        shared.unlisten(&token);
-        shared.stop_asking(asking);
-        // Progress that came with the answer is reported before the call ends.
+        drop(listening);
+        // Progress that reached the client before the answer is reported before the call ends.
         while let Ok(said) = heard.progress.try_recv() {
             heard.report(&said);
         }
         shared.settled().await;
         answer
+    }
+}
+
+/// A running call's progress token and question channel, registered with its server's client
+/// until dropped.
+struct Listening<'a> {
+    shared: &'a Shared,
+    token: ProgressToken,
+    asking: u64,
+}
+
+impl<'a> Listening<'a> {
+    fn start(
+        shared: &'a Shared,
+        token: ProgressToken,
+        progress: mpsc::UnboundedSender<ToolProgress>,
+        asked: mpsc::UnboundedSender<Asked>,
+    ) -> Self {
+        shared.listen(token.clone(), progress);
+        let asking = shared.ask_through(asked);
+        Listening { shared, token, asking }
+    }
+}
+
+impl Drop for Listening<'_> {
+    fn drop(&mut self) {
+        self.shared.unlisten(&self.token);
+        self.shared.stop_asking(self.asking);
     }
 }
 

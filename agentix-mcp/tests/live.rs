@@ -53,7 +53,7 @@ impl ServerHandler for Workshop {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        let mut tools = vec![tool("unlock"), tool("slow"), tool("ask")];
+        let mut tools = vec![tool("unlock"), tool("slow"), tool("ask"), tool("stall")];
         if *self.unlocked.lock().unwrap() {
             tools.push(tool("secret"));
             self.listed.notify_one();
@@ -78,6 +78,10 @@ impl ServerHandler for Workshop {
                 Ok(text("unlocked"))
             }
             "secret" => Ok(text("the secret is 42")),
+            "stall" => {
+                context.ct.cancelled().await;
+                Err(ErrorData::internal_error("cancelled", None))
+            }
             "slow" => {
                 let token = context.meta.get_progress_token().ok_or_else(|| failed(&"no token"))?;
                 for step in 1..=3 {
@@ -134,7 +138,7 @@ async fn workshop() -> agentix_mcp::McpTools {
 #[tokio::test]
 async fn a_list_the_server_changes_during_a_call_is_offered_from_the_next_step() {
     let tools = workshop().await;
-    assert_eq!(tools.names(), ["shop__unlock", "shop__slow", "shop__ask"]);
+    assert_eq!(tools.names(), ["shop__unlock", "shop__slow", "shop__ask", "shop__stall"]);
     let offered = Offered::default();
     let model = ScriptedModel::new()
         .tool_call("shop__unlock", json!({}))
@@ -144,8 +148,11 @@ async fn a_list_the_server_changes_during_a_call_is_offered_from_the_next_step()
     let mut conversation = Conversation::new();
     agent.run(&mut conversation, "find the secret").await.unwrap();
     let offered = offered.0.lock().unwrap().clone();
-    assert_eq!(offered[0], ["shop__unlock", "shop__slow", "shop__ask"]);
-    assert_eq!(offered[1], ["shop__unlock", "shop__slow", "shop__ask", "shop__secret"]);
+    assert_eq!(offered[0], ["shop__unlock", "shop__slow", "shop__ask", "shop__stall"]);
+    assert_eq!(
+        offered[1],
+        ["shop__unlock", "shop__slow", "shop__ask", "shop__stall", "shop__secret"]
+    );
     let outputs: Vec<&str> =
         tool_results(&conversation).iter().map(|result| result.output.as_str()).collect();
     assert_eq!(outputs, ["unlocked", "the secret is 42"]);
@@ -219,4 +226,26 @@ async fn without_an_approver_for_questions_the_server_hears_a_decline() {
     let mut conversation = Conversation::new();
     agent.run(&mut conversation, "paint it").await.unwrap();
     assert_eq!(tool_results(&conversation)[0].output, "declined");
+}
+
+#[tokio::test]
+async fn a_call_dropped_at_its_timeout_leaves_the_next_calls_question_to_the_approver() {
+    let asked = Arc::new(Mutex::new(Vec::new()));
+    let model = ScriptedModel::new()
+        .tool_call("shop__stall", json!({}))
+        .tool_call("shop__ask", json!({}))
+        .text("painted");
+    let agent =
+        Agent::builder(model).tools(workshop().await).approver(Painter(asked.clone())).build();
+    let config = agentix::Config {
+        tool_timeout: Some(Duration::from_millis(100)),
+        ..agentix::Config::default()
+    };
+    let mut conversation = Conversation::with_config(config);
+    agent.run(&mut conversation, "paint it").await.unwrap();
+    let results = tool_results(&conversation);
+    assert!(matches!(results[0].error, Some(agentix::ToolFailure::TimedOut { .. })), "{results:?}");
+    // The dropped call no longer counts as running: the question has one call to go to.
+    assert_eq!(results[1].output, r#"finished {"finish":"matte"}"#);
+    assert_eq!(asked.lock().unwrap().len(), 1);
 }

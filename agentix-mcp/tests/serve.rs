@@ -130,3 +130,92 @@ async fn an_unknown_tool_called_from_outside_a_turn_is_a_failed_call() {
         "2"
     );
 }
+
+/// Says the idempotency key its call runs under.
+struct KeyOf;
+
+impl agentix::Tool for KeyOf {
+    const NAME: &'static str = "key_of";
+    const WANTS_CALL_ID: bool = true;
+    type Args = serde_json::Value;
+    type Output = String;
+    type Error = std::convert::Infallible;
+
+    fn description(&self) -> &str {
+        "Says its call's idempotency key."
+    }
+
+    async fn call(
+        &self,
+        _: serde_json::Value,
+        turn: &agentix::Turn,
+    ) -> Result<String, Self::Error> {
+        Ok(turn.tool_idempotency_key().unwrap_or_default())
+    }
+}
+
+#[tokio::test]
+async fn a_served_call_runs_under_the_callers_idempotency_key() {
+    let (ours, theirs) = tokio::io::duplex(64 * 1024);
+    let served = Agent::builder(NoModel).tool(KeyOf).build();
+    tokio::spawn(McpService::new(served).serve_with(theirs));
+    let tools = McpServer::named("keys").connect_with(ours, "a pipe").await.unwrap();
+    let model = ScriptedModel::new()
+        .tool_call("keys__key_of", json!({}))
+        .tool_call("keys__key_of", json!({}))
+        .text("done");
+    let agent = Agent::builder(model).tools(tools).build();
+    let mut conversation = Conversation::new().with_id("c");
+    agent.run(&mut conversation, "go").await.unwrap();
+    let keys: Vec<String> =
+        tool_results(&conversation).iter().map(|result| result.output.clone()).collect();
+    // The calling turn's keys (conversation `c`, turn 1, each call's id), carried through.
+    assert_eq!(keys, ["-/1/c/1/call_1", "-/1/c/1/call_2"]);
+}
+
+/// Never answers; tells `stopped` when its call is dropped.
+struct Forever(std::sync::Arc<tokio::sync::Notify>);
+
+/// Notifies when dropped.
+struct OnDrop(std::sync::Arc<tokio::sync::Notify>);
+
+impl Drop for OnDrop {
+    fn drop(&mut self) {
+        self.0.notify_one();
+    }
+}
+
+impl agentix::Tool for Forever {
+    const NAME: &'static str = "forever";
+    type Args = serde_json::Value;
+    type Output = String;
+    type Error = std::convert::Infallible;
+
+    fn description(&self) -> &str {
+        "Never answers."
+    }
+
+    async fn call(&self, _: serde_json::Value, _: &agentix::Turn) -> Result<String, Self::Error> {
+        let _stopped = OnDrop(std::sync::Arc::clone(&self.0));
+        std::future::pending().await
+    }
+}
+
+#[tokio::test]
+async fn a_client_that_cancels_a_served_call_stops_its_tool() {
+    let stopped = std::sync::Arc::new(tokio::sync::Notify::new());
+    let (ours, theirs) = tokio::io::duplex(64 * 1024);
+    let served = Agent::builder(NoModel).tool(Forever(stopped.clone())).build();
+    tokio::spawn(McpService::new(served).serve_with(theirs));
+    let tools = McpServer::named("slow").connect_with(ours, "a pipe").await.unwrap();
+    let model = ScriptedModel::new().tool_call("slow__forever", json!({})).text("gave up");
+    let agent = Agent::builder(model).tools(tools).build();
+    let config = agentix::Config {
+        tool_timeout: Some(std::time::Duration::from_millis(100)),
+        ..agentix::Config::default()
+    };
+    agent.run(&mut Conversation::with_config(config), "go").await.unwrap();
+    tokio::time::timeout(std::time::Duration::from_secs(5), stopped.notified())
+        .await
+        .expect("the served tool was dropped when the client cancelled");
+}

@@ -472,3 +472,105 @@ async fn hooks_read_the_server_a_call_goes_to_on_the_turn() {
         ["toys__echo: mcp toys an in-memory pipe", "other__add: mcp other an in-memory pipe"]
     );
 }
+
+/// The toy server's `echo` and `fails`, as native tools: what an MCP call is compared with.
+mod native {
+    #[agentix::tool(description = "Says it back.")]
+    pub async fn echo(message: String) -> Result<String, std::convert::Infallible> {
+        Ok(format!("Echo: {message}"))
+    }
+
+    #[agentix::tool(description = "Always fails.")]
+    pub async fn fails() -> Result<String, String> {
+        Err("the disk is full".to_owned())
+    }
+}
+
+/// What the model reads of `echo("hi")` then `fails()`, called natively (`toys__echo` and
+/// `toys__fails` by name) and over MCP, each agent with the hook `$hook`.
+macro_rules! both_ways {
+    ($hook:expr) => {{
+        let script = |echo: &str, fails: &str| {
+            ScriptedModel::new()
+                .tool_call(echo, json!({ "message": "hi" }))
+                .tool_call(fails, json!({}))
+                .text("done")
+        };
+        let native = Agent::builder(script("echo", "fails"))
+            .tool(native::echo)
+            .tool(native::fails)
+            .hook($hook)
+            .build();
+        let mut conversation = Conversation::new();
+        native.run(&mut conversation, "go").await.unwrap();
+        let natively: Vec<String> =
+            tool_results(&conversation).iter().map(|result| result.output.clone()).collect();
+        let mcp = Agent::builder(script("toys__echo", "toys__fails"))
+            .tools(toys(McpServer::named("toys")).await.unwrap())
+            .hook($hook)
+            .build();
+        let mut conversation = Conversation::new();
+        mcp.run(&mut conversation, "go").await.unwrap();
+        let over_mcp: Vec<String> =
+            tool_results(&conversation).iter().map(|result| result.output.clone()).collect();
+        (natively, over_mcp)
+    }};
+}
+
+#[hook(before_tool)]
+async fn shout_arguments(call: &mut ToolCall) {
+    if let Some(message) = call.arguments.get_mut("message") {
+        *message = json!(message.as_str().unwrap_or_default().to_uppercase());
+    }
+}
+
+#[tokio::test]
+async fn a_before_tool_hook_edits_an_mcp_calls_arguments_as_a_native_ones() {
+    let (natively, over_mcp) = both_ways!(shout_arguments);
+    assert_eq!(natively[0], "Echo: HI");
+    assert_eq!(over_mcp[0], natively[0], "the server got the edited arguments");
+}
+
+#[hook(wrap_tool)]
+async fn bracket(call: &ToolCall, next: &impl NextTool) -> ToolResult {
+    let mut result = next.call(call).await;
+    result.output = format!("[{}]", result.output);
+    result
+}
+
+#[tokio::test]
+async fn a_wrap_tool_hook_wraps_an_mcp_call_as_a_native_one() {
+    let (natively, over_mcp) = both_ways!(bracket);
+    assert_eq!(natively[0], "[Echo: hi]");
+    assert_eq!(over_mcp[0], natively[0]);
+    assert!(
+        over_mcp[1].starts_with('[') && over_mcp[1].contains("the disk is full"),
+        "{over_mcp:?}"
+    );
+}
+
+#[hook(after_tool)]
+async fn checked(result: &mut ToolResult) {
+    result.output.push_str(" (checked)");
+}
+
+#[tokio::test]
+async fn an_after_tool_hook_sees_an_mcp_calls_result_as_a_native_ones() {
+    let (natively, over_mcp) = both_ways!(checked);
+    assert_eq!(natively[0], "Echo: hi (checked)");
+    assert_eq!(over_mcp[0], natively[0]);
+    assert!(!over_mcp[1].contains("(checked)"), "a failed call is not after_tool's: {over_mcp:?}");
+}
+
+#[hook(tool_error)]
+async fn advise(result: &mut ToolResult) {
+    result.output.push_str(" (try a smaller file)");
+}
+
+#[tokio::test]
+async fn a_tool_error_hook_sees_an_mcp_calls_failure_as_a_native_ones() {
+    let (natively, over_mcp) = both_ways!(advise);
+    assert!(natively[1].ends_with("the disk is full (try a smaller file)"), "{natively:?}");
+    assert!(over_mcp[1].ends_with("the disk is full (try a smaller file)"), "{over_mcp:?}");
+    assert_eq!(over_mcp[0], natively[0], "a call that succeeded is not tool_error's");
+}

@@ -382,7 +382,16 @@ impl<Rest: ToolSet, T: Tool + 'static> ToolSet for Toolbox<Rest, T> {
     const NAMES: Option<&'static NameList> = Some(&NameList { name: T::NAME, rest: Rest::NAMES });
 
     fn specs(&self, specs: &mut Vec<ToolSpec>) {
+        let from = specs.len();
         self.rest.specs(specs);
+        // A set whose names are known only at run time (an MCP server's) may offer one of this
+        // tool's: this tool takes its place (it is the one a call of the name runs), so the
+        // model is offered one tool of each name.
+        if Rest::NAMES.is_none()
+            && let Some(at) = specs[from..].iter().position(|spec| spec.name == T::NAME)
+        {
+            specs.remove(from + at);
+        }
         specs.push(ToolSpec::of(&self.tool));
     }
 
@@ -394,6 +403,13 @@ impl<Rest: ToolSet, T: Tool + 'static> ToolSet for Toolbox<Rest, T> {
 
     fn origin(&self, name: &str) -> Option<std::sync::Arc<ToolOrigin>> {
         if name == T::NAME { None } else { self.rest.origin(name) }
+    }
+
+    // Typed tools added to a set whose list changes (an MCP server's): the list still changes.
+    const CHANGES: bool = Rest::CHANGES;
+
+    fn generation(&self) -> u64 {
+        self.rest.generation()
     }
 
     fn call(

@@ -16,6 +16,7 @@ use futures::StreamExt;
 use serde_json::json;
 
 use crate::journal::Memory;
+use tests::Weather;
 
 /// Tools on a shelf that can be restocked: `restock` puts a tool of the given name on it.
 #[derive(Clone, Default)]
@@ -119,6 +120,41 @@ async fn a_changed_list_is_offered_from_the_next_step_and_its_new_tool_runs() {
     let results: Vec<String> =
         results(&conversation).iter().map(|result| result.output.clone()).collect();
     assert_eq!(results, ["restock ran", "drill ran"]);
+}
+
+#[tokio::test]
+async fn typed_tools_added_to_a_changing_set_leave_its_list_changing() {
+    let offered = Offered::default();
+    let model = restocking_model();
+    let agent = Agent::builder(&model)
+        .tools(Shelf::with(&["restock"]))
+        .tool(Weather::default())
+        .hook(offered.clone())
+        .build();
+    let answer = agent.run(&mut Conversation::new(), "drill a hole").await.unwrap();
+    assert_eq!(answer.joined_text(), "drilled");
+    assert_eq!(
+        names(&offered),
+        [
+            vec!["restock", "get_weather"],
+            vec!["restock", "drill", "get_weather"],
+            vec!["restock", "drill", "get_weather"]
+        ]
+    );
+}
+
+#[tokio::test]
+async fn a_typed_tool_of_a_name_the_changing_set_offers_takes_its_place() {
+    let offered = Offered::default();
+    let model = ScriptedModel::new().tool_call("get_weather", json!({ "city": "Oslo" })).text("ok");
+    let shelf = Shelf::with(&["restock", "get_weather"]);
+    let agent =
+        Agent::builder(&model).tools(shelf).tool(Weather::default()).hook(offered.clone()).build();
+    let mut conversation = Conversation::new();
+    agent.run(&mut conversation, "weather?").await.unwrap();
+    assert_eq!(names(&offered)[0], ["restock", "get_weather"], "one tool of each name");
+    let ran = &results(&conversation)[0].output;
+    assert_ne!(ran, "get_weather ran", "the typed tool ran, not the set's");
 }
 
 /// Sends the model's first answer back once, restocking the shelf as it does.
