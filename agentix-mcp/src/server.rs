@@ -61,8 +61,9 @@ impl McpServer {
         McpServer::at(name.into(), target)
     }
 
-    /// A server at a URL, spoken to over MCP's streamable HTTP (plain `http://`: loopback, or
-    /// behind a proxy that terminates TLS). With the `http` feature (on by default).
+    /// A server at a URL, spoken to over MCP's streamable HTTP. With the `http` feature (on by
+    /// default): plain `http://` (loopback, or behind a proxy that terminates TLS); with the
+    /// `https` feature, `https://` too.
     #[cfg(feature = "http")]
     pub fn http(name: impl Into<String>, url: impl Into<String>) -> Self {
         McpServer::at(
