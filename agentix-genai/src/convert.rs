@@ -4,8 +4,8 @@
 use agentix::{AssistantMessage, Message, ModelParams, ModelRequest, Part, Role, ToolCall, Usage};
 use genai::adapter::AdapterKind;
 use genai::chat::{
-    CacheControl, ChatMessage, ChatOptions, ChatRequest, ChatRole, ContentPart, CustomPart,
-    MessageContent, MessageOptions, Tool, ToolResponse,
+    CacheControl, ChatMessage, ChatOptions, ChatRequest, ChatResponseFormat, ChatRole, ContentPart,
+    CustomPart, JsonSpec, MessageContent, MessageOptions, Tool, ToolResponse,
 };
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -117,9 +117,14 @@ fn chat_message(message: &Message, blocks: bool) -> ChatMessage {
     ChatMessage::new(role, MessageContent::from_parts(parts))
 }
 
-/// The options for one call: the request's sampling parameters, and what to capture of a
-/// stream (its usage and whole tool calls, reassembled from their fragments).
-pub(crate) fn chat_options(base: &ChatOptions, params: &ModelParams) -> ChatOptions {
+/// The options for one call: the request's sampling parameters, the shape of its answer (the
+/// provider's native structured output, its schema adapted as a tool's is for `kind`), and what
+/// to capture of a stream (its usage and whole tool calls, reassembled from their fragments).
+pub(crate) fn chat_options(
+    base: &ChatOptions,
+    params: &ModelParams,
+    kind: AdapterKind,
+) -> ChatOptions {
     let mut options = base
         .clone()
         .with_capture_usage(true)
@@ -133,6 +138,13 @@ pub(crate) fn chat_options(base: &ChatOptions, params: &ModelParams) -> ChatOpti
     }
     if let Some(budget) = params.thinking_budget {
         options = options.with_reasoning_effort(genai::chat::ReasoningEffort::Budget(budget));
+    }
+    if let Some(output) = &params.output {
+        let (schema, _) = schema::for_provider(&output.schema, kind);
+        options = options.with_response_format(ChatResponseFormat::JsonSpec(JsonSpec::new(
+            output.name.clone(),
+            schema,
+        )));
     }
     options
 }

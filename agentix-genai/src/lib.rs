@@ -296,7 +296,7 @@ impl Model for GenaiModel {
         let (model, kind) = self.target(request)?;
         let chat = convert::chat_request(request, Dialect { kind });
         // The raw body holds what genai does not read: OpenAI's refusal, Gemini's block reason.
-        let options = convert::chat_options(&self.options, &request.params)
+        let options = convert::chat_options(&self.options, &request.params, kind)
             .with_capture_raw_body(error::refusal_in_body(kind));
         let provider = kind.as_lower_str();
         let response = self
@@ -327,7 +327,8 @@ impl Model for GenaiModel {
         request: &ModelRequest,
     ) -> impl Stream<Item = Result<Chunk, ModelError>> + Send {
         let target = self.target(request);
-        let options = convert::chat_options(&self.options, &request.params);
+        let kind = target.as_ref().map_or(self.kind, |(_, kind)| *kind);
+        let options = convert::chat_options(&self.options, &request.params, kind);
         let chat = target
             .as_ref()
             .ok()

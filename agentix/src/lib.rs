@@ -79,7 +79,8 @@ pub use hook::{Hook, NextModel, NextTool};
 pub use journal::{Journal, JournalError, JournalStep, replay_recorded};
 pub use message::{AssistantMessage, Message, Part, Role, ToolCall, ToolFailure, ToolResult};
 pub use model::{
-    Chunk, Model, ModelError, ModelParams, ModelRequest, ModelResponse, ScriptedModel, Usage,
+    Chunk, Model, ModelError, ModelParams, ModelRequest, ModelResponse, OutputSchema,
+    ScriptedModel, Usage,
 };
 pub use observe::{Decision, Observation, Observer};
 pub use scope::{Scope, ScopeError, ScopeValue};

@@ -13,7 +13,9 @@ use crate::message::{AssistantMessage, ToolCall};
 
 pub(crate) mod request;
 
-pub use request::{Chunk, ModelError, ModelParams, ModelRequest, ModelResponse, Usage};
+pub use request::{
+    Chunk, ModelError, ModelParams, ModelRequest, ModelResponse, OutputSchema, Usage,
+};
 
 /// A language model. The loop calls it once per step (and again on each retry), always through
 /// the `wrap_model` hooks.

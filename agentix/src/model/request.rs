@@ -82,6 +82,32 @@ pub struct ModelParams {
     /// sets it per call (Turin's `ctx.thinking_budget`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub thinking_budget: Option<u32>,
+    /// The shape the final answer must take: a JSON schema the provider holds the model to,
+    /// where it can (OpenAI's `json_schema`, Gemini's response schema, Anthropic's output
+    /// format, Ollama's `format`). `None`: text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output: Option<std::sync::Arc<OutputSchema>>,
+}
+
+/// The JSON schema a final answer must match, and its name (OpenAI's `json_schema` wants one).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct OutputSchema {
+    /// What the answer is called: letters, digits, `_` and `-`.
+    pub name: String,
+    /// The answer's schema: an object's.
+    pub schema: serde_json::Value,
+}
+
+impl OutputSchema {
+    /// The schema of `T`, named after it.
+    pub fn of<T: schemars::JsonSchema>() -> Self {
+        let name: String = T::schema_name()
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' })
+            .collect();
+        let schema = serde_json::to_value(schemars::schema_for!(T)).unwrap_or_default();
+        OutputSchema { name, schema }
+    }
 }
 
 /// A model's answer.

@@ -1,0 +1,142 @@
+//! The shape of a final answer on the wire (`ModelParams::output`): each provider's native
+//! structured output, the schema adapted as a tool's is — OpenAI's `json_schema`, strict, on
+//! chat completions and the responses API; Gemini's response schema, references inlined;
+//! Anthropic's output format. Strict mode's edge cases: an optional field, an enum, a nested
+//! struct.
+
+mod support;
+
+use std::sync::Arc;
+
+use agentix::prelude::*;
+use agentix::{ModelParams, OutputSchema};
+use serde_json::{Value, json};
+use support::{Reply, Server, anthropic_json, gemini_json, openai_json, responses_json};
+
+/// An invoice read out of text.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(crate = "agentix::serde")]
+#[schemars(crate = "agentix::schemars")]
+#[allow(dead_code)] // only its schema is used here
+struct Invoice {
+    /// Who sent it.
+    vendor: String,
+    /// What it comes to.
+    total: Amount,
+    /// When it is due, if it says.
+    due: Option<String>,
+    /// Paid or not.
+    status: Status,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(crate = "agentix::serde")]
+#[schemars(crate = "agentix::schemars")]
+#[allow(dead_code)]
+struct Amount {
+    value: f64,
+    currency: String,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(crate = "agentix::serde", rename_all = "snake_case")]
+#[schemars(crate = "agentix::schemars")]
+#[allow(dead_code)]
+enum Status {
+    Paid,
+    Open,
+}
+
+/// The first request a turn of `spec`, asked for an `Invoice`, sends; answered by `reply`.
+async fn first_request(spec: &str, reply: Reply) -> Value {
+    let server = Server::start(vec![reply]).await;
+    let params = ModelParams {
+        output: Some(Arc::new(OutputSchema::of::<Invoice>())),
+        ..ModelParams::default()
+    };
+    let agent = Agent::builder(server.model(spec)).params(params).build();
+    agent.run(&mut Conversation::new(), "Invoice: ACME, 12 EUR, open").await.unwrap();
+    server.received()[0].json()
+}
+
+fn refers(schema: &Value) -> bool {
+    match schema {
+        Value::Object(map) => map.contains_key("$ref") || map.values().any(refers),
+        Value::Array(items) => items.iter().any(refers),
+        _ => false,
+    }
+}
+
+/// OpenAI's strict form of the `Invoice` schema.
+fn assert_strict(schema: &Value) {
+    assert!(!refers(schema), "no references: {schema:#}");
+    assert_eq!(schema["additionalProperties"], false);
+    assert_eq!(schema["required"], json!(["vendor", "total", "due", "status"]));
+    assert_eq!(
+        schema["properties"]["due"]["type"],
+        json!(["string", "null"]),
+        "optional: nullable"
+    );
+    let total = &schema["properties"]["total"];
+    assert_eq!(total["additionalProperties"], false, "a nested struct strict too");
+    assert_eq!(total["required"], json!(["value", "currency"]));
+    assert_eq!(schema["properties"]["status"]["enum"], json!(["paid", "open"]), "{schema:#}");
+}
+
+const ANSWER: &str =
+    r#"{"vendor":"ACME","total":{"value":12,"currency":"EUR"},"due":null,"status":"open"}"#;
+
+#[tokio::test]
+async fn openai_chat_completions_gets_a_strict_json_schema() {
+    let reply = Reply::json(openai_json(&AssistantMessage::text(ANSWER), json!({})));
+    let sent = first_request("openai:gpt-4.1-mini", reply).await;
+    let format = &sent["response_format"];
+    assert_eq!(format["type"], "json_schema");
+    assert_eq!(format["json_schema"]["name"], "Invoice");
+    assert_eq!(format["json_schema"]["strict"], true);
+    assert_strict(&format["json_schema"]["schema"]);
+}
+
+#[tokio::test]
+async fn openai_responses_gets_a_strict_json_schema_as_its_text_format() {
+    let usage = json!({ "input_tokens": 1, "output_tokens": 1, "total_tokens": 2 });
+    let reply = Reply::json(responses_json(&AssistantMessage::text(ANSWER), usage));
+    let sent = first_request("openai_resp:gpt-5-mini", reply).await;
+    let format = &sent["text"]["format"];
+    assert_eq!(format["type"], "json_schema");
+    assert_eq!(format["name"], "Invoice");
+    assert_eq!(format["strict"], true);
+    assert_strict(&format["schema"]);
+}
+
+#[tokio::test]
+async fn gemini_gets_a_response_schema_with_its_references_inlined() {
+    let reply = Reply::json(gemini_json(&AssistantMessage::text(ANSWER), json!({})));
+    let sent = first_request("gemini:gemini-2.5-flash", reply).await;
+    let config = &sent["generationConfig"];
+    assert_eq!(config["responseMimeType"], "application/json");
+    let schema = &config["responseJsonSchema"];
+    assert!(!refers(schema), "inlined: {schema:#}");
+    assert_eq!(schema["properties"]["total"]["properties"]["currency"]["type"], "string");
+    assert_eq!(schema["required"], json!(["vendor", "total", "status"]), "not made strict");
+}
+
+#[tokio::test]
+async fn anthropic_gets_its_output_format() {
+    let usage = json!({ "input_tokens": 1, "output_tokens": 1 });
+    let reply = Reply::json(anthropic_json(&AssistantMessage::text(ANSWER), usage));
+    let sent = first_request("anthropic:claude-sonnet-4-5", reply).await;
+    let format = &sent["output_config"]["format"];
+    assert_eq!(format["type"], "json_schema");
+    assert_eq!(format["schema"]["properties"]["vendor"]["type"], "string", "{format:#}");
+}
+
+#[tokio::test]
+async fn a_request_without_an_output_shape_carries_none() {
+    let server =
+        Server::start(vec![Reply::json(openai_json(&AssistantMessage::text("ok"), json!({})))])
+            .await;
+    let agent = Agent::builder(server.model("openai:gpt-4.1-mini")).build();
+    agent.run(&mut Conversation::new(), "hi").await.unwrap();
+    assert!(server.received()[0].json().get("response_format").is_none());
+}
