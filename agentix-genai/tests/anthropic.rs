@@ -115,6 +115,7 @@ async fn usage_counts_the_tokens_read_from_and_written_to_the_cache() {
             temperature: Some(0.5),
             max_tokens: Some(300),
             thinking_budget: None,
+            ..Default::default()
         },
         ..ModelRequest::default()
     };

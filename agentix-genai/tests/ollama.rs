@@ -65,6 +65,7 @@ async fn usage_and_the_requests_parameters() {
             temperature: Some(0.25),
             max_tokens: Some(64),
             thinking_budget: None,
+            ..Default::default()
         },
         ..ModelRequest::default()
     };

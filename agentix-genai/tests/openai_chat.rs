@@ -103,6 +103,7 @@ async fn usage_with_cached_tokens_and_the_requests_model_and_parameters() {
             temperature: Some(0.25),
             max_tokens: Some(64),
             thinking_budget: None,
+            ..Default::default()
         },
         ..ModelRequest::default()
     };

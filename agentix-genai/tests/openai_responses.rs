@@ -76,6 +76,7 @@ async fn usage_with_cached_tokens() {
             temperature: None,
             max_tokens: Some(64),
             thinking_budget: None,
+            ..Default::default()
         },
         ..ModelRequest::default()
     };
