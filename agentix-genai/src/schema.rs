@@ -249,55 +249,9 @@ fn nullable(property: &mut Value) {
 }
 
 /// The arguments of a call made under the strict form of `schema`, as the tool's own schema
-/// reads them: strict mode makes the model send `null` for a property it means to leave out,
-/// and a tool whose field has a default (not an `Option`) would fail on that `null`; such nulls
-/// are dropped, at every level.
+/// reads them ([`agentix::unstrict`]).
 pub(crate) fn unstrict(arguments: &mut Value, schema: &Value) {
-    let defs = schema.get("$defs").or_else(|| schema.get("definitions")).unwrap_or(&Value::Null);
-    drop_added_nulls(arguments, schema, defs, 0);
-}
-
-fn drop_added_nulls(value: &mut Value, schema: &Value, defs: &Value, depth: usize) {
-    // A value is finite, but a schema that refers to itself under a value that does not end is
-    // not worth following far.
-    if depth > 64 {
-        return;
-    }
-    let schema = match schema.get("$ref").and_then(Value::as_str).and_then(def_name) {
-        Some(name) => defs.get(name).unwrap_or(schema),
-        None => schema,
-    };
-    for branch in ["anyOf", "oneOf", "allOf"] {
-        for alternative in schema.get(branch).and_then(Value::as_array).into_iter().flatten() {
-            drop_added_nulls(value, alternative, defs, depth + 1);
-        }
-    }
-    match value {
-        Value::Object(fields) => {
-            let Some(properties) = schema.get("properties").and_then(Value::as_object) else {
-                return;
-            };
-            let required = schema.get("required").and_then(Value::as_array);
-            let is_required =
-                |name: &str| required.is_some_and(|names| names.iter().any(|n| n == name));
-            fields.retain(|name, field| {
-                !(field.is_null() && properties.contains_key(name) && !is_required(name))
-            });
-            for (name, field) in fields.iter_mut() {
-                if let Some(property) = properties.get(name) {
-                    drop_added_nulls(field, property, defs, depth + 1);
-                }
-            }
-        }
-        Value::Array(items) => {
-            if let Some(item) = schema.get("items") {
-                for element in items {
-                    drop_added_nulls(element, item, defs, depth + 1);
-                }
-            }
-        }
-        _ => {}
-    }
+    agentix::unstrict(arguments, schema);
 }
 
 #[cfg(test)]
@@ -406,23 +360,5 @@ mod tests {
             assert_eq!(openai_strict(&schema), None, "{schema}");
             assert_eq!(for_provider(&schema, AdapterKind::OpenAI), (schema.clone(), false));
         }
-    }
-
-    #[test]
-    fn unstrict_drops_the_nulls_of_optional_properties_only() {
-        let schema = json!({
-            "type": "object",
-            "properties": {
-                "name": { "type": ["string", "null"] },
-                "note": { "type": "string" },
-                "items": { "type": "array", "items": { "$ref": "#/$defs/Item" } },
-            },
-            "required": ["name"],
-            "$defs": { "Item": { "type": "object", "properties": { "size": { "type": "integer" } } } },
-        });
-        let mut arguments =
-            json!({ "name": null, "note": null, "items": [{ "size": null }, { "size": 2 }] });
-        unstrict(&mut arguments, &schema);
-        assert_eq!(arguments, json!({ "name": null, "items": [{}, { "size": 2 }] }));
     }
 }

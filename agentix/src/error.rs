@@ -125,6 +125,16 @@ pub enum Error {
         /// The conversation's `max_retries`.
         limit: u32,
     },
+    /// The model's final answer did not read as the agent's output type (or its validators
+    /// refused it) after the conversation's `max_retries` sends back: the last answer as the
+    /// model wrote it, and why it was refused.
+    #[error("the answer did not read as the agent's output type: {error} (it said: {raw})")]
+    InvalidAnswer {
+        /// The model's last answer, as it wrote it.
+        raw: String,
+        /// Why it was refused: a JSON or schema error, or a validator's.
+        error: String,
+    },
     /// The model kept calling tools past the conversation's `max_steps` (a session's task: its
     /// `max_steps`).
     #[error("the turn reached its limit of {limit} steps without a final answer")]

@@ -80,7 +80,7 @@ pub use journal::{Journal, JournalError, JournalStep, replay_recorded};
 pub use message::{AssistantMessage, Message, Part, Role, ToolCall, ToolFailure, ToolResult};
 pub use model::{
     Chunk, Model, ModelError, ModelParams, ModelRequest, ModelResponse, OutputSchema,
-    ScriptedModel, Usage,
+    ScriptedModel, Usage, unstrict,
 };
 pub use observe::{Decision, Observation, Observer};
 pub use scope::{Scope, ScopeError, ScopeValue};

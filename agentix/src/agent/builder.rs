@@ -5,7 +5,9 @@ use std::sync::Arc;
 use crate::approval::{Approver, NoApprover};
 use crate::context::{AuditSink, Counter, Summarizer, TokenCounter};
 use crate::model::{Model, ModelParams};
-use crate::pipeline::{Chain, HasTool, Hooks, Pipeline, Register};
+use crate::pipeline::{
+    Answering, Chain, HasTool, Hooks, Pipeline, Register, Text, Typed, Validator,
+};
 use crate::tool::{IntoTool, NoTools, ToolSet, Toolbox};
 use crate::transform::StreamTransformer;
 
@@ -171,6 +173,7 @@ impl<M, T, P, A, X> AgentBuilder<M, T, P, A, X> {
     pub fn build(self) -> Agent<M, T, P, A, X>
     where
         T: ToolSet,
+        P: Pipeline,
     {
         let mut specs = Vec::new();
         self.tools.specs(&mut specs);
@@ -183,18 +186,84 @@ impl<M, T, P, A, X> AgentBuilder<M, T, P, A, X> {
             self.settings.system.as_deref().map_or(0, |system| counter.count(system));
         let fixed_tokens =
             system_tokens + specs.iter().map(|spec| counter.count_tool(spec)).sum::<usize>();
+        let mut settings = self.settings;
+        // The answer's schema, whatever `params` said: it is the agent's output type's.
+        settings.params.output = self.hooks.answering().output();
         Agent {
             model: self.model,
             tools: self.tools,
             hooks: self.hooks,
             approver: self.approver,
-            settings: self.settings,
+            settings,
             transformer: self.transformer,
             tool_specs: specs.into(),
             tool_names,
             fixed_tokens,
             system_tokens,
         }
+    }
+}
+
+impl<M, T, C, Mw, Tw, A, X> AgentBuilder<M, T, Hooks<C, Mw, Tw, Text>, A, X> {
+    /// Makes the agent answer with a value of `O` rather than text: requests carry `O`'s JSON
+    /// schema (`ModelParams::output`, which a provider holds the model to where it can), the
+    /// final answer is read as `O` — tools are still called on the way — and an answer that
+    /// does not read (or that a [`validate`](AgentBuilder::validate) check refuses) is sent
+    /// back with why, counted against `max_retries`; past them the turn fails with
+    /// [`Error::InvalidAnswer`](crate::Error::InvalidAnswer). The log keeps the answer as the
+    /// model's JSON.
+    ///
+    /// ```
+    /// use agentix::{Agent, Conversation, ScriptedModel};
+    /// use agentix::prelude::{Deserialize, JsonSchema, Serialize};
+    ///
+    /// #[derive(Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+    /// #[serde(crate = "agentix::serde")]
+    /// #[schemars(crate = "agentix::schemars")]
+    /// struct City {
+    ///     name: String,
+    ///     population: u64,
+    /// }
+    ///
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// let model = ScriptedModel::new()
+    ///     .text("Oslo has about 700 000 people.")
+    ///     .text(r#"{"name": "Oslo", "population": 709000}"#);
+    /// let agent = Agent::builder(model).output::<City>().build();
+    /// let city = agent.answer(&mut Conversation::new(), "Tell me about Oslo.").await?;
+    /// assert_eq!(city, City { name: "Oslo".into(), population: 709_000 });
+    /// # Ok::<_, agentix::Error>(())
+    /// # }).unwrap();
+    /// ```
+    // The builder's type spelled out: an alias would hide which part changes.
+    #[allow(clippy::type_complexity)]
+    pub fn output<O>(self) -> AgentBuilder<M, T, Hooks<C, Mw, Tw, Typed<O>>, A, X>
+    where
+        O: schemars::JsonSchema
+            + serde::Serialize
+            + serde::de::DeserializeOwned
+            + Send
+            + Sync
+            + 'static,
+    {
+        AgentBuilder {
+            hooks: self.hooks.answering::<O>(),
+            model: self.model,
+            tools: self.tools,
+            approver: self.approver,
+            settings: self.settings,
+            transformer: self.transformer,
+        }
+    }
+}
+
+impl<M, T, C, Mw, Tw, A, X, O> AgentBuilder<M, T, Hooks<C, Mw, Tw, Typed<O>>, A, X> {
+    /// Adds a check of the typed answer beyond its type (a total that adds up, a date in the
+    /// future): `Err(why)` sends the answer back to the model with `why`, as an answer that
+    /// does not read is.
+    pub fn validate(mut self, validator: Validator<O>) -> Self {
+        self.hooks = self.hooks.validate(validator);
+        self
     }
 }
 

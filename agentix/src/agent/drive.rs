@@ -8,7 +8,7 @@ use crate::event::{BeforeFinal, EventKind, Pre};
 use crate::message::AssistantMessage;
 use crate::model::{Model, Usage};
 use crate::observe::{Observation, Observer, Watched};
-use crate::pipeline::{Chain, Flow, Pipeline};
+use crate::pipeline::{Answering, Chain, Flow, Pipeline};
 use crate::tool::ToolSet;
 use crate::transform::StreamTransformer;
 use crate::turn::Turn;
@@ -229,10 +229,40 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
             *answer =
                 final_answer(EventKind::BeforeFinal, "before_final chain", std::mem::take(answer))?;
         }
+        if <P::Answering as Answering>::CHECKS
+            && let Err(why) = self.hooks.answering().check(answer)
+        {
+            return self.refused_answer(turn, observer, answer, why).map(Some);
+        }
         if answer.is_empty() && !turn.config().allow_empty_answers {
             return Err(Error::EmptyAnswer);
         }
         Ok(None)
+    }
+
+    /// A final answer that did not read as the agent's output type (or that a validator
+    /// refused): sent back to the model with `why`, as a RETRY is — or, past the
+    /// conversation's `max_retries`, the turn's error, with the answer as the model wrote it.
+    #[cold]
+    fn refused_answer<O: Observer>(
+        &self,
+        turn: &mut Turn,
+        observer: &Watched<'_, O>,
+        answer: &mut AssistantMessage,
+        why: String,
+    ) -> Result<Retry, Error> {
+        if turn.retries >= turn.config().max_retries {
+            let raw = answer.joined_text().into_owned();
+            return Err(Error::InvalidAnswer { raw, error: why });
+        }
+        let hook = ANSWER_CHECK;
+        observer
+            .observe(&Observation::Withdrawn { event: EventKind::BeforeFinal, hook: Some(hook) });
+        let feedback = Feedback::new(format!(
+            "That answer was refused: {why}. Answer again with JSON only, matching the schema."
+        ));
+        let rejected = std::mem::take(answer);
+        Retry::new(turn, EventKind::BeforeFinal, hook, rejected, feedback)
     }
 
     /// A session's `step_start` hooks, before a task's step: REJECT, a turned-down ESCALATE,
@@ -340,6 +370,10 @@ pub(super) struct Retry {
     pub(super) rejected: AssistantMessage,
     pub(super) feedback: Feedback,
 }
+
+/// Who sends a final answer back when it does not read as the agent's output type, as the
+/// observers and the retry's record name it.
+pub(super) const ANSWER_CHECK: &str = "the answer's check";
 
 impl Retry {
     fn new(

@@ -12,10 +12,12 @@ use futures::Stream;
 use crate::message::{AssistantMessage, ToolCall};
 
 pub(crate) mod request;
+pub(crate) mod strict;
 
 pub use request::{
     Chunk, ModelError, ModelParams, ModelRequest, ModelResponse, OutputSchema, Usage,
 };
+pub use strict::unstrict;
 
 /// A language model. The loop calls it once per step (and again on each retry), always through
 /// the `wrap_model` hooks.

@@ -45,12 +45,14 @@ macro_rules! prefixes {
 }
 
 // The pipeline's parts, each in a file of its own; they share this module's names.
+mod answer;
 mod chain;
 mod grow;
 mod onion;
 mod per_tool;
 mod register;
 
+pub use answer::{Answering, Text, Typed, Validator};
 pub use chain::{Chain, Lifecycle, Par, ParHook, ParallelGroup, Single};
 pub(crate) use chain::{hook_panic, settle};
 pub use grow::{Push, PushChunk, PushParallel};
@@ -248,13 +250,29 @@ mod sealed {
     pub trait Sealed {}
 }
 
-/// The composed hooks of an agent, as its builder grew them: a chain for the sequential events
-/// and an onion for each wrap event.
+/// The composed hooks of an agent, as its builder grew them: a chain for the sequential events,
+/// an onion for each wrap event, and what its final answers are made into.
 #[derive(Debug, Default)]
-pub struct Hooks<C = ((), ()), M = (), T = ()> {
+pub struct Hooks<C = ((), ()), M = (), T = (), F = Text> {
     chain: C,
     model: M,
     tool: T,
+    answering: F,
+}
+
+impl<C, M, T> Hooks<C, M, T, Text> {
+    /// The same hooks, the final answer a value of `O` (`AgentBuilder::output`).
+    pub(crate) fn answering<O: schemars::JsonSchema>(self) -> Hooks<C, M, T, Typed<O>> {
+        Hooks { chain: self.chain, model: self.model, tool: self.tool, answering: Typed::new() }
+    }
+}
+
+impl<C, M, T, O> Hooks<C, M, T, Typed<O>> {
+    /// The same hooks, one validator more for the answer.
+    pub(crate) fn validate(mut self, validator: Validator<O>) -> Self {
+        self.answering = self.answering.validate(validator);
+        self
+    }
 }
 
 /// What the agent loop runs: the chain for the sequential events, and the two onions.
@@ -279,6 +297,12 @@ pub trait Pipeline: sealed::Sealed + Send + Sync {
         model: impl NextModel + 'a,
     ) -> impl NextModel + 'a;
 
+    /// What the agent's final answers are made into.
+    type Answering: Answering;
+
+    /// What the agent's final answers are made into.
+    fn answering(&self) -> &Self::Answering;
+
     /// The `wrap_tool` onion around `tool`, as [`model_onion`](Pipeline::model_onion).
     fn tool_onion<'a, O: Observer>(
         &'a self,
@@ -288,14 +312,20 @@ pub trait Pipeline: sealed::Sealed + Send + Sync {
     ) -> impl NextTool + 'a;
 }
 
-impl<C, M, T> sealed::Sealed for Hooks<C, M, T> {}
+impl<C, M, T, F> sealed::Sealed for Hooks<C, M, T, F> {}
 
-impl<C: Chain, M: ModelWraps, T: ToolWraps> Pipeline for Hooks<C, M, T> {
+impl<C: Chain, M: ModelWraps, T: ToolWraps, F: Answering> Pipeline for Hooks<C, M, T, F> {
     type Chain = C;
     type Kept = T::Kept;
+    type Answering = F;
 
     fn chain(&self) -> &C {
         &self.chain
+    }
+
+    #[inline(always)]
+    fn answering(&self) -> &F {
+        &self.answering
     }
 
     fn model_onion<'a, O: Observer>(

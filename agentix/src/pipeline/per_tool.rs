@@ -172,39 +172,45 @@ impl<Rest: HasTool<T, I>, U, T: Tool, I> HasTool<T, There<I>> for Toolbox<Rest, 
 /// Any tool set has what a hook that needs no tool (`()`, not a tool) needs.
 impl<T> HasTool<(), ()> for T {}
 
-impl<H, C, M, T> Register<ForTool<event::BeforeTool, H::Tool>, Hooks<C, M, T>> for H
+impl<H, C, M, T, F: Answering> Register<ForTool<event::BeforeTool, H::Tool>, Hooks<C, M, T, F>>
+    for H
 where
     H: on::BeforeToolOf,
     C: Push<Single<PerTool<H>, event::BeforeTool>>,
     M: ModelWraps,
     T: ToolWraps,
 {
-    type Output = Hooks<C::Output, M, T>;
+    type Output = Hooks<C::Output, M, T, F>;
     type Tool = H::Tool;
 
-    fn register(self, hooks: Hooks<C, M, T>) -> Self::Output {
+    fn register(self, hooks: Hooks<C, M, T, F>) -> Self::Output {
         let name = self.name();
         let hook = Single(PerTool(self), PhantomData, name);
-        Hooks { chain: hooks.chain.push(hook), model: hooks.model, tool: hooks.tool }
+        Hooks {
+            chain: hooks.chain.push(hook),
+            model: hooks.model,
+            tool: hooks.tool,
+            answering: hooks.answering,
+        }
     }
 }
 
 macro_rules! register_per_tool_result {
     ($($trait:ident => $node:ident at $event:ident),*) => {$(
-        impl<H, C, M, T> Register<ForTool<event::$event, H::Tool>, Hooks<C, M, T>> for H
+        impl<H, C, M, T, F: Answering> Register<ForTool<event::$event, H::Tool>, Hooks<C, M, T, F>> for H
         where
             H: on::$trait,
             C: Push<$node<H>>,
             M: ModelWraps,
             T: ToolWraps,
         {
-            type Output = Hooks<C::Output, M, T>;
+            type Output = Hooks<C::Output, M, T, F>;
             type Tool = H::Tool;
 
-            fn register(self, hooks: Hooks<C, M, T>) -> Self::Output {
+            fn register(self, hooks: Hooks<C, M, T, F>) -> Self::Output {
                 let name = self.name();
                 let node = $node(self, name);
-                Hooks { chain: hooks.chain.push(node), model: hooks.model, tool: hooks.tool }
+                Hooks { chain: hooks.chain.push(node), model: hooks.model, tool: hooks.tool, answering: hooks.answering }
             }
         }
     )*};

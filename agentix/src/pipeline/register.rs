@@ -34,7 +34,7 @@ pub trait Register<Role, P> {
     fn register(self, pipeline: P) -> Self::Output;
 }
 
-impl<H, C, M, T> Register<AllEvents, Hooks<C, M, T>> for H
+impl<H, C, M, T, F: Answering> Register<AllEvents, Hooks<C, M, T, F>> for H
 where
     H: Hook,
     H::WrapsModel: Grow,
@@ -47,15 +47,17 @@ where
         C::Output,
         <H::WrapsModel as Grow>::Model<M, Lifecycle<H>>,
         <H::WrapsTool as Grow>::Tool<T, Lifecycle<H>>,
+        F,
     >;
     type Tool = ();
 
-    fn register(self, hooks: Hooks<C, M, T>) -> Self::Output {
+    fn register(self, hooks: Hooks<C, M, T, F>) -> Self::Output {
         let hook = Lifecycle::new(self);
         Hooks {
             chain: hooks.chain.push(hook.clone()),
             model: <H::WrapsModel as Grow>::model(hooks.model, hook.clone()),
             tool: <H::WrapsTool as Grow>::tool(hooks.tool, hook),
+            answering: hooks.answering,
         }
     }
 }
@@ -112,36 +114,41 @@ where
     }
 }
 
-impl<H, C, M, T> Register<Parallel, Hooks<C, M, T>> for H
+impl<H, C, M, T, F: Answering> Register<Parallel, Hooks<C, M, T, F>> for H
 where
     H: on::ParallelPre,
     C: PushParallel<H>,
     M: ModelWraps,
     T: ToolWraps,
 {
-    type Output = Hooks<C::Output, M, T>;
+    type Output = Hooks<C::Output, M, T, F>;
     type Tool = ();
 
-    fn register(self, hooks: Hooks<C, M, T>) -> Self::Output {
-        Hooks { chain: hooks.chain.push_parallel(self), model: hooks.model, tool: hooks.tool }
+    fn register(self, hooks: Hooks<C, M, T, F>) -> Self::Output {
+        Hooks {
+            chain: hooks.chain.push_parallel(self),
+            model: hooks.model,
+            tool: hooks.tool,
+            answering: hooks.answering,
+        }
     }
 }
 
 macro_rules! register_single_event {
     ($($event:ident),*) => {$(
-        impl<H, C, M, T> Register<event::$event, Hooks<C, M, T>> for H
+        impl<H, C, M, T, F: Answering> Register<event::$event, Hooks<C, M, T, F>> for H
         where
             H: on::$event,
             C: Push<Single<H, event::$event>>,
             M: ModelWraps,
             T: ToolWraps,
         {
-            type Output = Hooks<C::Output, M, T>;
+            type Output = Hooks<C::Output, M, T, F>;
             type Tool = ();
 
-            fn register(self, hooks: Hooks<C, M, T>) -> Self::Output {
+            fn register(self, hooks: Hooks<C, M, T, F>) -> Self::Output {
                 let name = on::$event::name(&self);
-                Hooks { chain: hooks.chain.push(Single(self, PhantomData, name)), model: hooks.model, tool: hooks.tool }
+                Hooks { chain: hooks.chain.push(Single(self, PhantomData, name)), model: hooks.model, tool: hooks.tool, answering: hooks.answering }
             }
         }
     )*};
@@ -158,37 +165,39 @@ register_single_event!(
     Post
 );
 
-impl<H, C, M, T> Register<event::WrapModel, Hooks<C, M, T>> for H
+impl<H, C, M, T, F: Answering> Register<event::WrapModel, Hooks<C, M, T, F>> for H
 where
     H: on::WrapModel,
     C: Chain,
     M: ModelWraps,
     T: ToolWraps,
 {
-    type Output = Hooks<C, Wraps<M, Single<H, event::WrapModel>>, T>;
+    type Output = Hooks<C, Wraps<M, Single<H, event::WrapModel>>, T, F>;
     type Tool = ();
 
-    fn register(self, hooks: Hooks<C, M, T>) -> Self::Output {
+    fn register(self, hooks: Hooks<C, M, T, F>) -> Self::Output {
         let name = on::WrapModel::name(&self);
         let layer = Single(self, PhantomData, name);
-        Hooks { chain: hooks.chain, model: Wraps { rest: hooks.model, layer }, tool: hooks.tool }
+        let model = Wraps { rest: hooks.model, layer };
+        Hooks { chain: hooks.chain, model, tool: hooks.tool, answering: hooks.answering }
     }
 }
 
-impl<H, C, M, T> Register<event::WrapTool, Hooks<C, M, T>> for H
+impl<H, C, M, T, F: Answering> Register<event::WrapTool, Hooks<C, M, T, F>> for H
 where
     H: on::WrapTool,
     C: Chain,
     M: ModelWraps,
     T: ToolWraps,
 {
-    type Output = Hooks<C, M, Wraps<T, Single<H, event::WrapTool>>>;
+    type Output = Hooks<C, M, Wraps<T, Single<H, event::WrapTool>>, F>;
     type Tool = ();
 
-    fn register(self, hooks: Hooks<C, M, T>) -> Self::Output {
+    fn register(self, hooks: Hooks<C, M, T, F>) -> Self::Output {
         let name = on::WrapTool::name(&self);
         let layer = Single(self, PhantomData, name);
-        Hooks { chain: hooks.chain, model: hooks.model, tool: Wraps { rest: hooks.tool, layer } }
+        let tool = Wraps { rest: hooks.tool, layer };
+        Hooks { chain: hooks.chain, model: hooks.model, tool, answering: hooks.answering }
     }
 }
 

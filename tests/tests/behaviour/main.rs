@@ -26,6 +26,7 @@ mod state_machine;
 mod stored_format;
 mod streaming;
 mod suspended_approvals;
+mod typed_answers;
 mod typed_tools;
 mod usage;
 mod validation;
