@@ -6,7 +6,7 @@ use crate::approval::{Approver, NoApprover};
 use crate::context::{AuditSink, Counter, Summarizer, TokenCounter};
 use crate::model::{Model, ModelParams};
 use crate::pipeline::{
-    Answering, Chain, HasTool, Hooks, Pipeline, Register, Text, Typed, Validator,
+    Answering, Chain, HasTool, Hooks, OutputType, Pipeline, Register, Text, Typed, Validator,
 };
 use crate::tool::{IntoTool, NoTools, ToolSet, Toolbox};
 use crate::transform::StreamTransformer;
@@ -237,15 +237,7 @@ impl<M, T, C, Mw, Tw, A, X> AgentBuilder<M, T, Hooks<C, Mw, Tw, Text>, A, X> {
     /// ```
     // The builder's type spelled out: an alias would hide which part changes.
     #[allow(clippy::type_complexity)]
-    pub fn output<O>(self) -> AgentBuilder<M, T, Hooks<C, Mw, Tw, Typed<O>>, A, X>
-    where
-        O: schemars::JsonSchema
-            + serde::Serialize
-            + serde::de::DeserializeOwned
-            + Send
-            + Sync
-            + 'static,
-    {
+    pub fn output<O: OutputType>(self) -> AgentBuilder<M, T, Hooks<C, Mw, Tw, Typed<O>>, A, X> {
         AgentBuilder {
             hooks: self.hooks.answering::<O>(),
             model: self.model,

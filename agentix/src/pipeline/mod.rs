@@ -52,7 +52,7 @@ mod onion;
 mod per_tool;
 mod register;
 
-pub use answer::{Answering, Text, Typed, Validator};
+pub use answer::{Answering, OutputType, Text, Typed, Validator};
 pub use chain::{Chain, Lifecycle, Par, ParHook, ParallelGroup, Single};
 pub(crate) use chain::{hook_panic, settle};
 pub use grow::{Push, PushChunk, PushParallel};
