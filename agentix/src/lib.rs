@@ -183,6 +183,8 @@ mod guide {
     struct SurvivingCrashes;
     #[doc = include_str!("../../docs/serving.md")]
     struct Serving;
+    #[doc = include_str!("../../docs/typed-answers.md")]
+    struct TypedAnswers;
 }
 
 /// How a turn ended: its final answer, or why there is none.
