@@ -16,5 +16,6 @@ pub mod retrieval;
 pub mod running_summary;
 pub mod tool_error_enrichment;
 pub mod trace;
+pub mod typed_output;
 pub mod typed_tools;
 pub mod weather;
