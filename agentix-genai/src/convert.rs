@@ -60,8 +60,9 @@ pub(crate) fn chat_request(request: &ModelRequest, dialect: Dialect) -> ChatRequ
         messages.push(chat_message);
     }
     chat.messages = messages;
-    if !request.tools.is_empty() {
-        let tools = request.tools.iter().map(|spec| {
+    let final_answer = crate::answer::tool(request, dialect.kind);
+    if !request.tools.is_empty() || final_answer.is_some() {
+        let tools = request.tools.iter().chain(&final_answer).map(|spec| {
             let (schema, strict) = schema::for_provider(&spec.parameters, dialect.kind);
             let mut tool = Tool::new(spec.name.clone())
                 .with_description(spec.description.clone())
@@ -139,7 +140,7 @@ pub(crate) fn chat_options(
     if let Some(budget) = params.thinking_budget {
         options = options.with_reasoning_effort(genai::chat::ReasoningEffort::Budget(budget));
     }
-    if let Some(output) = &params.output {
+    if let Some(output) = params.output.as_ref().filter(|_| crate::answer::native(kind)) {
         let (schema, _) = schema::for_provider(&output.schema, kind);
         options = options.with_response_format(ChatResponseFormat::JsonSpec(JsonSpec::new(
             output.name.clone(),

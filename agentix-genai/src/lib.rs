@@ -55,6 +55,7 @@
 //! tokens: with the `bpe` feature, OpenAI's tokenizers (o200k, cl100k; built in, nothing
 //! downloaded) for OpenAI's models; otherwise an estimate the provider's reported usage corrects.
 
+mod answer;
 mod convert;
 mod counter;
 mod error;
@@ -316,9 +317,12 @@ impl Model for GenaiModel {
         ) {
             return Err(refused);
         }
-        let message = convert::assistant_message(response.content, |call| {
+        let mut message = convert::assistant_message(response.content, |call| {
             self.tool_call(call, request, kind)
         });
+        if answer::through_tool(request, kind) {
+            answer::read(&mut message);
+        }
         Ok(ModelResponse { usage, message })
     }
 
@@ -369,8 +373,22 @@ impl Model for GenaiModel {
                         }
                         // Whole calls, reassembled by genai from their streamed fragments.
                         if let Some(content) = end.captured_content {
-                            for call in content.into_tool_calls() {
-                                yield Ok(Chunk::ToolCall(self.tool_call(call, request, kind)));
+                            let calls: Vec<agentix::ToolCall> = content
+                                .into_tool_calls()
+                                .into_iter()
+                                .map(|call| self.tool_call(call, request, kind))
+                                .collect();
+                            let answered = answer::through_tool(request, kind)
+                                .then(|| calls.iter().find(|call| call.name == answer::FINAL_ANSWER))
+                                .flatten();
+                            match answered {
+                                // The answer, as text: final, and the loop never sees the tool.
+                                Some(call) => yield Ok(Chunk::Text(call.arguments.to_string())),
+                                None => {
+                                    for call in calls {
+                                        yield Ok(Chunk::ToolCall(call));
+                                    }
+                                }
                             }
                         }
                         if let Some(usage) = &end.captured_usage {

@@ -1,8 +1,9 @@
 //! The shape of a final answer on the wire (`ModelParams::output`): each provider's native
 //! structured output, the schema adapted as a tool's is — OpenAI's `json_schema`, strict, on
 //! chat completions and the responses API; Gemini's response schema, references inlined;
-//! Anthropic's output format. Strict mode's edge cases: an optional field, an enum, a nested
-//! struct.
+//! Anthropic's output format — and, for a provider without it (Ollama through genai 0.7.2), a
+//! `final_answer` tool whose call comes back as the answer. Strict mode's edge cases: an
+//! optional field, an enum, a nested struct.
 
 mod support;
 
@@ -10,14 +11,17 @@ use std::sync::Arc;
 
 use agentix::prelude::*;
 use agentix::{ModelParams, OutputSchema};
+use futures::StreamExt;
 use serde_json::{Value, json};
-use support::{Reply, Server, anthropic_json, gemini_json, openai_json, responses_json};
+use support::{
+    Reply, Server, anthropic_json, gemini_json, ollama_json, ollama_lines, openai_json,
+    responses_json,
+};
 
 /// An invoice read out of text.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(crate = "agentix::serde")]
 #[schemars(crate = "agentix::schemars")]
-#[allow(dead_code)] // only its schema is used here
 struct Invoice {
     /// Who sent it.
     vendor: String,
@@ -29,19 +33,17 @@ struct Invoice {
     status: Status,
 }
 
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(crate = "agentix::serde")]
 #[schemars(crate = "agentix::schemars")]
-#[allow(dead_code)]
 struct Amount {
     value: f64,
     currency: String,
 }
 
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(crate = "agentix::serde", rename_all = "snake_case")]
 #[schemars(crate = "agentix::schemars")]
-#[allow(dead_code)]
 enum Status {
     Paid,
     Open,
@@ -139,4 +141,53 @@ async fn a_request_without_an_output_shape_carries_none() {
     let agent = Agent::builder(server.model("openai:gpt-4.1-mini")).build();
     agent.run(&mut Conversation::new(), "hi").await.unwrap();
     assert!(server.received()[0].json().get("response_format").is_none());
+}
+
+fn acme() -> Invoice {
+    Invoice {
+        vendor: "ACME".into(),
+        total: Amount { value: 12.0, currency: "EUR".into() },
+        due: None,
+        status: Status::Open,
+    }
+}
+
+/// The model's call of `final_answer`, with the invoice as its arguments.
+fn answered_by_tool() -> AssistantMessage {
+    let arguments: Value = serde_json::from_str(ANSWER).unwrap();
+    AssistantMessage::default().with_tool_call(ToolCall::new("c1", "final_answer", arguments))
+}
+
+#[tokio::test]
+async fn ollama_is_offered_a_final_answer_tool_whose_call_is_the_answer() {
+    let server = Server::start(vec![Reply::json(ollama_json(&answered_by_tool(), 1, 1))]).await;
+    let agent = Agent::builder(server.model("ollama:llama3.2")).output::<Invoice>().build();
+    let mut conversation = Conversation::new();
+    let invoice = agent.answer(&mut conversation, "Invoice: ACME, 12 EUR, open").await.unwrap();
+    assert_eq!(invoice, acme());
+    let sent = server.received()[0].json();
+    assert!(sent.get("format").is_none(), "no native schema: {sent:#}");
+    let tool = &sent["tools"][0]["function"];
+    assert_eq!(tool["name"], "final_answer");
+    assert_eq!(tool["parameters"]["properties"]["vendor"]["type"], "string");
+    // The loop never saw the tool: the log's answer is the invoice's JSON, no call in it.
+    let Some(agentix::Entry::Assistant { message, .. }) = conversation.log().last() else {
+        panic!()
+    };
+    assert!(!message.calls_tools());
+    assert_eq!(serde_json::from_str::<Invoice>(&message.joined_text()).unwrap(), acme());
+}
+
+#[tokio::test]
+async fn a_streamed_final_answer_call_is_the_answer_too() {
+    let server = Server::start(vec![Reply::ndjson(ollama_lines(&answered_by_tool(), 1, 1))]).await;
+    let agent = Agent::builder(server.model("ollama:llama3.2")).output::<Invoice>().build();
+    let mut conversation = Conversation::new();
+    let events: Vec<agentix::StreamEvent> =
+        agent.turn(&mut conversation, "Invoice?").stream().collect().await;
+    let Some(agentix::StreamEvent::Finished(Ok(message))) = events.last() else {
+        panic!("{events:?}")
+    };
+    assert_eq!(serde_json::from_str::<Invoice>(&message.joined_text()).unwrap(), acme());
+    assert!(!events.iter().any(|event| matches!(event, agentix::StreamEvent::ToolCall(_))));
 }

@@ -187,8 +187,10 @@ impl<M, T, P, A, X> AgentBuilder<M, T, P, A, X> {
         let fixed_tokens =
             system_tokens + specs.iter().map(|spec| counter.count_tool(spec)).sum::<usize>();
         let mut settings = self.settings;
-        // The answer's schema, whatever `params` said: it is the agent's output type's.
-        settings.params.output = self.hooks.answering().output();
+        // A typed agent's answer has its output type's schema, whatever `params` said.
+        if let Some(output) = self.hooks.answering().output() {
+            settings.params.output = Some(output);
+        }
         Agent {
             model: self.model,
             tools: self.tools,
