@@ -4,7 +4,7 @@
 
 use std::future::{Future, IntoFuture};
 
-use futures::Stream;
+use futures::{Stream, StreamExt};
 
 use crate::Outcome;
 use crate::approval::Approval;
@@ -227,9 +227,17 @@ impl<'a, R: Runs + ?Sized, S: Opening + 'a, O: Observer, E: Effects + 'a, L>
     /// [`StreamEvent::Finished`]. It is the same loop as an awaited turn: every hook fires the
     /// same way on both. An observer set with [`observe`](TurnRun::observe) sees the same
     /// events. Dropping the stream midway cancels the turn and leaves the log consistent.
+    ///
+    /// A typed agent's ([`AgentBuilder::output`](crate::AgentBuilder::output)) stream shows no
+    /// text as it comes — it would be half an answer's JSON — and its
+    /// [`Finished`](StreamEvent::Finished) carries the answer whole.
     pub fn stream(self) -> impl Stream<Item = StreamEvent> + Send + 'a {
         let Parts { agent, conversation, opening, observer, effects } = self.parts;
-        stream_while!(observer, |queue| opening.run(agent, conversation, &queue, effects))
+        let events =
+            stream_while!(observer, |queue| opening.run(agent, conversation, &queue, effects));
+        events.filter(|event| {
+            std::future::ready(R::ANSWERS_TEXT || !matches!(event, StreamEvent::Text(_)))
+        })
     }
 }
 

@@ -12,7 +12,7 @@ use crate::event::StepStart;
 use crate::message::Message;
 use crate::model::Model;
 use crate::observe::Observer;
-use crate::pipeline::{Flow, Pipeline};
+use crate::pipeline::{Answering, Flow, Pipeline};
 use crate::task::TaskContext;
 use crate::tool::ToolSet;
 use crate::transform::StreamTransformer;
@@ -114,6 +114,10 @@ impl TurnGate for () {
 
 /// The loop's side of [`AnyAgent`]. Public in name only (this module is private).
 pub trait Runs: Send + Sync {
+    /// Whether the final answer is text: a typed agent's is JSON, which a stream does not show
+    /// as it comes (its `Finished` carries it whole).
+    const ANSWERS_TEXT: bool = true;
+
     /// A turn opened by `message`.
     fn open<'a, O: Observer, E: Effects + 'a>(
         &'a self,
@@ -155,6 +159,8 @@ pub trait Runs: Send + Sync {
 impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Runs
     for Agent<M, T, P, A, X>
 {
+    const ANSWERS_TEXT: bool = !<P::Answering as Answering>::CHECKS;
+
     #[inline(always)]
     fn open<'a, O: Observer, E: Effects + 'a>(
         &'a self,
@@ -194,6 +200,8 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Runs
 macro_rules! forwarded {
     ($($pointer:ty),*) => {$(
         impl<R: Runs + ?Sized> Runs for $pointer {
+            const ANSWERS_TEXT: bool = R::ANSWERS_TEXT;
+
             fn open<'a, O: Observer, E: Effects + 'a>(
                 &'a self,
                 conversation: &'a mut Conversation,

@@ -136,3 +136,28 @@ async fn an_agent_without_an_output_type_answers_with_its_message() {
     assert_eq!(message.joined_text(), "Sunny.");
     assert!(model.requests()[0].params.output.is_none());
 }
+
+#[tokio::test]
+async fn a_typed_agents_stream_shows_no_half_json_and_ends_with_the_answer_whole() {
+    use futures::StreamExt;
+    let model = ScriptedModel::new().text("not json yet").text(GOOD).chunked(5);
+    let agent = Agent::builder(&model).output::<Forecast>().build();
+    let mut conversation = Conversation::new();
+    let events: Vec<agentix::StreamEvent> =
+        agent.turn(&mut conversation, "Weather?").stream().collect().await;
+    assert!(
+        !events.iter().any(|event| matches!(event, agentix::StreamEvent::Text(_))),
+        "{events:?}"
+    );
+    let Some(agentix::StreamEvent::Finished(Ok(message))) = events.last() else {
+        panic!("{events:?}")
+    };
+    assert_eq!(serde_json::from_str::<Forecast>(&message.joined_text()).unwrap(), oslo());
+    // A text agent streams its text as ever.
+    let model = ScriptedModel::new().text("Sunny in Oslo.").chunked(5);
+    let agent = Agent::builder(&model).build();
+    let events: Vec<agentix::StreamEvent> =
+        agent.turn(&mut Conversation::new(), "Weather?").stream().collect().await;
+    let texts = events.iter().filter(|event| matches!(event, agentix::StreamEvent::Text(_)));
+    assert!(texts.count() > 1);
+}
