@@ -7,14 +7,11 @@
 
 mod support;
 
-use std::sync::Arc;
-
 use agentix::prelude::*;
-use agentix::{ModelParams, OutputSchema};
 use futures::StreamExt;
 use serde_json::{Value, json};
 use support::{
-    Reply, Server, anthropic_json, gemini_json, ollama_json, ollama_lines, openai_json,
+    Reply, Server, anthropic_json, gemini_json, ollama_json, ollama_lines, openai_json, refers,
     responses_json,
 };
 
@@ -52,21 +49,9 @@ enum Status {
 /// The first request a turn of `spec`, asked for an `Invoice`, sends; answered by `reply`.
 async fn first_request(spec: &str, reply: Reply) -> Value {
     let server = Server::start(vec![reply]).await;
-    let params = ModelParams {
-        output: Some(Arc::new(OutputSchema::of::<Invoice>())),
-        ..ModelParams::default()
-    };
-    let agent = Agent::builder(server.model(spec)).params(params).build();
-    agent.run(&mut Conversation::new(), "Invoice: ACME, 12 EUR, open").await.unwrap();
+    let agent = Agent::builder(server.model(spec)).output::<Invoice>().build();
+    agent.answer(&mut Conversation::new(), "Invoice: ACME, 12 EUR, open").await.unwrap();
     server.received()[0].json()
-}
-
-fn refers(schema: &Value) -> bool {
-    match schema {
-        Value::Object(map) => map.contains_key("$ref") || map.values().any(refers),
-        Value::Array(items) => items.iter().any(refers),
-        _ => false,
-    }
 }
 
 /// OpenAI's strict form of the `Invoice` schema.

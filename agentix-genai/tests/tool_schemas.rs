@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use agentix::prelude::*;
 use serde_json::{Value, json};
 use support::{
-    Reply, Server, anthropic_json, gemini_json, ollama_json, openai_json, responses_json,
+    Reply, Server, anthropic_json, gemini_json, ollama_json, openai_json, refers, responses_json,
 };
 
 /// Where to stay. (Derived through agentix's re-exports, as a user without a `schemars` of their
@@ -74,14 +74,6 @@ async fn first_request(spec: &str, reply: Reply) -> Value {
     let agent = Agent::builder(server.model(spec)).tool(Book::default()).build();
     agent.run(&mut Conversation::new(), "Book Oslo").await.unwrap();
     server.received()[0].json()
-}
-
-fn refers(schema: &Value) -> bool {
-    match schema {
-        Value::Object(map) => map.contains_key("$ref") || map.values().any(refers),
-        Value::Array(items) => items.iter().any(refers),
-        _ => false,
-    }
 }
 
 /// OpenAI's strict form of the `Booking` schema.

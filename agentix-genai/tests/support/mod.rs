@@ -704,3 +704,12 @@ pub fn responses_sse(message: &AssistantMessage, usage: Value) -> Vec<String> {
     events.push(event(json!({ "type": "response.completed", "response": responses_body(message, &usage, "completed") })));
     events
 }
+
+/// Whether a JSON schema refers to a definition anywhere (`$ref`).
+pub fn refers(schema: &Value) -> bool {
+    match schema {
+        Value::Object(map) => map.contains_key("$ref") || map.values().any(refers),
+        Value::Array(items) => items.iter().any(refers),
+        _ => false,
+    }
+}
