@@ -50,7 +50,7 @@ enum Status {
 async fn first_request(spec: &str, reply: Reply) -> Value {
     let server = Server::start(vec![reply]).await;
     let agent = Agent::builder(server.model(spec)).output::<Invoice>().build();
-    agent.answer(&mut Conversation::new(), "Invoice: ACME, 12 EUR, open").await.unwrap();
+    agent.turn(&mut Conversation::new(), "Invoice: ACME, 12 EUR, open").answer().await.unwrap();
     server.received()[0].json()
 }
 
@@ -148,7 +148,8 @@ async fn ollama_is_offered_a_final_answer_tool_whose_call_is_the_answer() {
     let server = Server::start(vec![Reply::json(ollama_json(&answered_by_tool(), 1, 1))]).await;
     let agent = Agent::builder(server.model("ollama:llama3.2")).output::<Invoice>().build();
     let mut conversation = Conversation::new();
-    let invoice = agent.answer(&mut conversation, "Invoice: ACME, 12 EUR, open").await.unwrap();
+    let invoice =
+        agent.turn(&mut conversation, "Invoice: ACME, 12 EUR, open").answer().await.unwrap();
     assert_eq!(invoice, acme());
     let sent = server.received()[0].json();
     assert!(sent.get("format").is_none(), "no native schema: {sent:#}");

@@ -76,7 +76,7 @@ pub async fn run(
         Agent::builder(&model).tool(euro_rate).output::<Invoice>().validate(converted).build();
     let mut conversation =
         Conversation::with_config(Config { max_retries: 2, ..Config::default() });
-    let invoice = agent.answer(&mut conversation, EMAIL).await;
+    let invoice = agent.turn(&mut conversation, EMAIL).answer().await;
     let requests = model.requests();
     if let Some(schema) = &requests[0].params.output {
         out(&format!("the answer's schema, in every request: {} {}", schema.name, schema.schema));

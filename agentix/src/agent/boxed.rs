@@ -6,8 +6,9 @@ use std::pin::Pin;
 use crate::Outcome;
 use crate::approval::Approval;
 use crate::conversation::Conversation;
+use crate::error::Error;
 use crate::event::StepStart;
-use crate::message::Message;
+use crate::message::{AssistantMessage, Message};
 use crate::model::Model;
 use crate::observe::{Observation, Observer};
 use crate::pipeline::{Flow, Pipeline};
@@ -221,6 +222,13 @@ async fn with<R: Runs, O: Observer, E: Effects>(
 
 /// An erased agent runs turns as the agent it holds, each through one allocation.
 impl Runs for BoxedAgent {
+    // Erased, an agent answers with its final message (a typed agent's: the answer's JSON).
+    type Answer = AssistantMessage;
+
+    fn read_answer(&self, message: AssistantMessage) -> Result<AssistantMessage, Error> {
+        Ok(message)
+    }
+
     async fn open<'a, O: Observer, E: Effects + 'a>(
         &'a self,
         conversation: &'a mut Conversation,

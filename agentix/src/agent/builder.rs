@@ -212,8 +212,8 @@ impl<M, T, C, Mw, Tw, A, X> AgentBuilder<M, T, Hooks<C, Mw, Tw, Text>, A, X> {
     /// final answer is read as `O` — tools are still called on the way — and an answer that
     /// does not read (or that a [`validate`](AgentBuilder::validate) check refuses) is sent
     /// back with why, counted against `max_retries`; past them the turn fails with
-    /// [`Error::InvalidAnswer`](crate::Error::InvalidAnswer). The log keeps the answer as the
-    /// model's JSON.
+    /// [`Error::InvalidAnswer`](crate::Error::InvalidAnswer). A turn's
+    /// [`answer`](crate::TurnRun::answer) is the `T`; the log keeps it as the model's JSON.
     ///
     /// ```
     /// use agentix::{Agent, Conversation, ScriptedModel};
@@ -232,7 +232,7 @@ impl<M, T, C, Mw, Tw, A, X> AgentBuilder<M, T, Hooks<C, Mw, Tw, Text>, A, X> {
     ///     .text("Oslo has about 700 000 people.")
     ///     .text(r#"{"name": "Oslo", "population": 709000}"#);
     /// let agent = Agent::builder(model).output::<City>().build();
-    /// let city = agent.answer(&mut Conversation::new(), "Tell me about Oslo.").await?;
+    /// let city = agent.turn(&mut Conversation::new(), "Tell me about Oslo.").answer().await?;
     /// assert_eq!(city, City { name: "Oslo".into(), population: 709_000 });
     /// # Ok::<_, agentix::Error>(())
     /// # }).unwrap();

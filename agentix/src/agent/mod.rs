@@ -33,7 +33,7 @@ use crate::event::EventKind;
 use crate::message::{Message, Part, Role};
 use crate::model::{Model, ModelParams};
 use crate::observe::{Observation, Observer, Watched};
-use crate::pipeline::{Answering, Chain, Flow, Hooks, Pipeline, hook_panic};
+use crate::pipeline::{Chain, Flow, Hooks, Pipeline, hook_panic};
 use crate::task::TaskContext;
 use crate::tool::{NoTools, ToolSet, ToolSpec};
 use crate::transform::StreamTransformer;
@@ -131,20 +131,6 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
         message: impl Into<Message>,
     ) -> impl Future<Output = Outcome> + Send + 'a {
         run::start(self, conversation, message.into()).into_future()
-    }
-
-    /// Runs one turn, as [`run`](Agent::run) does, and answers with what the agent makes of
-    /// its final message: the value of its output type
-    /// ([`AgentBuilder::output`](crate::AgentBuilder::output)), or the message itself for an
-    /// agent that answers with text. The log keeps the message as the model wrote it (the
-    /// JSON of a typed answer).
-    pub fn answer<'a>(
-        &'a self,
-        conversation: &'a mut Conversation,
-        message: impl Into<Message>,
-    ) -> impl Future<Output = Result<<P::Answering as Answering>::Answer, Error>> + Send + 'a {
-        let turn = self.run(conversation, message);
-        async move { self.hooks.answering().answer(turn.await?) }
     }
 
     /// One turn to set up, then await: [`run`](Agent::run) with more to say about how it runs

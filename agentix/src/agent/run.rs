@@ -10,6 +10,7 @@ use crate::Outcome;
 use crate::approval::Approval;
 use crate::commit::Commit;
 use crate::conversation::Conversation;
+use crate::error::Error;
 use crate::journal::Journal;
 use crate::message::Message;
 use crate::observe::Observer;
@@ -220,6 +221,20 @@ impl<'a, R: Runs + ?Sized, S: Opening + 'a, O: Observer, E: Effects + 'a, L>
         let Parts { agent, conversation, opening, observer, effects } = self.parts;
         let parts = Parts { agent, conversation, opening, observer, effects: effects.add(journal) };
         TurnRun { parts, launch: launch::<R, S, O, E::With> }
+    }
+
+    /// Runs the turn, as awaiting it does, and answers with what the agent makes of its final
+    /// message: the value of its output type
+    /// ([`AgentBuilder::output`](crate::AgentBuilder::output)), or the message itself for an
+    /// agent that answers with text — after whatever the turn was told (observed, committed,
+    /// journaled).
+    pub fn answer(self) -> impl Future<Output = Result<R::Answer, Error>> + Send + 'a
+    where
+        L: StartsTurn<'a, R, S, O, E> + 'a,
+    {
+        let agent = self.parts.agent;
+        let turn = self.into_future();
+        async move { agent.read_answer(turn.await?) }
     }
 
     /// Streams the turn: the model's text as it is generated (through the stream

@@ -8,8 +8,9 @@ use std::sync::Arc;
 use crate::Outcome;
 use crate::approval::{Approval, Approver};
 use crate::conversation::Conversation;
+use crate::error::Error;
 use crate::event::StepStart;
-use crate::message::Message;
+use crate::message::{AssistantMessage, Message};
 use crate::model::Model;
 use crate::observe::Observer;
 use crate::pipeline::{Answering, Flow, Pipeline};
@@ -118,6 +119,12 @@ pub trait Runs: Send + Sync {
     /// as it comes (its `Finished` carries it whole).
     const ANSWERS_TEXT: bool = true;
 
+    /// What the agent answers with: its output type, or the final message.
+    type Answer: Send + 'static;
+
+    /// The agent's answer of a turn's final message ([`TurnRun::answer`]).
+    fn read_answer(&self, message: AssistantMessage) -> Result<Self::Answer, Error>;
+
     /// A turn opened by `message`.
     fn open<'a, O: Observer, E: Effects + 'a>(
         &'a self,
@@ -160,6 +167,11 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Runs
     for Agent<M, T, P, A, X>
 {
     const ANSWERS_TEXT: bool = !<P::Answering as Answering>::CHECKS;
+    type Answer = <P::Answering as Answering>::Answer;
+
+    fn read_answer(&self, message: AssistantMessage) -> Result<Self::Answer, Error> {
+        self.hooks.answering().answer(message)
+    }
 
     #[inline(always)]
     fn open<'a, O: Observer, E: Effects + 'a>(
@@ -201,6 +213,11 @@ macro_rules! forwarded {
     ($($pointer:ty),*) => {$(
         impl<R: Runs + ?Sized> Runs for $pointer {
             const ANSWERS_TEXT: bool = R::ANSWERS_TEXT;
+            type Answer = R::Answer;
+
+            fn read_answer(&self, message: AssistantMessage) -> Result<R::Answer, Error> {
+                (**self).read_answer(message)
+            }
 
             fn open<'a, O: Observer, E: Effects + 'a>(
                 &'a self,

@@ -35,7 +35,7 @@ async fn the_agent_calls_its_tools_then_answers_with_a_typed_value() {
     let calls = weather.calls.clone();
     let agent = Agent::builder(&model).tool(weather).output::<Forecast>().build();
     let mut conversation = Conversation::new();
-    let forecast = agent.answer(&mut conversation, "Weather in Oslo?").await.unwrap();
+    let forecast = agent.turn(&mut conversation, "Weather in Oslo?").answer().await.unwrap();
     assert_eq!(forecast, oslo());
     assert_eq!(calls.lock().unwrap().len(), 1, "the tool ran on the way");
     // Every request carries the answer's schema; the log keeps the answer as the model's JSON.
@@ -62,8 +62,9 @@ async fn a_malformed_answer_twice_then_a_good_one_gives_one_value_after_two_retr
         }
     };
     let mut conversation = Conversation::new();
-    let message = agent.turn(&mut conversation, "Weather?").observe(&observer).await.unwrap();
-    assert_eq!(serde_json::from_str::<Forecast>(&message.joined_text()).unwrap(), oslo());
+    let forecast =
+        agent.turn(&mut conversation, "Weather?").observe(&observer).answer().await.unwrap();
+    assert_eq!(forecast, oslo());
     assert_eq!(*withdrawn.lock().unwrap(), ["the answer's check", "the answer's check"]);
     // Each retry showed the model its answer and why it was refused.
     let requests = model.requests();
@@ -87,7 +88,7 @@ async fn past_max_retries_the_turn_fails_with_the_last_raw_answer_and_the_error(
     let agent = Agent::builder(&model).output::<Forecast>().build();
     let config = Config { max_retries: 1, ..Config::default() };
     let mut conversation = Conversation::with_config(config);
-    let error = agent.answer(&mut conversation, "Weather?").await.unwrap_err();
+    let error = agent.turn(&mut conversation, "Weather?").answer().await.unwrap_err();
     let Error::InvalidAnswer { raw, error } = error else { panic!("{error:?}") };
     assert_eq!(raw, "still sunny");
     assert!(error.starts_with("the answer is not JSON"), "{error}");
@@ -107,7 +108,7 @@ async fn a_validator_sends_an_answer_back_with_its_reason() {
         .text(r#"{"city": "Oslo", "sunny": true, "temperature": -300}"#)
         .text(GOOD);
     let agent = Agent::builder(&model).output::<Forecast>().validate(warm).build();
-    let forecast = agent.answer(&mut Conversation::new(), "Weather?").await.unwrap();
+    let forecast = agent.turn(&mut Conversation::new(), "Weather?").answer().await.unwrap();
     assert_eq!(forecast, oslo());
     let feedback = model.requests()[1].messages.last().unwrap().text().into_owned();
     assert!(feedback.contains("-300 degrees is colder than Earth"), "{feedback}");
@@ -121,7 +122,7 @@ async fn strict_modes_nulls_and_a_fenced_answer_read_as_the_type() {
         "```json\n{\"city\": \"Oslo\", \"sunny\": false, \"temperature\": null, \"confidence\": null}\n```",
     );
     let agent = Agent::builder(&model).output::<Forecast>().build();
-    let forecast = agent.answer(&mut Conversation::new(), "Weather?").await.unwrap();
+    let forecast = agent.turn(&mut Conversation::new(), "Weather?").answer().await.unwrap();
     assert_eq!(
         forecast,
         Forecast { city: "Oslo".into(), sunny: false, temperature: None, confidence: 0 }
@@ -132,7 +133,7 @@ async fn strict_modes_nulls_and_a_fenced_answer_read_as_the_type() {
 async fn an_agent_without_an_output_type_answers_with_its_message() {
     let model = ScriptedModel::new().text("Sunny.");
     let agent = Agent::builder(&model).build();
-    let message = agent.answer(&mut Conversation::new(), "Weather?").await.unwrap();
+    let message = agent.turn(&mut Conversation::new(), "Weather?").answer().await.unwrap();
     assert_eq!(message.joined_text(), "Sunny.");
     assert!(model.requests()[0].params.output.is_none());
 }
