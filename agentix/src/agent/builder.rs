@@ -241,7 +241,7 @@ impl<M, T, C, Mw, Tw, A, X> AgentBuilder<M, T, Hooks<C, Mw, Tw, Text>, A, X> {
     #[allow(clippy::type_complexity)]
     pub fn output<O: OutputType>(self) -> AgentBuilder<M, T, Hooks<C, Mw, Tw, Typed<O>>, A, X> {
         AgentBuilder {
-            hooks: self.hooks.answering::<O>(),
+            hooks: self.hooks.typed::<O>(),
             model: self.model,
             tools: self.tools,
             approver: self.approver,

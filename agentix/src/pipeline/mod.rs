@@ -262,7 +262,7 @@ pub struct Hooks<C = ((), ()), M = (), T = (), F = Text> {
 
 impl<C, M, T> Hooks<C, M, T, Text> {
     /// The same hooks, the final answer a value of `O` (`AgentBuilder::output`).
-    pub(crate) fn answering<O: schemars::JsonSchema>(self) -> Hooks<C, M, T, Typed<O>> {
+    pub(crate) fn typed<O: schemars::JsonSchema>(self) -> Hooks<C, M, T, Typed<O>> {
         Hooks { chain: self.chain, model: self.model, tool: self.tool, answering: Typed::new() }
     }
 }
