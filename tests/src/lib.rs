@@ -377,6 +377,15 @@ pub fn tool_results(request: &ModelRequest) -> Vec<ToolResult> {
     request.tool_results().cloned().collect()
 }
 
+/// Every tool result in a conversation's log, in order: what the model read of each call.
+pub fn logged_results(conversation: &agentix::Conversation) -> Vec<&ToolResult> {
+    let steps = conversation.log().iter().filter_map(|entry| match entry {
+        agentix::Entry::ToolResults { results, .. } => Some(results),
+        _ => None,
+    });
+    steps.flatten().collect()
+}
+
 /// Checks the log reads as a valid conversation: every tool call is answered, in order, right
 /// after the message that made it.
 pub fn assert_log_consistent(log: &[agentix::Entry]) {

@@ -5,20 +5,9 @@
 
 pub mod desk;
 
-use agentix::{Conversation, Entry, ToolResult};
-
 /// Every tool result of the conversation's log, in order.
-pub fn tool_results(conversation: &Conversation) -> Vec<&ToolResult> {
-    conversation
-        .log()
-        .iter()
-        .filter_map(|entry| match entry {
-            Entry::ToolResults { results, .. } => Some(results),
-            _ => None,
-        })
-        .flatten()
-        .collect()
-}
+#[allow(unused_imports)] // not every test binary reads the log
+pub use tests::logged_results as tool_results;
 
 /// Serves `server` on one end of an in-memory pipe until the pipe closes (or the returned task
 /// is aborted, which ends the server); the other end is the client's.

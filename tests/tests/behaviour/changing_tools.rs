@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 
 use agentix::event::{AfterModel, BeforeModel};
 use agentix::{
-    Agent, Approval, AssistantMessage, Conversation, Entry, ModelRequest, Observation, OutputHooks,
+    Agent, Approval, AssistantMessage, Conversation, ModelRequest, Observation, OutputHooks,
     Question, ScriptedModel, StreamEvent, ToolCall, ToolProgress, ToolResult, ToolSet, ToolSpec,
     Turn, Verdict,
 };
@@ -16,7 +16,7 @@ use futures::StreamExt;
 use serde_json::json;
 
 use crate::journal::Memory;
-use tests::Weather;
+use tests::{Weather, logged_results};
 
 /// Tools on a shelf that can be restocked: `restock` puts a tool of the given name on it.
 #[derive(Clone, Default)]
@@ -82,15 +82,6 @@ fn names(lists: &Offered) -> Vec<Vec<String>> {
     lists.0.lock().unwrap().clone()
 }
 
-/// The tool results in the log, in order.
-fn results(conversation: &Conversation) -> Vec<ToolResult> {
-    let results = conversation.log().iter().filter_map(|entry| match entry {
-        Entry::ToolResults { results, .. } => Some(results.clone()),
-        _ => None,
-    });
-    results.flatten().collect()
-}
-
 fn restocking_model() -> ScriptedModel {
     ScriptedModel::new()
         .tool_call("restock", json!({ "name": "drill" }))
@@ -118,7 +109,7 @@ async fn a_changed_list_is_offered_from_the_next_step_and_its_new_tool_runs() {
         .collect();
     assert_eq!(tools, names(&offered), "the model is offered what the hooks saw");
     let results: Vec<String> =
-        results(&conversation).iter().map(|result| result.output.clone()).collect();
+        logged_results(&conversation).iter().map(|result| result.output.clone()).collect();
     assert_eq!(results, ["restock ran", "drill ran"]);
 }
 
@@ -153,7 +144,7 @@ async fn a_typed_tool_of_a_name_the_changing_set_offers_takes_its_place() {
     let mut conversation = Conversation::new();
     agent.run(&mut conversation, "weather?").await.unwrap();
     assert_eq!(names(&offered)[0], ["restock", "get_weather"], "one tool of each name");
-    let ran = &results(&conversation)[0].output;
+    let ran = &logged_results(&conversation)[0].output;
     assert_ne!(ran, "get_weather ran", "the typed tool ran, not the set's");
 }
 
@@ -317,7 +308,7 @@ async fn progress_reaches_the_stream_and_a_question_the_approver() {
     let reported =
         events.iter().position(|event| matches!(event, StreamEvent::ToolProgress { .. }));
     assert!(reported < finished, "progress comes while the call runs");
-    let result = results(&conversation).remove(0);
+    let result = logged_results(&conversation).remove(0);
     assert_eq!(result.output, r#"{"finish":"matte"}"#);
 }
 
@@ -339,6 +330,6 @@ async fn an_observer_hears_the_question_and_an_agent_without_an_approver_decline
         heard[2].contains("the slow tool asking during `slow`: \"Which finish?\" -> decline"),
         "{heard:?}"
     );
-    let result = results(&conversation).remove(0);
+    let result = logged_results(&conversation).remove(0);
     assert!(result.output.contains("the approver answers no questions"), "{result:?}");
 }

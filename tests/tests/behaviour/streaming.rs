@@ -214,14 +214,8 @@ async fn dropping_the_stream_after_any_event_leaves_the_conversation_consistent(
         } // dropped here, mid-turn
         assert_log_consistent(conversation.log());
         // Every call whose tool did its work is in the log with what it returned.
-        let logged: Vec<String> = conversation
-            .log()
-            .iter()
-            .filter_map(|entry| match entry {
-                Entry::ToolResults { results, .. } => Some(results),
-                _ => None,
-            })
-            .flatten()
+        let logged: Vec<String> = tests::logged_results(&conversation)
+            .into_iter()
             .map(|result| result.output.clone())
             .collect();
         for city in performed.iter().flat_map(|calls| calls.lock().unwrap().clone()) {
