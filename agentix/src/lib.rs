@@ -79,7 +79,7 @@ pub use hook::{Hook, NextModel, NextTool};
 pub use journal::{Journal, JournalError, JournalStep, replay_recorded};
 pub use message::{AssistantMessage, Message, Part, Role, ToolCall, ToolFailure, ToolResult};
 pub use model::{
-    Chunk, Model, ModelError, ModelParams, ModelRequest, ModelResponse, OutputSchema,
+    Chunk, Model, ModelError, ModelParams, ModelRequest, ModelResponse, OutputSchema, OutputType,
     ScriptedModel, Usage, unstrict,
 };
 pub use observe::{Decision, Observation, Observer};

@@ -215,7 +215,8 @@ pub enum Decision<'a> {
         /// Whether the call it wrapped succeeded.
         ok: bool,
     },
-    /// The hook's `when` condition did not hold: it did not run.
+    /// The hook did not run: its `when` condition did not hold (or, for a typed agent's
+    /// `before_final` hook, the answer did not read as its type).
     Skipped,
     /// The hook did not return within its timeout.
     TimedOut {

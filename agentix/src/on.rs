@@ -236,6 +236,53 @@ pub trait BeforeToolOf: Send + Sync {
     ) -> impl Future<Output = Verdict<event::BeforeTool>> + Send;
 }
 
+/// A `before_final` hook on a typed agent's answer: it reads or edits the answer as the agent's
+/// output type, [`Answer`](Self::Answer), not as the message's JSON. `#[hook(before_final)]` on
+/// a function taking `&mut Invoice` (or `&Invoice`) implements it; the agent must answer with
+/// that type (`.output::<Invoice>()`), or it does not compile.
+///
+/// It runs in declaration order with the other `before_final` hooks. An edit is written back
+/// as the message's JSON, so the log keeps the answer the caller gets. RETRY sends the answer
+/// back with feedback; STOP (`Verdict::stop(invoice)`) ends the chain with a replacement
+/// value. An answer that does not read as the type is reported skipped by the hook, and the
+/// agent's check then sends it back to the model. The agent's validators run after every
+/// `before_final` hook, on the answer they leave.
+pub trait BeforeFinalOf: Send + Sync {
+    /// The agent's output type, which the hook reads the answer as.
+    type Answer: crate::OutputType;
+
+    /// Whether the hook may edit the answer (it takes it `&mut`): an edit is then written back.
+    const EDITS: bool = true;
+
+    /// How long one call of the hook may take, as [`BeforeFinal::TIMEOUT`].
+    const TIMEOUT: Option<Duration> = None;
+
+    /// Whether the hook has a condition ([`applies`](Self::applies)), as for the other hooks.
+    #[doc(hidden)]
+    const CONDITIONAL: bool = false;
+
+    /// Whether the hook runs on this answer; asked only when
+    /// [`CONDITIONAL`](Self::CONDITIONAL) is true.
+    #[doc(hidden)]
+    fn applies(&self, answer: &Self::Answer, turn: &Turn) -> bool {
+        let _ = (answer, turn);
+        true
+    }
+
+    /// The hook's name in errors, the log and traces. Defaults to the type's name. Asked
+    /// once, when the hook is added to an agent.
+    fn name(&self) -> &'static str {
+        short_type_name::<Self>()
+    }
+
+    /// Runs the hook on the turn's answer.
+    fn before_final(
+        &self,
+        answer: &mut Self::Answer,
+        turn: &mut Turn,
+    ) -> impl Future<Output = Verdict<event::BeforeFinal>> + Send;
+}
+
 macro_rules! per_tool_result_traits {
     ($(
         $(#[$doc:meta])*

@@ -101,8 +101,12 @@ impl Event {
             Event::Pre | Event::SessionStart | Event::AllTasksComplete | Event::SessionEnd => "",
             Event::BeforeModel => "the request (`&ModelRequest` or `&mut ModelRequest`)",
             Event::WrapModel => "the request (`&ModelRequest`)",
-            Event::AfterModel | Event::BeforeFinal => {
+            Event::AfterModel => {
                 "the assistant message (`&AssistantMessage` or `&mut AssistantMessage`)"
+            }
+            Event::BeforeFinal => {
+                "the answer (`&AssistantMessage` or `&mut AssistantMessage`; a typed agent's, \
+                 `&T` or `&mut T` of its output type)"
             }
             Event::BeforeTool => "the tool call (`&ToolCall` or `&mut ToolCall`)",
             Event::WrapTool => "the tool call (`&ToolCall`)",

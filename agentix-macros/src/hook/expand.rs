@@ -134,10 +134,11 @@ fn expand(hook: &Hook, mut function: ItemFn) -> TokenStream {
     let sig = &function.sig;
     let block = &function.block;
     let name = &hook.name;
-    let implementation = match &hook.tool {
-        Some(tool) => per_tool_implementation(hook, tool, &ident, &private),
-        None if hook.event.is_session() => session_implementation(hook, &ident, &private),
-        None => implementation(hook, &ident, &private),
+    let implementation = match (&hook.tool, &hook.answer) {
+        (Some(tool), _) => per_tool_implementation(hook, tool, &ident, &private),
+        (None, Some(answer)) => answer_implementation(hook, answer, &ident, &private),
+        (None, None) if hook.event.is_session() => session_implementation(hook, &ident, &private),
+        (None, None) => implementation(hook, &ident, &private),
     };
     let functions = if hook.runs_in_place {
         // `call` stays the user's `async fn` (for unit tests that await it); the body moves to
@@ -187,16 +188,17 @@ fn expand(hook: &Hook, mut function: ItemFn) -> TokenStream {
         .then(|| quote! { const ON_ERROR: #private::on::OnError = #private::on::OnError::Skip; });
     let trait_ident = if hook.parallel {
         format_ident!("ParallelPre")
-    } else if hook.tool.is_some() {
+    } else if hook.tool.is_some() || hook.answer.is_some() {
         format_ident!("{}Of", hook.event.type_name())
     } else {
         format_ident!("{}", hook.event.type_name())
     };
 
     // The name is a literal: cheaper asked at each call than read from a copy.
-    let named = (!hook.parallel && hook.tool.is_none() && !hook.event.is_session())
+    let of_one_event = !hook.parallel && hook.tool.is_none() && hook.answer.is_none();
+    let named = (of_one_event && !hook.event.is_session())
         .then(|| quote! { const NAMED: #private::bool = true; });
-    let reads_only = (!hook.parallel && hook.tool.is_none() && leaves_value_alone(hook))
+    let reads_only = (of_one_event && leaves_value_alone(hook))
         .then(|| quote! { const EDITS: #private::bool = false; });
     let unit = unit_type(&ident, &vis, &docs, false);
     quote! {
@@ -518,7 +520,7 @@ fn per_tool_implementation(
     let output = &hook.output;
     let event_type = format_ident!("{}", hook.event.type_name());
     let returned_as = quote_spanned! {output.span()=>
-        <#output as #private::IntoToolVerdict<#private::#event_type>>::verdict
+        <#output as #private::IntoTypedVerdict<#private::#event_type>>::verdict
     };
     let call = quote! { #ident::call(#(#args),*) };
     let finish = quote! { #returned_as(#returned) };
@@ -538,6 +540,50 @@ fn per_tool_implementation(
         #condition
 
         fn #method(&self, #value: &mut #value_type, #turn: #turn_type) -> #returns {
+            #future
+        }
+    }
+}
+
+/// The trait items of a typed agent's `before_final` hook: it lends the answer, read as the
+/// agent's output type, and the turn to `call`. The type is named once, at the user's type, so
+/// one that cannot be an output type is an error there.
+fn answer_implementation(
+    hook: &Hook,
+    answer: &Type,
+    ident: &Ident,
+    private: &TokenStream,
+) -> TokenStream {
+    let value = Ident::new("value", Span::mixed_site());
+    let turn = Ident::new("turn", Span::mixed_site());
+    let returned = Ident::new("returned", Span::mixed_site());
+    let takes_mut = |param: &crate::hook::validate::Param| matches!(&param.ty, Type::Reference(reference) if reference.mutability.is_some());
+    let args = hook.params.iter().map(|param| {
+        let ty = &param.ty;
+        let span = ty.span();
+        match param.role {
+            Role::Value if takes_mut(param) => quote! { &mut *#value },
+            Role::Value => quote! { &*#value },
+            _ => quote_spanned! {span=> <#ty as #private::TurnParam<'_>>::lend(&mut *#turn) },
+        }
+    });
+    let output = &hook.output;
+    let returned_as = quote_spanned! {output.span()=>
+        <#output as #private::IntoTypedVerdict<#private::BeforeFinal>>::verdict
+    };
+    let call = quote! { #ident::call(#(#args),*) };
+    let finish = quote! { #returned_as(#returned) };
+    let event_type = format_ident!("BeforeFinal");
+    let (returns, future) = verdict_future(hook, private, &event_type, call, &returned, finish);
+    let edits = hook.params.iter().any(|param| param.role == Role::Value && takes_mut(param));
+    let condition = condition(hook, private, Some(&quote! { Self::Answer }));
+    quote! {
+        type Answer = #answer;
+        const EDITS: #private::bool = #edits;
+
+        #condition
+
+        fn before_final(&self, #value: &mut Self::Answer, #turn: &mut #private::Turn) -> #returns {
             #future
         }
     }

@@ -45,6 +45,9 @@ pub struct Hook {
     /// The tool of a per-tool hook (`tool = get_weather`): it runs on that tool's calls only,
     /// and receives its typed arguments.
     pub tool: Option<Path>,
+    /// The type a `before_final` hook reads a typed agent's answer as: its value's, when that
+    /// is a borrow of another type than `AssistantMessage`.
+    pub answer: Option<Type>,
     pub params: Vec<Param>,
     pub output: Type,
     /// Where errors about the hook's future (it must be `Send`) point: the user's `async`.
@@ -258,6 +261,7 @@ pub fn validate(args: Args, function: &ItemFn) -> Result<Hook, syn::Error> {
         ReturnType::Type(_, ty) => (**ty).clone(),
     };
     let ident = &function.sig.ident;
+    let answer = (event == Event::BeforeFinal).then(|| typed_answer(&params)).flatten();
     Ok(Hook {
         event,
         parallel,
@@ -271,6 +275,7 @@ pub fn validate(args: Args, function: &ItemFn) -> Result<Hook, syn::Error> {
         skip_on_error: matches!(attribute.on_error, Some((true, _))),
         krate: attribute.krate.unwrap_or_else(|| syn::parse_quote!(::agentix)),
         runs_in_place: attribute.tool.is_none()
+            && answer.is_none()
             && !event.is_session()
             && !parallel
             && !event.is_wrap()
@@ -278,6 +283,7 @@ pub fn validate(args: Args, function: &ItemFn) -> Result<Hook, syn::Error> {
             && function.attrs.iter().all(is_doc_or_lint)
             && !awaits(function.block.to_token_stream()),
         tool: attribute.tool,
+        answer,
         params,
         output,
         future_span: function.sig.asyncness.map_or(ident.span(), |asyncness| asyncness.span),
@@ -545,6 +551,17 @@ pub fn check_fn(function: &ItemFn, item: &str, why_concrete: &str, errors: &mut 
     if let Some(variadic) = &sig.variadic {
         errors.push_spanned(variadic, format!("a {item} cannot be variadic"));
     }
+}
+
+/// The answer type of a `before_final` hook that takes `&T` or `&mut T` for a `T` that is not
+/// `AssistantMessage` (by its last segment: the syntax is all there is to read). A `Turn` in the
+/// value's place is a mistake the value's own check names, not an answer type.
+fn typed_answer(params: &[Param]) -> Option<Type> {
+    let value = params.iter().find(|param| param.role == Role::Value)?;
+    let Type::Reference(reference) = &value.ty else { return None };
+    let untyped = last_ident(&reference.elem)
+        .is_some_and(|ident| ident == "AssistantMessage" || ident == "Turn");
+    (!untyped).then(|| (*reference.elem).clone())
 }
 
 /// Assigns each parameter its role by position, and rejects what no event provides.

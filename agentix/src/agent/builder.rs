@@ -6,7 +6,8 @@ use crate::approval::{Approver, NoApprover};
 use crate::context::{AuditSink, Counter, Summarizer, TokenCounter};
 use crate::model::{Model, ModelParams};
 use crate::pipeline::{
-    Answering, Chain, HasTool, Hooks, OutputType, Pipeline, Register, Text, Typed, Validator,
+    Answering, Chain, HasTool, Hooks, OutputType, Pipeline, ReadFrom, Register, Text, Typed,
+    Validator,
 };
 use crate::tool::{IntoTool, NoTools, ToolSet, Toolbox};
 use crate::transform::StreamTransformer;
@@ -119,7 +120,8 @@ impl<M, T, P, A, X> AgentBuilder<M, T, P, A, X> {
     ///
     /// A per-tool hook (`#[hook(before_tool, tool = get_weather)]`) is checked here: the agent
     /// must already have its tool, so add tools before the hooks that name them; an agent
-    /// without it does not compile.
+    /// without it does not compile. So is a typed `before_final` hook (one that takes `&mut T`):
+    /// the agent must answer with `T` already ([`output`](AgentBuilder::output)).
     ///
     /// `Event` is found from the one hook trait `H` implements; a type that implements two
     /// [`on`](crate::on) traits names it: `.hook::<_, event::Pre, _>(timer)`.
@@ -130,6 +132,8 @@ impl<M, T, P, A, X> AgentBuilder<M, T, P, A, X> {
     ) -> AgentBuilder<M, T, H::Output, A, X>
     where
         T: HasTool<H::Tool, Index>,
+        P: Pipeline,
+        H::Reads: ReadFrom<P::Answering>,
     {
         AgentBuilder {
             hooks: hook.register(self.hooks),

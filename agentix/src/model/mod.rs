@@ -15,7 +15,7 @@ pub(crate) mod request;
 pub(crate) mod strict;
 
 pub use request::{
-    Chunk, ModelError, ModelParams, ModelRequest, ModelResponse, OutputSchema, Usage,
+    Chunk, ModelError, ModelParams, ModelRequest, ModelResponse, OutputSchema, OutputType, Usage,
 };
 pub use strict::unstrict;
 

@@ -110,6 +110,23 @@ impl OutputSchema {
     }
 }
 
+/// What an agent's answer can be typed as: a value that describes itself with a JSON schema
+/// (which requests carry, and a provider holds the model to) and reads from JSON.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be an agent's output type",
+    label = "not an output type",
+    note = "an output type derives `JsonSchema`, `Serialize` and `Deserialize` (all three in `agentix::prelude`) and is `Send + Sync + 'static`"
+)]
+pub trait OutputType:
+    schemars::JsonSchema + Serialize + serde::de::DeserializeOwned + Send + Sync + 'static
+{
+}
+
+impl<T> OutputType for T where
+    T: schemars::JsonSchema + Serialize + serde::de::DeserializeOwned + Send + Sync + 'static
+{
+}
+
 /// A model's answer.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct ModelResponse {

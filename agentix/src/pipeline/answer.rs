@@ -55,23 +55,6 @@ impl Answering for Text {
     }
 }
 
-/// What an agent's answer can be typed as: a value that describes itself with a JSON schema
-/// (which requests carry, and a provider holds the model to) and reads from JSON.
-#[diagnostic::on_unimplemented(
-    message = "`{Self}` cannot be an agent's output type",
-    label = "not an output type",
-    note = "an output type derives `JsonSchema`, `Serialize` and `Deserialize` (all three in `agentix::prelude`) and is `Send + Sync + 'static`"
-)]
-pub trait OutputType:
-    schemars::JsonSchema + Serialize + DeserializeOwned + Send + Sync + 'static
-{
-}
-
-impl<T> OutputType for T where
-    T: schemars::JsonSchema + Serialize + DeserializeOwned + Send + Sync + 'static
-{
-}
-
 /// A check of a typed answer beyond its type: `Err` says what is wrong, for the model.
 pub type Validator<O> = fn(&O) -> Result<(), String>;
 
@@ -133,10 +116,28 @@ where
     }
 }
 
+/// What a hook reads of the answer, read from an agent that answers as `F`: [`AnyAnswer`], what
+/// every hook but a typed `before_final` hook reads, from any agent; [`Typed<O>`], what a
+/// typed `before_final` hook reads, only from an agent that answers with `O`.
+#[diagnostic::on_unimplemented(
+    message = "the agent answers with `{F}`, and this `before_final` hook reads `{Self}`",
+    label = "this hook reads the answer as another type than the agent's",
+    note = "a `before_final` hook that takes `&T` or `&mut T` reads the agent's typed answer: declare `T` with `.output::<T>()` before adding the hook, or take `&mut AssistantMessage` to read the message's text"
+)]
+pub trait ReadFrom<F> {}
+
+/// What a hook that does not read the typed answer reads: any agent has it.
+#[derive(Debug)]
+pub enum AnyAnswer {}
+
+impl<F: Answering> ReadFrom<F> for AnyAnswer {}
+
+impl<O> ReadFrom<Typed<O>> for Typed<O> {}
+
 /// The final message's JSON as an `O`: its text, a fenced code block's if the model wrapped
 /// it in one; a `null` the schema does not allow (strict mode makes a model send one for each
 /// optional field) read as absent.
-fn parse<O: DeserializeOwned>(
+pub(super) fn parse<O: DeserializeOwned>(
     message: &AssistantMessage,
     schema: &serde_json::Value,
 ) -> Result<O, String> {

@@ -46,13 +46,16 @@ macro_rules! prefixes {
 
 // The pipeline's parts, each in a file of its own; they share this module's names.
 mod answer;
+mod answer_hook;
 mod chain;
 mod grow;
 mod onion;
 mod per_tool;
 mod register;
 
-pub use answer::{Answering, OutputType, Text, Typed, Validator};
+pub use crate::model::OutputType;
+pub use answer::{Answering, AnyAnswer, ReadFrom, Text, Typed, Validator};
+pub use answer_hook::{ForAnswer, OnAnswer};
 pub use chain::{Chain, Lifecycle, Par, ParHook, ParallelGroup, Single};
 pub(crate) use chain::{hook_panic, settle};
 pub use grow::{Push, PushChunk, PushParallel};
@@ -90,7 +93,7 @@ use crate::event::{
     self, AfterModel, AfterTool, BeforeFinal, BeforeModel, BeforeTool, Event, EventKind, EventSet,
     Post, Pre, ToolError,
 };
-use crate::hook::{Hook, HookMethods, Joins, NextModel, NextTool, PassesBy};
+use crate::hook::{Hook, HookMethods, Joins, NextModel, NextTool, PassesBy, short_type_name};
 use crate::message::{AssistantMessage, Part, ToolCall, ToolFailure, ToolResult};
 use crate::model::{ModelError, ModelRequest, ModelResponse};
 use crate::observe::{Decision, Observation, Observer};

@@ -182,6 +182,7 @@ where
 {
     type Output = Hooks<C::Output, M, T, F>;
     type Tool = H::Tool;
+    type Reads = AnyAnswer;
 
     fn register(self, hooks: Hooks<C, M, T, F>) -> Self::Output {
         let name = self.name();
@@ -206,6 +207,7 @@ macro_rules! register_per_tool_result {
         {
             type Output = Hooks<C::Output, M, T, F>;
             type Tool = H::Tool;
+            type Reads = AnyAnswer;
 
             fn register(self, hooks: Hooks<C, M, T, F>) -> Self::Output {
                 let name = self.name();

@@ -30,6 +30,10 @@ pub trait Register<Role, P> {
     /// The tool the hook needs the agent to have: a per-tool hook's; `()` for the others.
     type Tool;
 
+    /// What the hook reads of the answer: a typed `before_final` hook reads
+    /// [`Typed<O>`](Typed), which the agent must answer with; the others [`AnyAnswer`].
+    type Reads;
+
     /// Adds the hook after every hook of `pipeline`.
     fn register(self, pipeline: P) -> Self::Output;
 }
@@ -50,6 +54,7 @@ where
         F,
     >;
     type Tool = ();
+    type Reads = AnyAnswer;
 
     fn register(self, hooks: Hooks<C, M, T, F>) -> Self::Output {
         let hook = Lifecycle::new(self);
@@ -108,6 +113,7 @@ where
 {
     type Output = H::Output;
     type Tool = H::Tool;
+    type Reads = H::Reads;
 
     fn register(self, pipeline: P) -> Self::Output {
         self().register(pipeline)
@@ -123,6 +129,7 @@ where
 {
     type Output = Hooks<C::Output, M, T, F>;
     type Tool = ();
+    type Reads = AnyAnswer;
 
     fn register(self, hooks: Hooks<C, M, T, F>) -> Self::Output {
         Hooks {
@@ -145,6 +152,7 @@ macro_rules! register_single_event {
         {
             type Output = Hooks<C::Output, M, T, F>;
             type Tool = ();
+            type Reads = AnyAnswer;
 
             fn register(self, hooks: Hooks<C, M, T, F>) -> Self::Output {
                 let name = on::$event::name(&self);
@@ -174,6 +182,7 @@ where
 {
     type Output = Hooks<C, Wraps<M, Single<H, event::WrapModel>>, T, F>;
     type Tool = ();
+    type Reads = AnyAnswer;
 
     fn register(self, hooks: Hooks<C, M, T, F>) -> Self::Output {
         let name = on::WrapModel::name(&self);
@@ -192,6 +201,7 @@ where
 {
     type Output = Hooks<C, M, Wraps<T, Single<H, event::WrapTool>>, F>;
     type Tool = ();
+    type Reads = AnyAnswer;
 
     fn register(self, hooks: Hooks<C, M, T, F>) -> Self::Output {
         let name = on::WrapTool::name(&self);
@@ -210,6 +220,7 @@ pub enum AsStandIn {}
 impl<H: crate::__private::StandIn, P: Pipeline> Register<AsStandIn, P> for H {
     type Output = P;
     type Tool = ();
+    type Reads = AnyAnswer;
 
     fn register(self, pipeline: P) -> P {
         pipeline

@@ -170,7 +170,7 @@ impl<'a> ToolErrorValue<'a> for &'a mut ToolResult {
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not the value a hook on `before_final` receives",
     label = "expected `&AssistantMessage` or `&mut AssistantMessage`",
-    note = "a hook on `before_final` takes its value first: `&AssistantMessage` or `&mut AssistantMessage`"
+    note = "a hook on `before_final` takes its value first: `&AssistantMessage` or `&mut AssistantMessage`, or a typed agent's answer by reference: `&T` or `&mut T` of its output type"
 )]
 pub trait BeforeFinalValue<'a> {
     /// Lends the value to the hook.

@@ -85,6 +85,42 @@ pub fn verdict<E: Event>(returned: Returned<E>) -> Verdict<E> {
     }
 }
 
+/// What a hook on a typed value at event `E` may return — a per-tool hook (a tool's arguments,
+/// output or error) or a typed agent's `before_final` hook: it edits the value in place, so no
+/// new value.
+#[diagnostic::on_unimplemented(
+    message = "a hook on a typed value at `{E}` cannot return `{Self}`",
+    label = "not a verdict of `{E}`",
+    note = "a hook on a typed value (a tool's arguments, output or error; an agent's typed answer) returns `Verdict<{E}>`, `()` (continue), or a `Result` of one of these (an `Err` halts the turn as a failure); it edits the value in place"
+)]
+pub trait IntoTypedVerdict<E: Event> {
+    /// The verdict.
+    fn verdict(self) -> Verdict<E>;
+}
+
+#[diagnostic::do_not_recommend]
+impl<E: Event> IntoTypedVerdict<E> for () {
+    fn verdict(self) -> Verdict<E> {
+        Verdict::Continue
+    }
+}
+
+#[diagnostic::do_not_recommend]
+impl<E: Event> IntoTypedVerdict<E> for Verdict<E> {
+    fn verdict(self) -> Verdict<E> {
+        self
+    }
+}
+
+impl<E: Event, T: IntoTypedVerdict<E>, Error: Display> IntoTypedVerdict<E> for Result<T, Error> {
+    fn verdict(self) -> Verdict<E> {
+        match self {
+            Ok(value) => value.verdict(),
+            Err(error) => Verdict::Halt(Halt::failure(error)),
+        }
+    }
+}
+
 /// Content a parallel `pre` hook may return.
 #[diagnostic::on_unimplemented(
     message = "a parallel hook cannot return `{Self}`",

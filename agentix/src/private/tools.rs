@@ -47,40 +47,6 @@ impl<'a> InCallTurnParam<'a> for &'a Turn {
     }
 }
 
-/// What a per-tool hook at event `E` may return: it edits its value in place, so no new value.
-#[diagnostic::on_unimplemented(
-    message = "a per-tool hook at `{E}` cannot return `{Self}`",
-    label = "not a verdict of `{E}`",
-    note = "a per-tool hook returns `Verdict<{E}>`, `()` (continue), or a `Result` of one of these (an `Err` halts the turn as a failure); it edits the typed value in place"
-)]
-pub trait IntoToolVerdict<E: Event> {
-    /// The verdict.
-    fn verdict(self) -> Verdict<E>;
-}
-
-#[diagnostic::do_not_recommend]
-impl<E: Event> IntoToolVerdict<E> for () {
-    fn verdict(self) -> Verdict<E> {
-        Verdict::Continue
-    }
-}
-
-#[diagnostic::do_not_recommend]
-impl<E: Event> IntoToolVerdict<E> for Verdict<E> {
-    fn verdict(self) -> Verdict<E> {
-        self
-    }
-}
-
-impl<E: Event, T: IntoToolVerdict<E>, Error: Display> IntoToolVerdict<E> for Result<T, Error> {
-    fn verdict(self) -> Verdict<E> {
-        match self {
-            Ok(value) => value.verdict(),
-            Err(error) => Verdict::Halt(Halt::failure(error)),
-        }
-    }
-}
-
 /// What a `#[tool]` function's parameter must be: the model's JSON deserializes into it, a hook's
 /// edit serializes back, and its JSON schema is what the model is shown.
 #[diagnostic::on_unimplemented(

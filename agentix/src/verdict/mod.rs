@@ -3,6 +3,7 @@
 use std::fmt;
 
 use crate::event::{Enqueues, Escalatable, Event, Rejectable, Retryable, Stoppable, StopsWith};
+use crate::message::AssistantMessage;
 use crate::task::{FollowUp, Task};
 
 pub(crate) mod payload;
@@ -38,6 +39,22 @@ impl<E: Event> Verdict<E> {
     #[rustfmt::skip]
     pub fn stop<V>(value: V) -> Self where E: Stoppable + StopsWith<V> {
         Verdict::Stop(E::stop_with(value))
+    }
+
+    /// STOP with a replacement answer of a typed agent's output type
+    /// ([`AgentBuilder::output`](crate::AgentBuilder::output)), carried as the message's JSON;
+    /// the agent reads it back, and checks it, as any answer. A value that does not serialize
+    /// (a map whose keys are not strings) halts the turn instead, saying so.
+    pub fn stop_with<T: crate::OutputType>(answer: T) -> Self
+    where
+        E: Stoppable,
+    {
+        match serde_json::to_string(&answer) {
+            Ok(json) => Verdict::Stop(AssistantMessage::text(json)),
+            Err(error) => Verdict::Halt(Halt::failure(format!(
+                "the STOP's answer did not serialize: {error}"
+            ))),
+        }
     }
 
     /// RETRY, telling the model why its message was rejected.

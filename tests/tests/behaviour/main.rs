@@ -27,6 +27,7 @@ mod stored_format;
 mod streaming;
 mod suspended_approvals;
 mod typed_answers;
+mod typed_hooks;
 mod typed_tools;
 mod usage;
 mod validation;

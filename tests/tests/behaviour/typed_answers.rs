@@ -12,19 +12,20 @@ use tests::Weather;
 #[derive(Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(crate = "agentix::serde")]
 #[schemars(crate = "agentix::schemars")]
-struct Forecast {
-    city: String,
-    sunny: bool,
+pub(crate) struct Forecast {
+    pub(crate) city: String,
+    pub(crate) sunny: bool,
     /// Degrees, if the model knows.
-    temperature: Option<i32>,
+    pub(crate) temperature: Option<i32>,
     /// How sure, from 0 to 100.
     #[serde(default)]
-    confidence: u8,
+    pub(crate) confidence: u8,
 }
 
-const GOOD: &str = r#"{"city": "Oslo", "sunny": true, "temperature": 21, "confidence": 90}"#;
+pub(crate) const GOOD: &str =
+    r#"{"city": "Oslo", "sunny": true, "temperature": 21, "confidence": 90}"#;
 
-fn oslo() -> Forecast {
+pub(crate) fn oslo() -> Forecast {
     Forecast { city: "Oslo".into(), sunny: true, temperature: Some(21), confidence: 90 }
 }
 
