@@ -1,6 +1,7 @@
 //! A typed answer: the agent reads an invoice out of an email's text into an `Invoice`, calling
 //! a currency-lookup tool on the way to give the total in euros. Its first answer leaves a
-//! field out; it is sent back with why, and the second reads. A validator checks that the
+//! field out; it is sent back with why, and the second reads. A `before_final` hook on the
+//! typed `Invoice` writes its currency code in capitals, and a validator then checks that the
 //! converted total is the original times the rate.
 
 use agentix::prelude::*;
@@ -58,6 +59,13 @@ pub fn converted(invoice: &Invoice) -> Result<(), String> {
     Ok(())
 }
 
+/// Currency codes in capitals, as ISO 4217 writes them: a hook on the typed answer, before the
+/// validator reads it.
+#[hook(before_final)]
+pub async fn currency_in_capitals(invoice: &mut Invoice) {
+    invoice.currency = invoice.currency.to_ascii_uppercase();
+}
+
 /// The email the invoice is read from.
 pub const EMAIL: &str = "Hi! Invoice 2024-117 from Fjord Ferries AS: 1 250 NOK for the crossing, \
                          due 2024-12-31. Thanks!";
@@ -71,9 +79,14 @@ pub async fn run(
         .tool_call("euro_rate", serde_json::json!({ "currency": "NOK" }))
         // The first answer forgets the invoice's number: it does not read as an `Invoice`.
         .text(r#"{"vendor": "Fjord Ferries AS", "total": 1250, "currency": "NOK", "total_eur": 106.25, "due": "2024-12-31"}"#)
-        .text(r#"{"vendor": "Fjord Ferries AS", "number": "2024-117", "total": 1250, "currency": "NOK", "total_eur": 106.25, "due": "2024-12-31"}"#);
-    let agent =
-        Agent::builder(&model).tool(euro_rate).output::<Invoice>().validate(converted).build();
+        // The second reads, with the currency in small letters: the hook writes it in capitals.
+        .text(r#"{"vendor": "Fjord Ferries AS", "number": "2024-117", "total": 1250, "currency": "nok", "total_eur": 106.25, "due": "2024-12-31"}"#);
+    let agent = Agent::builder(&model)
+        .tool(euro_rate)
+        .output::<Invoice>()
+        .hook(currency_in_capitals)
+        .validate(converted)
+        .build();
     let mut conversation =
         Conversation::with_config(Config { max_retries: 2, ..Config::default() });
     let invoice = agent.turn(&mut conversation, EMAIL).answer().await;

@@ -1,5 +1,6 @@
 //! The typed_output example: the invoice reads as an `Invoice` after one answer sent back, the
-//! currency tool having run on the way.
+//! currency tool having run on the way and a hook on the typed answer having written its currency
+//! in capitals.
 
 use examples::typed_output::{Invoice, run};
 
