@@ -41,6 +41,46 @@ on_both_backends! {
     a_schema_from_the_future_is_refused => a_schema_from_the_future_is_refused;
     unknown_and_duplicate_ids_are_typed_errors => unknown_and_duplicate_ids_are_typed_errors;
     a_load_while_another_writer_commits_reads_one_commit => a_load_reads_one_commit;
+    typed_answers_load_back_and_the_next_turn_reads_them => typed_answers_load_back;
+}
+
+/// A typed agent's answer, for the store to keep as JSON.
+#[derive(
+    Debug,
+    PartialEq,
+    agentix::prelude::Serialize,
+    agentix::prelude::Deserialize,
+    agentix::JsonSchema,
+)]
+#[serde(crate = "agentix::serde")]
+#[schemars(crate = "agentix::schemars")]
+struct Reading {
+    celsius: i32,
+}
+
+/// A conversation whose turns answered with typed values — one refused and sent back on the
+/// way — loads back as it was committed, and a typed turn goes on from it.
+async fn typed_answers_load_back(store: Store, _url: String) {
+    let mut version = store.create("typed", &Conversation::new()).await.unwrap();
+    let model = ScriptedModel::new().text("warm").text(r#"{"celsius": 21}"#);
+    let agent = Agent::builder(&model).output::<Reading>().build();
+    let mut stored = store.load("typed").await.unwrap();
+    let from = stored.conversation.log().len();
+    let reading = agent.turn(&mut stored.conversation, "How warm?").answer().await.unwrap();
+    assert_eq!(reading, Reading { celsius: 21 });
+    version = store.commit("typed", version, &stored.conversation, from).await.unwrap();
+
+    let loaded = store.load("typed").await.unwrap();
+    assert_eq!(loaded.version, version);
+    assert_eq!(loaded.conversation.log(), stored.conversation.log());
+    let mut revived = loaded.conversation;
+    let model = ScriptedModel::new().text(r#"{"celsius": 19}"#);
+    let agent = Agent::builder(&model).output::<Reading>().build();
+    let reading = agent.turn(&mut revived, "And now?").answer().await.unwrap();
+    assert_eq!(reading, Reading { celsius: 19 });
+    // The model read the first answer as the JSON it was.
+    let requests = model.requests();
+    assert!(requests[0].messages.iter().any(|message| message.text() == r#"{"celsius": 21}"#));
 }
 
 /// A reader loading while a writer commits turn after turn: each load is the state one commit
