@@ -3,7 +3,9 @@
 //! chat completions and the responses API; Gemini's response schema, references inlined;
 //! Anthropic's output format — and, for a provider without it (Ollama through genai 0.7.2), a
 //! `final_answer` tool whose call comes back as the answer. Strict mode's edge cases: an
-//! optional field, an enum, a nested struct.
+//! optional field, an enum, a nested struct. Per provider, the model's first two answers do not
+//! read (not JSON; a field missing), and the turn gives the third, parsed, after two retries
+//! sent back on the wire.
 
 mod support;
 
@@ -46,12 +48,59 @@ enum Status {
     Open,
 }
 
-/// The first request a turn of `spec`, asked for an `Invoice`, sends; answered by `reply`.
-async fn first_request(spec: &str, reply: Reply) -> Value {
-    let server = Server::start(vec![reply]).await;
+/// The requests a turn of `spec`, asked for an `Invoice`, sends when the model answers
+/// `answers` in order (each made into the provider's reply by `reply`): the first two do not
+/// read as an `Invoice`, the third does. The turn gives that one, after two retries — each
+/// observed, and each sent back on the wire with the refused answer and why — and every
+/// request carries the schema (`has_schema`).
+async fn three_answers(
+    spec: &str,
+    answers: [AssistantMessage; 3],
+    reply: impl Fn(&AssistantMessage) -> Reply,
+    has_schema: impl Fn(&Value) -> bool,
+) -> Vec<Value> {
+    let server = Server::start(answers.iter().map(reply).collect()).await;
     let agent = Agent::builder(server.model(spec)).output::<Invoice>().build();
-    agent.turn(&mut Conversation::new(), "Invoice: ACME, 12 EUR, open").answer().await.unwrap();
-    server.received()[0].json()
+    let withdrawn = std::sync::atomic::AtomicUsize::new(0);
+    let observer = |observation: &agentix::Observation<'_>| {
+        if let agentix::Observation::Withdrawn { hook: Some("the answer's check"), .. } =
+            observation
+        {
+            withdrawn.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+    };
+    let mut conversation = Conversation::new();
+    let invoice = agent
+        .turn(&mut conversation, "Invoice: ACME, 12 EUR, open")
+        .observe(&observer)
+        .answer()
+        .await
+        .unwrap();
+    assert_eq!(invoice, acme());
+    assert_eq!(withdrawn.into_inner(), 2, "two retries");
+    let sent: Vec<Value> = server.received().iter().map(|request| request.json()).collect();
+    assert_eq!(sent.len(), 3);
+    assert!(sent.iter().all(&has_schema), "every request carries the schema");
+    let second = sent[1].to_string();
+    assert!(second.contains("That answer was refused: the answer is not JSON"), "{second}");
+    let third = sent[2].to_string();
+    assert!(third.contains("missing field `status`"), "{third}");
+    // The log keeps one answer: the one that read.
+    let answers =
+        conversation.log().iter().filter(|entry| matches!(entry, agentix::Entry::Assistant { .. }));
+    assert_eq!(answers.count(), 1);
+    sent
+}
+
+/// Not JSON; then JSON without the status; then the invoice.
+fn texts() -> [AssistantMessage; 3] {
+    [
+        AssistantMessage::text("ACME billed 12 EUR."),
+        AssistantMessage::text(
+            r#"{"vendor":"ACME","total":{"value":12,"currency":"EUR"},"due":null}"#,
+        ),
+        AssistantMessage::text(ANSWER),
+    ]
 }
 
 /// OpenAI's strict form of the `Invoice` schema.
@@ -75,8 +124,9 @@ const ANSWER: &str =
 
 #[tokio::test]
 async fn openai_chat_completions_gets_a_strict_json_schema() {
-    let reply = Reply::json(openai_json(&AssistantMessage::text(ANSWER), json!({})));
-    let sent = first_request("openai:gpt-4.1-mini", reply).await;
+    let reply = |message: &AssistantMessage| Reply::json(openai_json(message, json!({})));
+    let has_schema = |sent: &Value| sent["response_format"]["type"] == "json_schema";
+    let sent = &three_answers("openai:gpt-4.1-mini", texts(), reply, has_schema).await[0];
     let format = &sent["response_format"];
     assert_eq!(format["type"], "json_schema");
     assert_eq!(format["json_schema"]["name"], "Invoice");
@@ -87,8 +137,9 @@ async fn openai_chat_completions_gets_a_strict_json_schema() {
 #[tokio::test]
 async fn openai_responses_gets_a_strict_json_schema_as_its_text_format() {
     let usage = json!({ "input_tokens": 1, "output_tokens": 1, "total_tokens": 2 });
-    let reply = Reply::json(responses_json(&AssistantMessage::text(ANSWER), usage));
-    let sent = first_request("openai_resp:gpt-5-mini", reply).await;
+    let reply = |message: &AssistantMessage| Reply::json(responses_json(message, usage.clone()));
+    let has_schema = |sent: &Value| sent["text"]["format"]["type"] == "json_schema";
+    let sent = &three_answers("openai_resp:gpt-5-mini", texts(), reply, has_schema).await[0];
     let format = &sent["text"]["format"];
     assert_eq!(format["type"], "json_schema");
     assert_eq!(format["name"], "Invoice");
@@ -98,8 +149,9 @@ async fn openai_responses_gets_a_strict_json_schema_as_its_text_format() {
 
 #[tokio::test]
 async fn gemini_gets_a_response_schema_with_its_references_inlined() {
-    let reply = Reply::json(gemini_json(&AssistantMessage::text(ANSWER), json!({})));
-    let sent = first_request("gemini:gemini-2.5-flash", reply).await;
+    let reply = |message: &AssistantMessage| Reply::json(gemini_json(message, json!({})));
+    let has_schema = |sent: &Value| sent["generationConfig"]["responseJsonSchema"].is_object();
+    let sent = &three_answers("gemini:gemini-2.5-flash", texts(), reply, has_schema).await[0];
     let config = &sent["generationConfig"];
     assert_eq!(config["responseMimeType"], "application/json");
     let schema = &config["responseJsonSchema"];
@@ -111,8 +163,9 @@ async fn gemini_gets_a_response_schema_with_its_references_inlined() {
 #[tokio::test]
 async fn anthropic_gets_its_output_format() {
     let usage = json!({ "input_tokens": 1, "output_tokens": 1 });
-    let reply = Reply::json(anthropic_json(&AssistantMessage::text(ANSWER), usage));
-    let sent = first_request("anthropic:claude-sonnet-4-5", reply).await;
+    let reply = |message: &AssistantMessage| Reply::json(anthropic_json(message, usage.clone()));
+    let has_schema = |sent: &Value| sent["output_config"]["format"]["type"] == "json_schema";
+    let sent = &three_answers("anthropic:claude-sonnet-4-5", texts(), reply, has_schema).await[0];
     let format = &sent["output_config"]["format"];
     assert_eq!(format["type"], "json_schema");
     assert_eq!(format["schema"]["properties"]["vendor"]["type"], "string", "{format:#}");
@@ -162,6 +215,20 @@ async fn ollama_is_offered_a_final_answer_tool_whose_call_is_the_answer() {
     };
     assert!(!message.calls_tools());
     assert_eq!(serde_json::from_str::<Invoice>(&message.joined_text()).unwrap(), acme());
+}
+
+#[tokio::test]
+async fn ollama_retries_an_answer_that_skips_the_tool_or_misfills_it() {
+    let misfilled =
+        json!({ "vendor": "ACME", "total": { "value": 12, "currency": "EUR" }, "due": null });
+    let answers = [
+        AssistantMessage::text("ACME billed 12 EUR."),
+        AssistantMessage::default().with_tool_call(ToolCall::new("c1", "final_answer", misfilled)),
+        answered_by_tool(),
+    ];
+    let reply = |message: &AssistantMessage| Reply::json(ollama_json(message, 1, 1));
+    let has_schema = |sent: &Value| sent["tools"][0]["function"]["name"] == "final_answer";
+    three_answers("ollama:llama3.2", answers, reply, has_schema).await;
 }
 
 #[tokio::test]
