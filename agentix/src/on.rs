@@ -243,7 +243,7 @@ pub trait BeforeToolOf: Send + Sync {
 ///
 /// It runs in declaration order with the other `before_final` hooks. An edit is written back
 /// as the message's JSON, so the log keeps the answer the caller gets. RETRY sends the answer
-/// back with feedback; STOP (`Verdict::stop(invoice)`) ends the chain with a replacement
+/// back with feedback; STOP (`Verdict::stop_with(invoice)`) ends the chain with a replacement
 /// value. An answer that does not read as the type is reported skipped by the hook, and the
 /// agent's check then sends it back to the model. The agent's validators run after every
 /// `before_final` hook, on the answer they leave.

@@ -554,13 +554,23 @@ pub fn check_fn(function: &ItemFn, item: &str, why_concrete: &str, errors: &mut 
 }
 
 /// The answer type of a `before_final` hook that takes `&T` or `&mut T` for a `T` that is not
-/// `AssistantMessage` (by its last segment: the syntax is all there is to read). A `Turn` in the
-/// value's place is a mistake the value's own check names, not an answer type.
+/// `AssistantMessage` (by its last segment: the syntax is all there is to read, so an alias of
+/// it reads as a type of answer). Another event's value in its place (`&ToolCall`, `&Turn`…)
+/// is a mistake the value's own check names, not an answer type.
 fn typed_answer(params: &[Param]) -> Option<Type> {
+    const NOT_ANSWERS: [&str; 7] = [
+        "AssistantMessage",
+        "Turn",
+        "ToolCall",
+        "ToolResult",
+        "ModelRequest",
+        "Message",
+        "Outcome",
+    ];
     let value = params.iter().find(|param| param.role == Role::Value)?;
     let Type::Reference(reference) = &value.ty else { return None };
     let untyped = last_ident(&reference.elem)
-        .is_some_and(|ident| ident == "AssistantMessage" || ident == "Turn");
+        .is_some_and(|ident| NOT_ANSWERS.iter().any(|name| ident == name));
     (!untyped).then(|| (*reference.elem).clone())
 }
 

@@ -175,7 +175,7 @@ pub trait Enqueues: Event<Enqueue = FollowUp> {}
 #[diagnostic::on_unimplemented(
     message = "a STOP at `{Self}` carries an `AssistantMessage`, not `{V}`",
     label = "not an `AssistantMessage`",
-    note = "STOP ends an event's work early with the assistant message to use in place of the model's; a value of a typed agent's output type goes through `Verdict::stop_with(answer)`"
+    note = "STOP ends an event's work early with the assistant message to use in place of the model's; build one with `AssistantMessage::text(..)` (a typed agent's hook STOPs with a value of its output type through `Verdict::stop_with(value)`)"
 )]
 pub trait StopsWith<V>: Event {
     /// The message the STOP carries.

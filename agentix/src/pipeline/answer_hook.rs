@@ -50,10 +50,20 @@ impl<H: on::BeforeFinalOf> on::BeforeFinal for OnAnswer<H> {
         if H::EDITS {
             match serde_json::to_value(&answer) {
                 Ok(edited) if before.as_ref() == Some(&edited) => {}
-                Ok(edited) => message.content = vec![Part::Text(edited.to_string())],
+                Ok(edited) => {
+                    // An edit that no longer reads as the type (a NaN written as `null`, a
+                    // field its serde skips) is the hook's mistake, not the model's.
+                    if let Err(error) = serde_json::from_value::<H::Answer>(edited.clone()) {
+                        return Verdict::Halt(Halt::failure(format!(
+                            "its edit left an answer that does not read as `{}`: {error}",
+                            short_type_name::<H::Answer>()
+                        )));
+                    }
+                    message.content = vec![Part::Text(edited.to_string())];
+                }
                 Err(error) => {
                     return Verdict::Halt(Halt::failure(format!(
-                        "the edited answer did not serialize: {error}"
+                        "its edited answer did not serialize: {error}"
                     )));
                 }
             }

@@ -91,7 +91,7 @@ pub fn verdict<E: Event>(returned: Returned<E>) -> Verdict<E> {
 #[diagnostic::on_unimplemented(
     message = "a hook on a typed value at `{E}` cannot return `{Self}`",
     label = "not a verdict of `{E}`",
-    note = "a hook on a typed value (a tool's arguments, output or error; an agent's typed answer) returns `Verdict<{E}>`, `()` (continue), or a `Result` of one of these (an `Err` halts the turn as a failure); it edits the value in place"
+    note = "a hook on a typed value (a tool's arguments, output or error; an agent's typed answer) returns `Verdict<{E}>`, `()` (continue), or a `Result` of one of these (an `Err` halts the turn as a failure); it edits the value in place, and a typed answer's hook replaces it with `Verdict::stop_with(value)`"
 )]
 pub trait IntoTypedVerdict<E: Event> {
     /// The verdict.

@@ -43,8 +43,11 @@ impl<E: Event> Verdict<E> {
 
     /// STOP with a replacement answer of a typed agent's output type
     /// ([`AgentBuilder::output`](crate::AgentBuilder::output)), carried as the message's JSON;
-    /// the agent reads it back, and checks it, as any answer. A value that does not serialize
-    /// (a map whose keys are not strings) halts the turn instead, saying so.
+    /// the agent reads it back, and checks it with its validators, as any answer (one they
+    /// refuse goes back to the model). For a typed agent only: a text agent's STOP carries the
+    /// message itself, `Verdict::stop(AssistantMessage::text(..))` — this would answer with
+    /// JSON (a `String`, quoted). A value that does not serialize (a map whose keys are
+    /// neither strings nor numbers) halts the turn instead, saying so.
     pub fn stop_with<T: crate::OutputType>(answer: T) -> Self
     where
         E: Stoppable,

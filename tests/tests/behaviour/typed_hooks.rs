@@ -69,15 +69,79 @@ async fn reads_only(forecast: &Forecast, turn: &Turn) -> Verdict<BeforeFinal> {
     if forecast.city == "Oslo" { Verdict::Continue } else { Verdict::halt("not Oslo") }
 }
 
+/// Takes the answer `&mut` and leaves it as it was.
+#[hook(before_final)]
+async fn may_edit(forecast: &mut Forecast) {
+    if forecast.city.is_empty() {
+        forecast.city = "somewhere".into();
+    }
+}
+
 #[tokio::test]
-async fn a_hook_that_only_reads_leaves_the_models_json_as_it_was() {
-    // Fields in another order, and spaces: an edit would have rewritten them.
+async fn a_hook_that_reads_or_edits_nothing_leaves_the_models_json_as_it_was() {
+    // Fields in another order, and spaces: a rewrite would have changed them.
     let raw = r#"{ "sunny": true, "city": "Oslo", "confidence": 90, "temperature": 21 }"#;
-    let model = ScriptedModel::new().text(raw);
+    let model = ScriptedModel::new().text(raw).text(raw);
     let agent = Agent::builder(&model).output::<Forecast>().hook(reads_only).build();
     let mut conversation = Conversation::new();
     assert_eq!(agent.turn(&mut conversation, "Weather?").answer().await.unwrap(), oslo());
     assert_eq!(answer_in_log(&conversation), raw);
+    let agent = Agent::builder(&model).output::<Forecast>().hook(may_edit).build();
+    assert_eq!(agent.turn(&mut conversation, "Again?").answer().await.unwrap(), oslo());
+    assert_eq!(answer_in_log(&conversation), raw, "an unchanged `&mut` answer is not rewritten");
+}
+
+/// A measurement: a NaN in it writes as `null`, which does not read back.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(crate = "agentix::serde")]
+#[schemars(crate = "agentix::schemars")]
+struct Measure {
+    value: f64,
+}
+
+#[hook(before_final, name = "spoils_it")]
+async fn divides_by_zero(measure: &mut Measure) {
+    measure.value = 0.0 / 0.0;
+}
+
+#[tokio::test]
+async fn an_edit_that_no_longer_reads_halts_naming_the_hook_not_the_model() {
+    let model = ScriptedModel::new().text(r#"{"value": 2.5}"#);
+    let agent = Agent::builder(&model).output::<Measure>().hook(divides_by_zero).build();
+    let mut conversation = Conversation::new();
+    let error = agent.turn(&mut conversation, "Measure.").answer().await.unwrap_err();
+    let Error::HookFailed { event, hook, message } = error else { panic!("{error:?}") };
+    assert_eq!((event, hook), (EventKind::BeforeFinal, "spoils_it"));
+    assert!(
+        message.starts_with("its edit left an answer that does not read as `Measure`"),
+        "{message}"
+    );
+    assert_eq!(model.requests().len(), 1, "nothing was sent back to the model");
+    tests::assert_log_consistent(conversation.log());
+}
+
+fn at_most_twenty(forecast: &Forecast) -> Result<(), String> {
+    match forecast.temperature {
+        Some(degrees) if degrees > 20 => Err(format!("{degrees} is over twenty")),
+        _ => Ok(()),
+    }
+}
+
+#[tokio::test]
+async fn a_stops_replacement_is_checked_by_the_validators_as_any_answer() {
+    // `bergen_instead` keeps the temperature (21), which the validator refuses: the answer
+    // goes back to the model, and the hook STOPs again on its next answer.
+    let cool = r#"{"city": "Oslo", "sunny": true, "temperature": 15, "confidence": 90}"#;
+    let model = ScriptedModel::new().text(GOOD).text(cool);
+    let agent = Agent::builder(&model)
+        .output::<Forecast>()
+        .validate(at_most_twenty)
+        .hook(bergen_instead)
+        .build();
+    let forecast = agent.turn(&mut Conversation::new(), "Weather?").answer().await.unwrap();
+    assert_eq!((forecast.city.as_str(), forecast.temperature), ("Bergen", Some(15)));
+    let feedback = model.requests()[1].messages.last().unwrap().text().into_owned();
+    assert!(feedback.contains("21 is over twenty"), "{feedback}");
 }
 
 #[hook(before_final)]
@@ -128,7 +192,7 @@ async fn bergen_instead(forecast: &Forecast) -> Verdict<BeforeFinal> {
 }
 
 fn oslo_like(forecast: &Forecast) -> Forecast {
-    Forecast { city: forecast.city.clone(), ..oslo() }
+    Forecast { city: forecast.city.clone(), temperature: forecast.temperature, ..oslo() }
 }
 
 #[tokio::test]
