@@ -64,7 +64,7 @@ mod transform;
 mod turn;
 mod verdict;
 
-pub use agent::{Agent, AgentBuilder, AnyAgent, BoxedAgent, TurnRun};
+pub use agent::{Agent, AgentBuilder, AgentTool, AnyAgent, BoxedAgent, Prompt, SubAgent, TurnRun};
 
 #[doc = include_str!("../docs/hook.md")]
 pub use agentix_macros::hook;
@@ -83,10 +83,11 @@ pub use model::{
     ScriptedModel, Usage, unstrict,
 };
 pub use observe::{Decision, Observation, Observer};
+pub use pipeline::Policy;
 pub use scope::{Scope, ScopeError, ScopeValue};
 pub use stream::StreamEvent;
 pub use tool::{
-    Arguments, AsTool, IntoTool, MakesTool, NameList, NoTools, OutputHooks, Tool, ToolId,
+    Arguments, AsTool, Beside, IntoTool, MakesTool, NameList, NoTools, OutputHooks, Tool, ToolId,
     ToolOrigin, ToolPattern, ToolPatternError, ToolProgress, ToolSet, ToolSpec, Toolbox,
 };
 pub use transform::{PatternError, Redactor, StreamTransformer};
@@ -185,6 +186,8 @@ mod guide {
     struct Serving;
     #[doc = include_str!("../../docs/typed-answers.md")]
     struct TypedAnswers;
+    #[doc = include_str!("../../docs/sub-agents.md")]
+    struct SubAgents;
 }
 
 /// How a turn ended: its final answer, or why there is none.

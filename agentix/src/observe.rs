@@ -154,6 +154,16 @@ pub enum Observation<'a> {
         /// stream broke off.
         hook: Option<&'a str>,
     },
+    /// Something happened in a sub-agent's turn that one of the turn's tool calls runs
+    /// ([`AgentTool`](crate::AgentTool)), tagged with the agent's name.
+    Nested {
+        /// The sub-agent's name: the tool's.
+        agent: &'a str,
+        /// The call that runs it.
+        call: &'a ToolCall,
+        /// What happened, as the sub-agent's observer would have seen it.
+        observation: &'a Observation<'a>,
+    },
     /// A tool call finished (after its `after_tool` or `tool_error` hooks).
     ToolFinished {
         /// Its result.
@@ -297,6 +307,9 @@ impl fmt::Display for Observation<'_> {
                 write!(f, "[{turn}] ended: {error}")
             }
             Observation::Session(event) => write!(f, "{event}"),
+            Observation::Nested { agent, observation, .. } => {
+                write!(f, "  {agent} | {}", observation.to_string().trim_start())
+            }
         }
     }
 }

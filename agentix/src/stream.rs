@@ -61,6 +61,16 @@ pub enum StreamEvent {
     },
     /// A tool call finished, with the result the model will read.
     ToolResult(ToolResult),
+    /// What a sub-agent's turn, run by one of the turn's tool calls, streamed: the event as
+    /// its own stream would show it, tagged with the agent's name (the tool's).
+    Nested {
+        /// The sub-agent's name.
+        agent: String,
+        /// The id of the call that runs it.
+        call: String,
+        /// The event.
+        event: Box<StreamEvent>,
+    },
     /// The turn's run ended, as [`Observation::TurnEnded`](crate::Observation::TurnEnded)
     /// says (after its last commit; `post` has run unless the turn waits for an approval); a
     /// turn refused before it opened finishes with its error. The last event of a turn's
@@ -159,37 +169,48 @@ impl<'o, O> Queue<'o, O> {
     }
 
     fn queue(&self, observation: &Observation<'_>) {
-        let event = match observation {
-            Observation::Event { turn, step, event } => {
-                StreamEvent::Event { turn: *turn, step: *step, event: *event }
-            }
-            Observation::Hook { event, hook, decision } => StreamEvent::Hook {
-                event: *event,
-                hook: (*hook).to_owned(),
-                decision: decision.to_string(),
-                decisive: !matches!(
-                    decision,
-                    Decision::Continue
-                        | Decision::Skipped
-                        | Decision::Parts { .. }
-                        | Decision::Returned { .. }
-                ),
-            },
-            Observation::TextDelta { text } => StreamEvent::Text((*text).to_owned()),
-            Observation::ToolCallStreamed { call } => StreamEvent::ToolCall((*call).clone()),
-            Observation::Withdrawn { event, hook } => {
-                StreamEvent::Withdrawn { event: *event, hook: hook.map(str::to_owned) }
-            }
-            Observation::ToolFinished { result } => StreamEvent::ToolResult((*result).clone()),
-            Observation::TurnEnded { outcome, .. } => StreamEvent::Finished((*outcome).clone()),
-            Observation::Session(event) => StreamEvent::Session((*event).clone()),
-            Observation::ToolProgress { call, progress } => StreamEvent::ToolProgress {
-                call: call.id.clone(),
-                name: call.name.clone(),
-                progress: (*progress).clone(),
-            },
-            Observation::Approval { .. } | Observation::Question { .. } => return,
-        };
-        lock(&self.events).push_back(event);
+        if let Some(event) = stream_event(observation) {
+            lock(&self.events).push_back(event);
+        }
     }
+}
+
+/// What the stream shows of an observation, if anything.
+fn stream_event(observation: &Observation<'_>) -> Option<StreamEvent> {
+    Some(match observation {
+        Observation::Event { turn, step, event } => {
+            StreamEvent::Event { turn: *turn, step: *step, event: *event }
+        }
+        Observation::Hook { event, hook, decision } => StreamEvent::Hook {
+            event: *event,
+            hook: (*hook).to_owned(),
+            decision: decision.to_string(),
+            decisive: !matches!(
+                decision,
+                Decision::Continue
+                    | Decision::Skipped
+                    | Decision::Parts { .. }
+                    | Decision::Returned { .. }
+            ),
+        },
+        Observation::TextDelta { text } => StreamEvent::Text((*text).to_owned()),
+        Observation::ToolCallStreamed { call } => StreamEvent::ToolCall((*call).clone()),
+        Observation::Withdrawn { event, hook } => {
+            StreamEvent::Withdrawn { event: *event, hook: hook.map(str::to_owned) }
+        }
+        Observation::ToolFinished { result } => StreamEvent::ToolResult((*result).clone()),
+        Observation::TurnEnded { outcome, .. } => StreamEvent::Finished((*outcome).clone()),
+        Observation::Session(event) => StreamEvent::Session((*event).clone()),
+        Observation::ToolProgress { call, progress } => StreamEvent::ToolProgress {
+            call: call.id.clone(),
+            name: call.name.clone(),
+            progress: (*progress).clone(),
+        },
+        Observation::Nested { agent, call, observation } => StreamEvent::Nested {
+            agent: (*agent).to_owned(),
+            call: call.id.clone(),
+            event: Box::new(stream_event(observation)?),
+        },
+        Observation::Approval { .. } | Observation::Question { .. } => return None,
+    })
 }

@@ -12,6 +12,7 @@ use crate::error::HookFailure;
 use crate::error::{Component, Error};
 use crate::event::EventKind;
 use crate::journal::JournalError;
+use crate::lock;
 pub use crate::message::Injection;
 use crate::message::{Message, Part, ToolCall};
 use crate::model::Usage;
@@ -118,6 +119,12 @@ pub struct Turn {
     /// ([`Tool::WANTS_CALL_ID`](crate::Tool::WANTS_CALL_ID)).
     #[serde(skip)]
     tool_call_id: Mutex<Option<Box<str>>>,
+    /// What the sub-agents the turn's tool calls ran have cost: their calls are the turn's.
+    #[serde(skip)]
+    delegated: Mutex<Usage>,
+    /// When the turn's `turn_timeout` runs out, if it has one: a sub-agent's turn ends by then.
+    #[serde(skip)]
+    pub(crate) deadline: Option<std::time::Instant>,
 }
 
 /// The tools a step offers the model, from a tool set whose list can change
@@ -256,6 +263,8 @@ impl Turn {
             blame: Mutex::default(),
             blamed: AtomicBool::new(false),
             tool_call_id: Mutex::default(),
+            delegated: Mutex::default(),
+            deadline: None,
         }
     }
 
@@ -265,7 +274,7 @@ impl Turn {
             step: self.step,
             retries: self.retries,
             injections: self.injections.clone(),
-            usage: self.usage,
+            usage: self.usage(),
             last_usage: self.last_usage,
             committed: self.committed,
         }
@@ -337,7 +346,20 @@ impl Turn {
     /// What the turn's model calls cost so far, summed — every call the model answered, those a
     /// `wrap_model` hook made and discarded included: a `post` hook's meter.
     pub fn usage(&self) -> Usage {
-        self.usage
+        let mut usage = self.usage;
+        usage += *lock(&self.delegated);
+        usage
+    }
+
+    /// Adds what a sub-agent a tool call ran has cost: the parent's turn pays for it.
+    pub(crate) fn add_delegated(&self, usage: Usage) {
+        *lock(&self.delegated) += usage;
+    }
+
+    /// When the turn's `turn_timeout` runs out, if it has one: what it runs — a sub-agent's
+    /// turn — ends by then.
+    pub fn deadline(&self) -> Option<std::time::Instant> {
+        self.deadline
     }
 
     /// What the answer at hand cost, cached tokens included: an `after_model` hook reads it

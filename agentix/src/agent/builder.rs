@@ -6,12 +6,13 @@ use crate::approval::{Approver, NoApprover};
 use crate::context::{AuditSink, Counter, Summarizer, TokenCounter};
 use crate::model::{Model, ModelParams};
 use crate::pipeline::{
-    Answering, Chain, HasTool, Hooks, OutputType, Pipeline, ReadFrom, Register, Text, Typed,
-    Validator,
+    Answering, Chain, Governs, HasTool, Hooks, ModelWraps, OutputType, Pipeline, Policy, ReadFrom,
+    Register, StartsUnder, Text, ToolWraps, Typed, Validator, Within,
 };
-use crate::tool::{IntoTool, NoTools, ToolSet, Toolbox};
+use crate::tool::{Arguments, Beside, IntoTool, NoTools, ToolSet, Toolbox};
 use crate::transform::StreamTransformer;
 
+use super::sub_agent::{AgentTool, SubAgent};
 use super::{Agent, Settings};
 
 /// Builds an [`Agent`], growing its type with each tool and hook.
@@ -120,7 +121,7 @@ impl<M, T, P, A, X> AgentBuilder<M, T, P, A, X> {
     ///
     /// A per-tool hook (`#[hook(before_tool, tool = get_weather)]`) is checked here: the agent
     /// must already have its tool, so add tools before the hooks that name them; an agent
-    /// without it does not compile. So is a typed `before_final` hook (one that takes `&mut T`):
+    /// without it does not compile. So is a typed `before_final` hook (one that takes `&T` or `&mut T`):
     /// the agent must answer with `T` already ([`output`](AgentBuilder::output)).
     ///
     /// `Event` is found from the one hook trait `H` implements; a type that implements two
@@ -139,6 +140,44 @@ impl<M, T, P, A, X> AgentBuilder<M, T, P, A, X> {
             hooks: hook.register(self.hooks),
             model: self.model,
             tools: self.tools,
+            approver: self.approver,
+            settings: self.settings,
+            transformer: self.transformer,
+        }
+    }
+
+    /// Adds a sub-agent the model may call as a tool ([`AgentTool`]): its turn runs inside the
+    /// call, as the parent turn's work. A parent built under a [`Policy`]
+    /// ([`policy`](AgentBuilder::policy)) takes only a sub-agent built under the same one — the
+    /// policy's hooks then fire on the child's model and tool calls too — and one built
+    /// without it does not compile here.
+    ///
+    /// # Panics
+    ///
+    /// If the agent already has a tool of the sub-agent's name: the model could not tell them
+    /// apart.
+    pub fn sub_agent<R, I>(
+        self,
+        agent: AgentTool<R, I>,
+    ) -> AgentBuilder<M, Beside<T, AgentTool<R, I>>, P, A, X>
+    where
+        T: ToolSet,
+        R: SubAgent,
+        I: Arguments + 'static,
+        P: Pipeline<Chain: Governs>,
+        R::Policy: Within<<P::Chain as Governs>::Policy>,
+    {
+        let mut specs = Vec::new();
+        self.tools.specs(&mut specs);
+        assert!(
+            !specs.iter().any(|spec| spec.name == agent.name()),
+            "the agent already has a tool named `{}`: a sub-agent needs a name of its own",
+            agent.name()
+        );
+        AgentBuilder {
+            tools: Beside::new(self.tools, agent),
+            model: self.model,
+            hooks: self.hooks,
             approver: self.approver,
             settings: self.settings,
             transformer: self.transformer,
@@ -206,6 +245,31 @@ impl<M, T, P, A, X> AgentBuilder<M, T, P, A, X> {
             tool_names,
             fixed_tokens,
             system_tokens,
+        }
+    }
+}
+
+impl<M, T, A, X> AgentBuilder<M, T, Hooks, A, X> {
+    /// Builds the agent under `policy`: it runs the policy's hooks before the ones added to it
+    /// after, and its type says so — a parent under the policy takes it as a sub-agent
+    /// ([`sub_agent`](AgentBuilder::sub_agent)), and one built without it does not compile
+    /// there. Called first, before any hook.
+    pub fn policy<C, Mw, Tw>(
+        self,
+        policy: &Policy<Hooks<C, Mw, Tw, Text>>,
+    ) -> AgentBuilder<M, T, StartsUnder<C, Mw, Tw>, A, X>
+    where
+        C: Chain + Clone,
+        Mw: ModelWraps + Clone,
+        Tw: ToolWraps + Clone,
+    {
+        AgentBuilder {
+            hooks: policy.start(),
+            model: self.model,
+            tools: self.tools,
+            approver: self.approver,
+            settings: self.settings,
+            transformer: self.transformer,
         }
     }
 }

@@ -21,6 +21,7 @@ use crate::message::{ToolCall, ToolFailure, ToolResult};
 use crate::model::{ModelError, ModelResponse};
 use crate::task::SessionState;
 use crate::turn::Turn;
+use crate::verdict::Escalation;
 
 type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
@@ -114,6 +115,22 @@ pub trait Effects: Sync + Send {
         self.rarely(step, review)
     }
 
+    /// Whether escalated calls go to another approver than the agent's: a sub-agent's, to
+    /// its parent's ([`review`](Effects::review)).
+    const DELEGATES_REVIEW: bool = false;
+
+    /// The answer of the approver escalations go to, when
+    /// [`DELEGATES_REVIEW`](Effects::DELEGATES_REVIEW): a call `hook` escalated.
+    fn review<'a>(
+        &'a self,
+        hook: &'a str,
+        call: &'a ToolCall,
+        escalation: &'a Escalation,
+    ) -> BoxFuture<'a, Approval> {
+        let _ = (hook, escalation);
+        Box::pin(ready(Approval::Reject(format!("nobody reviews the call of `{}`", call.name))))
+    }
+
     /// The effects with their types erased.
     fn erased(&self) -> ErasedEffects<'_>;
 }
@@ -170,6 +187,16 @@ pub struct Journaled<'j, J, E> {
 impl<J: Journal, E: Effects> Effects for Journaled<'_, J, E> {
     const COMMITS: bool = E::COMMITS;
     const JOURNALS: bool = true;
+    const DELEGATES_REVIEW: bool = E::DELEGATES_REVIEW;
+
+    fn review<'a>(
+        &'a self,
+        hook: &'a str,
+        call: &'a ToolCall,
+        escalation: &'a Escalation,
+    ) -> BoxFuture<'a, Approval> {
+        self.inner.review(hook, call, escalation)
+    }
 
     fn commit(
         &self,
@@ -371,6 +398,16 @@ impl Journal for ErasedJournal<'_> {
 impl<E: Effects> Effects for &E {
     const COMMITS: bool = E::COMMITS;
     const JOURNALS: bool = E::JOURNALS;
+    const DELEGATES_REVIEW: bool = E::DELEGATES_REVIEW;
+
+    fn review<'a>(
+        &'a self,
+        hook: &'a str,
+        call: &'a ToolCall,
+        escalation: &'a Escalation,
+    ) -> BoxFuture<'a, Approval> {
+        (**self).review(hook, call, escalation)
+    }
 
     #[inline(always)]
     fn commit(

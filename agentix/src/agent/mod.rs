@@ -13,6 +13,7 @@ pub(crate) mod run;
 mod runs;
 mod served;
 mod step;
+mod sub_agent;
 mod tool_call;
 
 pub(crate) use crate::error::halted;
@@ -21,6 +22,7 @@ pub use builder::AgentBuilder;
 pub use run::TurnRun;
 pub use runs::AnyAgent;
 pub(crate) use runs::TurnGate;
+pub use sub_agent::{AgentTool, Prompt, SubAgent};
 
 use std::future::{Future, IntoFuture};
 use std::sync::Arc;
@@ -280,6 +282,7 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
         // The turn's one panic guard, for the hooks of the events `drive` runs unguarded, and
         // its time limit.
         let limit = turn.config().turn_timeout;
+        turn.deadline = limit.map(|limit| std::time::Instant::now() + limit);
         let driven = bounded!(
             limit,
             caught(|| self.drive(&mut turn.turn, &turn.step, observer, gate, effects, resume))

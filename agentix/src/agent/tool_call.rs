@@ -228,6 +228,10 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
         committer: &D,
     ) -> Result<Option<(String, String)>, Error> {
         let review = async {
+            // A sub-agent's escalations go to its parent's approver.
+            if D::DELEGATES_REVIEW {
+                return committer.review(hook, call, &escalation).await;
+            }
             let review = caught(|| self.approver.review(call, &escalation, turn));
             review.await.unwrap_or_else(|payload| {
                 Approval::Reject(format!(
@@ -346,6 +350,8 @@ struct InCall<'a, C, O, A> {
 }
 
 impl<C: Chain, O: Observer, A: Approver> OutputHooks for InCall<'_, C, O, A> {
+    const STREAMS: bool = O::STREAMS;
+
     async fn after_tool<U: Tool + 'static>(&self, output: &mut U::Output, turn: &Turn) {
         if C::OUTPUT_HOOKS {
             self.chain.after_tool_of::<U, O>(output, turn, self.observer).await;
@@ -364,6 +370,26 @@ impl<C: Chain, O: Observer, A: Approver> OutputHooks for InCall<'_, C, O, A> {
 
     fn progress(&self, call: &ToolCall, progress: &ToolProgress) {
         self.observer.observe(&Observation::ToolProgress { call, progress });
+    }
+
+    fn nested(&self, call: &ToolCall, agent: &str, observation: &Observation<'_>) {
+        self.observer.observe(&Observation::Nested { agent, call, observation });
+    }
+
+    async fn review_nested(
+        &self,
+        call: &ToolCall,
+        hook: &str,
+        nested: &ToolCall,
+        escalation: &Escalation,
+        turn: &Turn,
+    ) -> Approval {
+        let review = caught(|| self.approver.review(nested, escalation, turn));
+        let approval = review.await.unwrap_or_else(|payload| {
+            Approval::Reject(format!("the approver panicked: {}", panic_message(payload.as_ref())))
+        });
+        let _ = (call, hook);
+        approval
     }
 
     async fn question(&self, call: &ToolCall, question: &Question, turn: &Turn) -> Approval {

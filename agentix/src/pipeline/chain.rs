@@ -123,7 +123,8 @@ pub(crate) fn hook_panic(
     Ok((event, hook, message))
 }
 
-/// Reports a hook its `when` condition skipped; the chain goes on.
+/// Reports a hook its `when` condition skipped (or a typed answer's hook, an answer that did
+/// not read as its type); the chain goes on.
 #[inline]
 pub(super) fn skipped<E: Event>(
     observer: &impl Observer,
@@ -252,6 +253,13 @@ chain_events!(lifecycle_chain);
 /// name, asked once, when it was added.
 pub struct Single<H, E>(pub(super) H, pub(super) PhantomData<fn() -> E>, pub(super) &'static str);
 
+/// A copy for each agent built under a [`Policy`](super::Policy) that holds the hook.
+impl<H: Clone, E> Clone for Single<H, E> {
+    fn clone(&self) -> Self {
+        Single(self.0.clone(), PhantomData, self.2)
+    }
+}
+
 impl<H: std::fmt::Debug, E> std::fmt::Debug for Single<H, E> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_tuple("Single").field(&self.0).finish()
@@ -348,7 +356,7 @@ chain_events!(single_chain);
 
 /// A group of consecutive parallel `pre` hooks; `G` is `((), A)`, `(((), A), B)`, … in
 /// declaration order.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct Par<G>(pub(super) G);
 
 impl<G: ParallelGroup> Chain for Par<G> {
@@ -401,7 +409,7 @@ impl ParallelGroup for () {
 }
 
 /// A parallel `pre` hook of a group, with its name, asked once, when it was added.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct ParHook<P>(P, &'static str);
 
 impl<P: on::ParallelPre> ParHook<P> {

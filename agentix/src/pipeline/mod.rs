@@ -51,6 +51,7 @@ mod chain;
 mod grow;
 mod onion;
 mod per_tool;
+mod policy;
 mod register;
 
 pub use crate::model::OutputType;
@@ -65,6 +66,10 @@ pub use onion::{
     Unreachable, Wraps,
 };
 pub use per_tool::{ErrorOf, ForTool, HasTool, Here, OutputOf, PerTool, There};
+pub use policy::{
+    ChunkPolicy, FirstChunk, Governs, Policed, Policy, PolicyHook, StartsUnder, Under, Ungoverned,
+    Within,
+};
 pub use register::{AllEvents, AsStandIn, Factory, Grow, Parallel, Register};
 
 pub use crate::error::HookFailure;
@@ -255,7 +260,7 @@ mod sealed {
 
 /// The composed hooks of an agent, as its builder grew them: a chain for the sequential events,
 /// an onion for each wrap event, and what its final answers are made into.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct Hooks<C = ((), ()), M = (), T = (), F = Text> {
     chain: C,
     model: M,

@@ -192,7 +192,7 @@ impl<H: on::WrapTool> ToolLayer for Single<H, event::WrapTool> {
 }
 
 /// An onion grown by one layer: `Rest`'s layers outside, `Layer` innermost.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct Wraps<Rest, Layer> {
     pub(super) rest: Rest,
     pub(super) layer: Layer,

@@ -12,9 +12,11 @@ use crate::approval::record::{Approval, Question};
 use crate::message::{ToolCall, ToolFailure, ToolResult};
 use crate::turn::Turn;
 
+mod beside;
 pub(crate) mod pattern;
 pub(crate) mod spec;
 
+pub use beside::Beside;
 pub use pattern::{ToolPattern, ToolPatternError};
 pub use spec::{ToolId, ToolOrigin, ToolProgress, ToolSpec};
 
@@ -241,6 +243,10 @@ pub trait ToolSet: Send + Sync {
 /// panics or times out ends the call and the turn (`call_hooked` returns the result all the
 /// same: the tool ran).
 pub trait OutputHooks: Sync {
+    /// Whether the turn's observer wants the model's answers as they stream: a sub-agent's
+    /// too, which [`nested`](OutputHooks::nested) passes on.
+    const STREAMS: bool = false;
+
     /// Runs the per-tool `after_tool` hooks of tool `T` on its output.
     fn after_tool<T: Tool + 'static>(
         &self,
@@ -269,6 +275,30 @@ pub trait OutputHooks: Sync {
     /// Reports how far the running `call` has come, to the turn's observer and stream.
     fn progress(&self, call: &ToolCall, progress: &ToolProgress) {
         let _ = (call, progress);
+    }
+
+    /// Hears what happens in a sub-agent's turn that the running `call` runs, for the turn's
+    /// observer and stream, tagged with the agent's name.
+    fn nested(&self, call: &ToolCall, agent: &str, observation: &crate::Observation<'_>) {
+        let _ = (call, agent, observation);
+    }
+
+    /// Asks the agent's approver about a call that a hook (`hook`) of a sub-agent the running
+    /// `call` runs escalated: a sub-agent answers to its parent's approver. Without an agent's
+    /// turn to ask through, the call is refused.
+    fn review_nested(
+        &self,
+        call: &ToolCall,
+        hook: &str,
+        nested: &ToolCall,
+        escalation: &crate::Escalation,
+        turn: &Turn,
+    ) -> impl Future<Output = Approval> + Send {
+        let _ = (call, hook, escalation, turn);
+        std::future::ready(Approval::Reject(format!(
+            "the call of `{}` was escalated, and nobody is there to approve it",
+            nested.name
+        )))
     }
 
     /// Asks the agent's approver what the running `call`'s tool asks of a person

@@ -25,6 +25,7 @@ mod sessions;
 mod state_machine;
 mod stored_format;
 mod streaming;
+mod sub_agents;
 mod suspended_approvals;
 mod typed_answers;
 mod typed_hooks;

@@ -100,14 +100,14 @@ struct Measure {
 }
 
 #[hook(before_final, name = "spoils_it")]
-async fn divides_by_zero(measure: &mut Measure) {
-    measure.value = 0.0 / 0.0;
+async fn writes_nan(measure: &mut Measure) {
+    measure.value = f64::NAN;
 }
 
 #[tokio::test]
 async fn an_edit_that_no_longer_reads_halts_naming_the_hook_not_the_model() {
     let model = ScriptedModel::new().text(r#"{"value": 2.5}"#);
-    let agent = Agent::builder(&model).output::<Measure>().hook(divides_by_zero).build();
+    let agent = Agent::builder(&model).output::<Measure>().hook(writes_nan).build();
     let mut conversation = Conversation::new();
     let error = agent.turn(&mut conversation, "Measure.").answer().await.unwrap_err();
     let Error::HookFailed { event, hook, message } = error else { panic!("{error:?}") };

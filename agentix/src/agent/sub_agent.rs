@@ -1,0 +1,274 @@
+//! Sub-agents: an agent a parent calls as a tool ([`AgentTool`]). The child's turn runs
+//! inside the parent's tool call, so it is the parent's turn's work: dropping the parent's turn
+//! drops the child's, the parent's `turn_timeout` bounds it, its escalations go to the parent's
+//! approver, what it costs adds into the parent's usage, and the parent's observer and stream
+//! see its events nested under its name. A parent under a [`Policy`](crate::Policy) takes only
+//! children under the same one ([`AgentBuilder::sub_agent`]).
+
+use std::future::{Future, ready};
+use std::marker::PhantomData;
+use std::sync::{Arc, Mutex};
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::approval::{Approval, Approver};
+use crate::commit::{CommitError, ModelCall};
+use crate::conversation::{Config, Conversation};
+use crate::lock;
+use crate::message::{Message, ToolCall, ToolFailure, ToolResult};
+use crate::model::{Model, Usage};
+use crate::observe::{Observation, Observer};
+use crate::pipeline::{Answering, Chain, Governs, Hooks, ModelWraps, ToolWraps, Ungoverned};
+use crate::tool::{Arguments, OutputHooks, ToolSet, ToolSpec};
+use crate::transform::StreamTransformer;
+use crate::turn::Turn;
+use crate::verdict::Escalation;
+
+use super::effects::{Effects, ErasedEffects};
+use super::runs::Runs;
+use super::{Agent, AnyAgent, BoxedAgent};
+
+/// What a sub-agent is asked by default: the message its turn opens with.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Prompt {
+    /// What to ask the agent, as a message to it: it sees nothing else of the conversation.
+    pub prompt: String,
+}
+
+/// An agent a parent calls as a tool: the model calls it by `name` with a prompt (or typed
+/// input, [`input`](AgentTool::input)), and the call's result is the child's final answer — its
+/// text, or its typed answer's JSON. Each call runs a fresh child conversation with the tool's
+/// [`config`](AgentTool::config), its `turn_timeout` cut to what is left of the parent's.
+/// Added with [`AgentBuilder::sub_agent`](crate::AgentBuilder::sub_agent).
+///
+/// ```
+/// use agentix::{Agent, AgentTool, Conversation, ScriptedModel};
+/// use serde_json::json;
+///
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let researcher = Agent::builder(ScriptedModel::new().text("Oslo has 709 000 people.")).build();
+/// let model = ScriptedModel::new()
+///     .tool_call("research", json!({ "prompt": "How many people live in Oslo?" }))
+///     .text("About 709 000.");
+/// let planner = Agent::builder(model)
+///     .sub_agent(AgentTool::new("research", "Looks facts up.", researcher))
+///     .build();
+/// let answer = planner.run(&mut Conversation::new(), "Oslo's population?").await?;
+/// assert_eq!(answer.joined_text(), "About 709 000.");
+/// # Ok::<_, agentix::Error>(())
+/// # }).unwrap();
+/// ```
+pub struct AgentTool<R, I = Prompt> {
+    agent: R,
+    name: String,
+    description: String,
+    config: Config,
+    message: fn(I) -> Message,
+    _input: PhantomData<fn(I)>,
+}
+
+impl<R: SubAgent> AgentTool<R> {
+    /// `agent` as the tool `name`, which the model is told does `description`, asked with a
+    /// prompt.
+    pub fn new(name: impl Into<String>, description: impl Into<String>, agent: R) -> Self {
+        AgentTool {
+            agent,
+            name: name.into(),
+            description: description.into(),
+            config: Config::default(),
+            message: |prompt: Prompt| Message::user(prompt.prompt),
+            _input: PhantomData,
+        }
+    }
+}
+
+impl<R: SubAgent, I> AgentTool<R, I> {
+    /// Asks the agent with a typed input rather than a prompt: the model fills `J`'s schema,
+    /// and the child's turn opens with its JSON.
+    pub fn input<J: Arguments + Serialize>(self) -> AgentTool<R, J> {
+        self.input_with(|input: J| {
+            Message::user(serde_json::to_string(&input).expect("an input read from JSON writes"))
+        })
+    }
+
+    /// Asks the agent with a typed input, which `message` makes the child's first message of.
+    pub fn input_with<J: Arguments>(self, message: fn(J) -> Message) -> AgentTool<R, J> {
+        AgentTool {
+            agent: self.agent,
+            name: self.name,
+            description: self.description,
+            config: self.config,
+            message,
+            _input: PhantomData,
+        }
+    }
+
+    /// The configuration of each call's child conversation (its `max_steps`, `max_retries`,
+    /// timeouts); its `turn_timeout` is cut to what is left of the parent's turn.
+    pub fn config(mut self, config: Config) -> Self {
+        self.config = config;
+        self
+    }
+
+    /// The tool's name, and the agent's in nested observations and stream events.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The child conversation a call runs in: fresh, its turn bounded by the parent's.
+    fn conversation(&self, parent: &Turn) -> Conversation {
+        let mut config = self.config.clone();
+        if let Some(deadline) = parent.deadline() {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            config.turn_timeout = Some(config.turn_timeout.map_or(left, |own| own.min(left)));
+        }
+        Conversation::with_config(config)
+    }
+}
+
+impl<R, I> std::fmt::Debug for AgentTool<R, I> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AgentTool").field("name", &self.name).finish_non_exhaustive()
+    }
+}
+
+impl<R: SubAgent, I: Arguments + 'static> ToolSet for AgentTool<R, I> {
+    fn specs(&self, specs: &mut Vec<ToolSpec>) {
+        specs.push(ToolSpec {
+            name: self.name.clone(),
+            description: self.description.clone(),
+            parameters: I::schema().to_value(),
+        });
+    }
+
+    fn call(
+        &self,
+        call: &ToolCall,
+        turn: &Turn,
+    ) -> impl Future<Output = Option<ToolResult>> + Send {
+        self.call_hooked(call, turn, &())
+    }
+
+    async fn call_hooked<H: OutputHooks>(
+        &self,
+        call: &ToolCall,
+        turn: &Turn,
+        hooks: &H,
+    ) -> Option<ToolResult> {
+        if call.name != self.name {
+            return None;
+        }
+        let input = match I::from_json(&call.arguments) {
+            Ok(input) => input,
+            Err(error) => {
+                let message = format!("{error} (in {})", call.arguments);
+                return Some(ToolResult::failure(call, ToolFailure::InvalidArguments { message }));
+            }
+        };
+        let message = (self.message)(input);
+        let mut conversation = self.conversation(turn);
+        let observer = Nested { hooks, call, agent: &self.name };
+        let effects = Delegated { hooks, call, parent: turn, usage: Mutex::default() };
+        let outcome =
+            hooks.run_tool(self.agent.open(&mut conversation, message, &observer, &effects)).await;
+        turn.add_delegated(*lock(&effects.usage));
+        Some(match outcome {
+            Ok(Ok(answer)) => ToolResult::success(call, answer.joined_text()),
+            Ok(Err(error)) => ToolResult::failure(
+                call,
+                ToolFailure::Failed {
+                    message: format!("the agent `{}` failed: {error}", self.name),
+                },
+            ),
+            Err(after) => ToolResult::failure(call, ToolFailure::TimedOut { after }),
+        })
+    }
+}
+
+/// An agent that can be a sub-agent, and the policy it runs under: an [`Agent`] (or a
+/// reference or an `Arc` to one) says which from its type; a [`BoxedAgent`]'s type is erased,
+/// so it is taken to run under none.
+pub trait SubAgent: AnyAgent + Runs {
+    /// [`Under<P>`](crate::pipeline::Under) or [`Ungoverned`].
+    type Policy;
+}
+
+impl<M, T, C, Mw, Tw, F, A, X> SubAgent for Agent<M, T, Hooks<C, Mw, Tw, F>, A, X>
+where
+    M: Model,
+    T: ToolSet,
+    C: Chain + Governs,
+    Mw: ModelWraps,
+    Tw: ToolWraps,
+    F: Answering,
+    A: Approver,
+    X: StreamTransformer,
+{
+    type Policy = C::Policy;
+}
+
+impl<R: SubAgent + ?Sized> SubAgent for &R {
+    type Policy = R::Policy;
+}
+
+impl<R: SubAgent + ?Sized> SubAgent for Arc<R> {
+    type Policy = R::Policy;
+}
+
+impl SubAgent for BoxedAgent {
+    type Policy = Ungoverned;
+}
+
+/// The child's observer: what it sees reaches the parent's, nested under the agent's name.
+struct Nested<'a, H> {
+    hooks: &'a H,
+    call: &'a ToolCall,
+    agent: &'a str,
+}
+
+impl<H: OutputHooks> Observer for Nested<'_, H> {
+    const STREAMS: bool = H::STREAMS;
+
+    fn observe(&self, observation: &Observation<'_>) {
+        self.hooks.nested(self.call, self.agent, observation);
+    }
+}
+
+/// The child's effects: its escalations go to the parent's approver, and what its model calls
+/// cost is summed for the parent's turn. Its steps are kept nowhere of their own.
+struct Delegated<'a, H> {
+    hooks: &'a H,
+    call: &'a ToolCall,
+    parent: &'a Turn,
+    usage: Mutex<Usage>,
+}
+
+impl<H: OutputHooks> Effects for Delegated<'_, H> {
+    // To hear of each model call, for its usage; there is nothing to commit.
+    const COMMITS: bool = true;
+    const DELEGATES_REVIEW: bool = true;
+
+    fn commit(&self, _: &Conversation) -> impl Future<Output = Result<(), CommitError>> + Send {
+        ready(Ok(()))
+    }
+
+    fn model_call(&self, call: &ModelCall<'_>) {
+        if let Ok(response) = call.outcome {
+            *lock(&self.usage) += response.usage;
+        }
+    }
+
+    fn review<'a>(
+        &'a self,
+        hook: &'a str,
+        call: &'a ToolCall,
+        escalation: &'a Escalation,
+    ) -> std::pin::Pin<Box<dyn Future<Output = Approval> + Send + 'a>> {
+        Box::pin(self.hooks.review_nested(self.call, hook, call, escalation, self.parent))
+    }
+
+    fn erased(&self) -> ErasedEffects<'_> {
+        ErasedEffects::Plain
+    }
+}
