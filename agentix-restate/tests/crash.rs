@@ -19,7 +19,7 @@ use agentix::event::Post;
 use agentix::{Agent, Approval, AssistantMessage, Entry, Outcome, ToolCall, Turn, Verdict};
 use agentix_restate::{Conversations, WaitingApproval};
 use agentix_test_support::durable_turn::{
-    self, AskFirst, KeyedSend, Refuse, SendingModel, ToolDeath,
+    self, AskFirst, DelegatingModel, KeyedSend, Refuse, SendingModel, ToolDeath,
 };
 use agentix_test_support::{TempDir, append, die, lines};
 use restate_sdk::prelude::Endpoint;
@@ -103,6 +103,12 @@ fn service() {
     let conversations = match mode {
         "run" => Conversations::new(agent.hook(DieInPost(kill)).build()),
         "refuse" => Conversations::new(agent.hook(Refuse).build()),
+        "team" => {
+            let parent = DelegatingModel { calls: dir.join("parent_calls") };
+            let model = SendingModel { calls: dir.join("model_calls"), die_in_call };
+            let send = KeyedSend { dir: dir.clone(), die };
+            Conversations::new(durable_turn::team(parent, model, send))
+        }
         "wait" => {
             let announced = dir.join("announced");
             let agent =
@@ -194,6 +200,49 @@ fn a_turn_killed_at_every_step_finishes_once() {
             assert_eq!(history(&restate, &key), clean_log(&key, 2, None));
             stop(service);
         }
+    }
+}
+
+/// A parent whose sub-agent runs the model → tool → model turn, the service killed inside each
+/// of the child's model calls and around its tool's effect: Restate runs the invocation again,
+/// the child's steps replayed from the journal inside the parent's call — no completed model
+/// call of the child's or the parent's made again, the child's tool applied once — and the turn
+/// finishes as a clean run does.
+#[test]
+#[ignore = "needs restate-server: scripts/restate.sh runs it"]
+fn a_team_killed_mid_child_finishes_once() {
+    let restate = Restate::start("team");
+    let port = support::free_port();
+    let points = [Point::InModel(1), Point::BeforeEffect, Point::AfterEffect, Point::InModel(2)];
+    for (n, point) in points.into_iter().enumerate() {
+        let key = format!("t{n}");
+        let dir = TempDir::new("team");
+        let service = spawn(port, &dir, "team", Some(point));
+        if n == 0 {
+            restate.register(port);
+        }
+        let turn = restate.send_in_background(&key, "Have it sent");
+        assert_eq!(service.wait().signal(), Some(9), "{point:?}: the service was killed");
+
+        let service = spawn(port, &dir, "team", None);
+        let (status, body) = turn.join().unwrap();
+        stop(service);
+        assert_eq!(status, 200, "{point:?}: {body}");
+        let answer: AssistantMessage = serde_json::from_str(&body).unwrap();
+        assert_eq!(answer, AssistantMessage::text("The worker sent it."), "{point:?}");
+
+        let service = spawn(port, &dir, "team", None);
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        let clean = runtime.block_on(durable_turn::clean_team_log(&key));
+        assert_eq!(history(&restate, &key), clean, "{point:?}: a clean run's");
+        stop(service);
+        let in_flight = usize::from(matches!(point, Point::InModel(_)));
+        assert_eq!(lines(&dir.0.join("model_calls")).len(), 2 + in_flight, "{point:?}: child");
+        assert_eq!(lines(&dir.0.join("parent_calls")).len(), 2, "{point:?}: parent");
+        let applied = [format!("{key}/1/call_w/worker/1/call_1")];
+        assert_eq!(lines(&dir.0.join("applied")), applied, "{point:?}: applied once");
+        let attempts = 1 + usize::from(point == Point::AfterEffect);
+        assert_eq!(lines(&dir.0.join("attempts")).len(), attempts, "{point:?}");
     }
 }
 

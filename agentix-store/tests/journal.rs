@@ -14,13 +14,16 @@ use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use agentix::AnyAgent;
 use agentix::{
     Agent, Approval, Conversation, Entry, Error, Journal, JournalError, JournalStep, ToolCall,
 };
 use agentix_store::{Store, StoreJournal};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
-use support::durable_turn::{self, AskFirst, KeyedSend, Refuse, SendingModel, ToolDeath};
+use support::durable_turn::{
+    self, AskFirst, DelegatingModel, KeyedSend, Refuse, SendingModel, ToolDeath,
+};
 use support::{die, lines};
 
 const CHILD: &str = "AGENTIX_JOURNAL_CHILD";
@@ -118,6 +121,11 @@ fn child() {
                 let agent = Agent::builder(&model).tool(send).build();
                 agent.turn(conversation, "Send it").journal(&journal).await
             }
+            "team" => {
+                let parent = DelegatingModel { calls: dir.join("parent_calls") };
+                let team = durable_turn::team(parent, model, send);
+                team.turn(conversation, "Have it sent").journal(&journal).await
+            }
             "refuse" => {
                 let agent = Agent::builder(&model).tool(send).hook(Refuse).build();
                 let error =
@@ -198,6 +206,58 @@ async fn killed_at_every_point(fresh: impl AsyncFn(&str) -> (Store, String)) {
         );
         store.close().await;
     }
+}
+
+/// A parent whose sub-agent runs the model → tool → model turn, killed inside each of the
+/// child's model calls, after its tool's effect, and after each step the journal recorded —
+/// the child's steps journaled inside the parent's call: run again, the turn finishes as a
+/// clean run does, no completed model call of the child's (or the parent's) made again, and
+/// the child's tool applied once.
+async fn a_team_killed_mid_child(fresh: impl AsyncFn(&str) -> (Store, String)) {
+    let clean = durable_turn::clean_team_log("c").await;
+    assert_eq!(clean.len(), 4, "{clean:#?}");
+    let mut points = vec![Point::InModel(1), Point::InModel(2), Point::AfterEffect];
+    points.extend((1..=TEAM_STEPS).map(Point::AfterStep));
+    for point in points {
+        let (store, url) = fresh(&format!("team_{}", encode(point).replace(':', "_"))).await;
+        let dir = support::TempDir::new("team");
+        store.create("c", &Conversation::new()).await.unwrap();
+        let status = run_child(&url, &dir.0, "team", Some(point));
+        assert_eq!(status.signal(), Some(9), "{point:?}: the child was killed");
+
+        assert!(run_child(&url, &dir.0, "team", None).success(), "{point:?}: run again");
+        let log = store.load("c").await.unwrap().conversation.log().to_vec();
+        assert_eq!(log, clean, "{point:?}: the stored turn is a clean run's");
+        let in_flight = usize::from(matches!(point, Point::InModel(_)));
+        assert_eq!(lines(&dir.0.join("model_calls")).len(), 2 + in_flight, "{point:?}: child");
+        assert_eq!(lines(&dir.0.join("parent_calls")).len(), 2, "{point:?}: parent");
+        let applied = lines(&dir.0.join("applied"));
+        assert_eq!(applied, ["c/1/call_w/worker/1/call_1"], "{point:?}: applied once");
+        let attempts = 1 + usize::from(point == Point::AfterEffect);
+        assert_eq!(lines(&dir.0.join("attempts")).len(), attempts, "{point:?}");
+        store.close().await;
+    }
+}
+
+/// The steps a team turn journals: the parent's opening and first model call, the worker's
+/// opening, model call, `send` and model call, and the parent's last model call.
+const TEAM_STEPS: usize = 7;
+
+#[tokio::test]
+async fn a_team_killed_mid_child_repeats_no_completed_child_call_over_sqlite() {
+    let dirs = std::sync::Mutex::new(Vec::new());
+    a_team_killed_mid_child(async |name: &str| {
+        let (store, url, dir) = support::sqlite(name).await;
+        dirs.lock().unwrap().push(dir);
+        (store, url)
+    })
+    .await;
+}
+
+#[cfg(feature = "postgres-tests")]
+#[tokio::test]
+async fn a_team_killed_mid_child_repeats_no_completed_child_call_over_postgres() {
+    a_team_killed_mid_child(async |name: &str| support::postgres(name).await).await;
 }
 
 /// Killed after the tool's step was journaled, then run again with a hook that refuses the

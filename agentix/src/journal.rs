@@ -82,12 +82,26 @@ pub enum JournalStep<'a> {
         /// Where the summarized entries end.
         through: usize,
     },
+    /// A step of a sub-agent's turn, which one of the turn's tool calls runs
+    /// ([`AgentTool`](crate::AgentTool)): journaled inside its parent's turn, so a crash
+    /// mid-child replays what the child completed.
+    Nested {
+        /// The parent's turn.
+        turn: TurnRef,
+        /// The sub-agent: the tool's name.
+        agent: &'a str,
+        /// The parent's call that runs it.
+        call: &'a str,
+        /// The child's own step.
+        step: &'a JournalStep<'a>,
+    },
 }
 
 impl JournalStep<'_> {
-    /// The turn the step belongs to.
+    /// The turn the step belongs to (a sub-agent's step: its parent's).
     pub fn turn(&self) -> TurnRef {
         match *self {
+            JournalStep::Nested { turn, .. } => turn,
             JournalStep::Model { turn, .. }
             | JournalStep::Tool { turn, .. }
             | JournalStep::Tools { turn, .. }
@@ -127,6 +141,9 @@ impl fmt::Display for JournalStep<'_> {
             JournalStep::Resumed { turn, call } => write!(f, "resumed ({turn}, {call})"),
             JournalStep::Summary { turn, through } => {
                 write!(f, "summary ({turn}, through entry {through})")
+            }
+            JournalStep::Nested { turn, agent, call, step } => {
+                write!(f, "{agent} ({turn}, {call}): {step}")
             }
         }
     }
@@ -180,5 +197,46 @@ pub trait Journal: Sync {
     {
         let _ = waiting;
         self.journal(step, review)
+    }
+}
+
+type BoxFuture<'a, T> = std::pin::Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// [`Journal`], callable through `dyn`: an erased agent's journal, and the one a sub-agent's
+/// steps go through, inside its parent's. Each step's outcome crosses as JSON, which is what a
+/// journal records it as. Implemented for every [`Journal`].
+pub trait JournalDyn: Sync {
+    /// [`Journal::journal`], the outcome as JSON.
+    fn journal<'a>(
+        &'a self,
+        step: &'a JournalStep<'a>,
+        effect: BoxFuture<'a, serde_json::Value>,
+    ) -> BoxFuture<'a, Result<serde_json::Value, JournalError>>;
+
+    /// [`Journal::approval`].
+    fn approval<'a>(
+        &'a self,
+        step: &'a JournalStep<'a>,
+        waiting: &'a PendingApproval,
+        review: BoxFuture<'a, Approval>,
+    ) -> BoxFuture<'a, Result<Approval, JournalError>>;
+}
+
+impl<J: Journal> JournalDyn for J {
+    fn journal<'a>(
+        &'a self,
+        step: &'a JournalStep<'a>,
+        effect: BoxFuture<'a, serde_json::Value>,
+    ) -> BoxFuture<'a, Result<serde_json::Value, JournalError>> {
+        Box::pin(Journal::journal(self, step, effect))
+    }
+
+    fn approval<'a>(
+        &'a self,
+        step: &'a JournalStep<'a>,
+        waiting: &'a PendingApproval,
+        review: BoxFuture<'a, Approval>,
+    ) -> BoxFuture<'a, Result<Approval, JournalError>> {
+        Box::pin(Journal::approval(self, step, waiting, review))
     }
 }

@@ -45,6 +45,60 @@ impl agentix::Model for SendingModel {
     }
 }
 
+/// The parent of the crash tests' team: delegates to its sub-agent `worker` (which runs the
+/// turn [`SendingModel`] does, `send` and all) until it has the worker's result, then answers;
+/// each call counted in `calls`.
+pub struct DelegatingModel {
+    /// The file each call is counted in, a line a call.
+    pub calls: PathBuf,
+}
+
+impl agentix::Model for DelegatingModel {
+    async fn complete(
+        &self,
+        request: &agentix::ModelRequest,
+    ) -> Result<agentix::ModelResponse, agentix::ModelError> {
+        append(&self.calls, "call");
+        let delegated = request.messages.iter().any(|message| {
+            message.content.iter().any(|part| matches!(part, agentix::Part::ToolResult(_)))
+        });
+        let answer = if delegated {
+            AssistantMessage::text("The worker sent it.")
+        } else {
+            let call = ToolCall::new("call_w", "worker", json!({ "prompt": "Send it" }));
+            AssistantMessage::default().with_tool_call(call)
+        };
+        Ok(answer.into())
+    }
+}
+
+/// The team the crash tests kill mid-child: a parent (`parent`) whose sub-agent `worker` runs
+/// `child`'s model → `send` → model turn.
+pub fn team(
+    parent: DelegatingModel,
+    child: SendingModel,
+    send: KeyedSend,
+) -> impl agentix::AnyAgent {
+    let worker = Agent::builder(child).tool(send).build();
+    Agent::builder(parent)
+        .sub_agent(agentix::AgentTool::new("worker", "Sends what it is asked to.", worker))
+        .build()
+}
+
+/// The log a clean run of one team turn of conversation `key` leaves, without a journal or a
+/// crash.
+pub async fn clean_team_log(key: &str) -> Vec<Entry> {
+    let dir = TempDir::new("clean_team");
+    let parent = DelegatingModel { calls: dir.0.join("parent_calls") };
+    let child = SendingModel { calls: dir.0.join("calls"), die_in_call: None };
+    let send = KeyedSend { dir: dir.0.clone(), die: None };
+    let mut conversation = Conversation::new().with_id(key);
+    agentix::AnyAgent::run(&team(parent, child, send), &mut conversation, "Have it sent")
+        .await
+        .unwrap();
+    conversation.log().to_vec()
+}
+
 /// Where [`KeyedSend`] dies.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ToolDeath {

@@ -16,7 +16,7 @@ use crate::approval::{Approval, PendingApproval};
 use crate::caught;
 use crate::commit::{Commit, CommitError, ModelCall};
 use crate::conversation::Conversation;
-use crate::journal::{Journal, JournalError, JournalStep};
+use crate::journal::{Journal, JournalDyn, JournalError, JournalStep};
 use crate::message::{ToolCall, ToolFailure, ToolResult};
 use crate::model::{ModelError, ModelResponse};
 use crate::task::SessionState;
@@ -301,44 +301,6 @@ impl<J: Journal, E: Effects> Effects for Journaled<'_, J, E> {
             ErasedEffects::Plain | ErasedEffects::Journaled(..) => None,
         };
         ErasedEffects::Journaled(self.journal, committer)
-    }
-}
-
-/// [`Journal`], callable through `dyn`: the erased agent's journal. Each step's outcome crosses
-/// as JSON, which is what a journal records it as.
-pub trait JournalDyn: Sync {
-    /// [`Journal::journal`], the outcome as JSON.
-    fn journal<'a>(
-        &'a self,
-        step: &'a JournalStep<'a>,
-        effect: BoxFuture<'a, serde_json::Value>,
-    ) -> BoxFuture<'a, Result<serde_json::Value, JournalError>>;
-
-    /// [`Journal::approval`].
-    fn approval<'a>(
-        &'a self,
-        step: &'a JournalStep<'a>,
-        waiting: &'a PendingApproval,
-        review: BoxFuture<'a, Approval>,
-    ) -> BoxFuture<'a, Result<Approval, JournalError>>;
-}
-
-impl<J: Journal> JournalDyn for J {
-    fn journal<'a>(
-        &'a self,
-        step: &'a JournalStep<'a>,
-        effect: BoxFuture<'a, serde_json::Value>,
-    ) -> BoxFuture<'a, Result<serde_json::Value, JournalError>> {
-        Box::pin(Journal::journal(self, step, effect))
-    }
-
-    fn approval<'a>(
-        &'a self,
-        step: &'a JournalStep<'a>,
-        waiting: &'a PendingApproval,
-        review: BoxFuture<'a, Approval>,
-    ) -> BoxFuture<'a, Result<Approval, JournalError>> {
-        Box::pin(Journal::approval(self, step, waiting, review))
     }
 }
 

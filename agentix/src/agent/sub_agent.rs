@@ -10,11 +10,13 @@ use std::marker::PhantomData;
 use std::sync::{Arc, Mutex};
 
 use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
-use crate::approval::{Approval, Approver};
+use crate::approval::{Approval, Approver, PendingApproval};
 use crate::commit::{CommitError, ModelCall};
-use crate::conversation::{Config, Conversation};
+use crate::conversation::{Config, Conversation, TurnRef};
+use crate::journal::{Journal, JournalDyn, JournalError, JournalStep};
 use crate::lock;
 use crate::message::{Message, ToolCall, ToolFailure, ToolResult};
 use crate::model::{Model, Usage};
@@ -25,7 +27,7 @@ use crate::transform::StreamTransformer;
 use crate::turn::Turn;
 use crate::verdict::Escalation;
 
-use super::effects::{Effects, ErasedEffects};
+use super::effects::{Effects, ErasedEffects, ErasedJournal, Journaled};
 use super::runs::Runs;
 use super::{Agent, AnyAgent, BoxedAgent};
 
@@ -116,14 +118,17 @@ impl<R: SubAgent, I> AgentTool<R, I> {
         &self.name
     }
 
-    /// The child conversation a call runs in: fresh, its turn bounded by the parent's.
-    fn conversation(&self, parent: &Turn) -> Conversation {
+    /// The child conversation a call runs in: fresh, its turn bounded by the parent's, its id
+    /// the call's (`conversation/turn/call/agent`): the same when a journaled turn runs again,
+    /// so its tools' idempotency keys are too.
+    fn conversation(&self, parent: &Turn, call: &ToolCall) -> Conversation {
         let mut config = self.config.clone();
         if let Some(deadline) = parent.deadline() {
             let left = deadline.saturating_duration_since(std::time::Instant::now());
             config.turn_timeout = Some(config.turn_timeout.map_or(left, |own| own.min(left)));
         }
-        Conversation::with_config(config)
+        let id = format!("{}/{}", parent.idempotency_key(call), self.name);
+        Conversation::with_config(config).with_id(id)
     }
 }
 
@@ -134,6 +139,11 @@ impl<R, I> std::fmt::Debug for AgentTool<R, I> {
 }
 
 impl<R: SubAgent, I: Arguments + 'static> ToolSet for AgentTool<R, I> {
+    const NESTS: bool = true;
+
+    fn nests(&self, name: &str) -> bool {
+        name == self.name
+    }
     fn specs(&self, specs: &mut Vec<ToolSpec>) {
         specs.push(ToolSpec {
             name: self.name.clone(),
@@ -167,11 +177,25 @@ impl<R: SubAgent, I: Arguments + 'static> ToolSet for AgentTool<R, I> {
             }
         };
         let message = (self.message)(input);
-        let mut conversation = self.conversation(turn);
+        let mut conversation = self.conversation(turn, call);
         let observer = Nested { hooks, call, agent: &self.name };
         let effects = Delegated { hooks, call, parent: turn, usage: Mutex::default() };
-        let outcome =
-            hooks.run_tool(self.agent.open(&mut conversation, message, &observer, &effects)).await;
+        // In a journaled turn, each of the child's steps is journaled inside the parent's.
+        // The child's turn is boxed: a whole agent loop, it would otherwise sit inside the
+        // parent's future (and, as it is made, on the stack).
+        let outcome = match hooks.journal() {
+            Some(parent) => {
+                let journal = Nesting { parent, turn: turn.turn_ref(), agent: &self.name, call };
+                let effects = Journaled { journal: &journal, inner: &effects };
+                let run = Box::pin(self.agent.open(&mut conversation, message, &observer, effects));
+                hooks.run_tool(run).await
+            }
+            None => {
+                let run =
+                    Box::pin(self.agent.open(&mut conversation, message, &observer, &effects));
+                hooks.run_tool(run).await
+            }
+        };
         turn.add_delegated(*lock(&effects.usage));
         Some(match outcome {
             Ok(Ok(answer)) => ToolResult::success(call, answer.joined_text()),
@@ -218,6 +242,43 @@ impl<R: SubAgent + ?Sized> SubAgent for Arc<R> {
 
 impl SubAgent for BoxedAgent {
     type Policy = Ungoverned;
+}
+
+/// The parent's journal, as the child's: each of the child's steps recorded inside the parent's
+/// turn, named after the call that runs the child.
+struct Nesting<'a> {
+    parent: &'a dyn JournalDyn,
+    turn: TurnRef,
+    agent: &'a str,
+    call: &'a ToolCall,
+}
+
+impl Nesting<'_> {
+    fn nested<'s>(&'s self, step: &'s JournalStep<'s>) -> JournalStep<'s> {
+        JournalStep::Nested { turn: self.turn, agent: self.agent, call: &self.call.id, step }
+    }
+}
+
+impl Journal for Nesting<'_> {
+    async fn journal<T, F>(&self, step: &JournalStep<'_>, effect: F) -> Result<T, JournalError>
+    where
+        T: Serialize + DeserializeOwned + Send,
+        F: Future<Output = T> + Send,
+    {
+        Journal::journal(&ErasedJournal(self.parent), &self.nested(step), effect).await
+    }
+
+    async fn approval<F>(
+        &self,
+        step: &JournalStep<'_>,
+        waiting: &PendingApproval,
+        review: F,
+    ) -> Result<Approval, JournalError>
+    where
+        F: Future<Output = Approval> + Send,
+    {
+        Journal::approval(&ErasedJournal(self.parent), &self.nested(step), waiting, review).await
+    }
 }
 
 /// The child's observer: what it sees reaches the parent's, nested under the agent's name.

@@ -6,12 +6,14 @@ use std::time::Duration;
 
 use std::sync::atomic::AtomicU32;
 
-use super::effects::Effects;
+use futures::future::Either;
+
+use super::effects::{Effects, ErasedEffects};
 use crate::approval::{Approval, Approver, PendingApproval, Question};
 use crate::error::Error;
 use crate::event::EventKind;
 use crate::hook::NextTool;
-use crate::journal::JournalStep;
+use crate::journal::{JournalDyn, JournalStep};
 use crate::message::{AssistantMessage, ToolCall, ToolFailure, ToolResult};
 use crate::model::Model;
 use crate::observe::{Observation, Observer};
@@ -166,6 +168,7 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
                 observer,
                 approver: &self.approver,
                 tool_timeout: turn.config().tool_timeout,
+                journal: if D::JOURNALS && T::NESTS { nesting_journal(committer) } else { None },
             },
         };
         let result = self.hooks.tool_onion(turn, observer, tool).call(call).await;
@@ -325,6 +328,15 @@ macro_rules! into_end {
 
 into_end!(AfterTool, ToolError);
 
+/// The journal a sub-agent's steps go through, inside the turn's.
+#[cold]
+fn nesting_journal<D: Effects>(effects: &D) -> Option<&dyn JournalDyn> {
+    match effects.erased() {
+        ErasedEffects::Journaled(journal, _) => Some(journal),
+        _ => None,
+    }
+}
+
 /// The innermost `next` of the `wrap_tool` chain: the tool set.
 struct CallTool<'a, T, K, C, O, D, A> {
     tools: &'a T,
@@ -347,10 +359,17 @@ struct InCall<'a, C, O, A> {
     observer: &'a O,
     approver: &'a A,
     tool_timeout: Option<Duration>,
+    /// The turn's journal, for a sub-agent's steps, if the turn has one and the tool set has a
+    /// sub-agent.
+    journal: Option<&'a dyn JournalDyn>,
 }
 
 impl<C: Chain, O: Observer, A: Approver> OutputHooks for InCall<'_, C, O, A> {
     const STREAMS: bool = O::STREAMS;
+
+    fn journal(&self) -> Option<&dyn JournalDyn> {
+        self.journal
+    }
 
     async fn after_tool<U: Tool + 'static>(&self, output: &mut U::Output, turn: &Turn) {
         if C::OUTPUT_HOOKS {
@@ -413,7 +432,12 @@ impl<T: ToolSet, K: Keep, C: Chain, O: Observer, D: Effects, A: Approver> NextTo
         // Through the journal, if the turn has one: a replay returns the result recorded.
         let run = || {
             let result = self.tools.call_hooked(call, self.turn, &self.hooks);
-            self.committer.tool(&self.attempts, self.turn, call, result)
+            // A sub-agent's call journals its turn's steps inside: it is not one step itself.
+            if D::JOURNALS && T::NESTS && self.tools.nests(&call.name) {
+                Either::Left(result)
+            } else {
+                Either::Right(self.committer.tool(&self.attempts, self.turn, call, result))
+            }
         };
         let result = match caught(run).await {
             Ok(Some(result)) => result,

@@ -27,6 +27,11 @@ impl<Rest: ToolSet, Added: ToolSet> ToolSet for Beside<Rest, Added> {
     const NAMES: Option<&'static NameList> = None;
     const HAS_ORIGINS: bool = Rest::HAS_ORIGINS || Added::HAS_ORIGINS;
     const CHANGES: bool = Rest::CHANGES || Added::CHANGES;
+    const NESTS: bool = Rest::NESTS || Added::NESTS;
+
+    fn nests(&self, name: &str) -> bool {
+        (Added::NESTS && self.added.nests(name)) || (Rest::NESTS && self.rest.nests(name))
+    }
 
     fn specs(&self, specs: &mut Vec<ToolSpec>) {
         self.rest.specs(specs);

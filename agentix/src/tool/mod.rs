@@ -212,6 +212,18 @@ pub trait ToolSet: Send + Sync {
         0
     }
 
+    /// Whether some of the set's tools journal their own steps ([`nests`](Self::nests)): a
+    /// sub-agent's. A set that has none pays nothing.
+    const NESTS: bool = false;
+
+    /// Whether the tool called `name` journals its own steps — a sub-agent's, each model and
+    /// tool call of its turn — so that a journaled turn does not record its call as one step
+    /// around them: a crash mid-call then replays the steps the call completed.
+    fn nests(&self, name: &str) -> bool {
+        let _ = name;
+        false
+    }
+
     /// Runs the tool the call names, or returns `None` if the set has no such tool. Argument
     /// and tool failures are returned as failed results; the agent turns a panic into one too.
     fn call(&self, call: &ToolCall, turn: &Turn)
@@ -275,6 +287,13 @@ pub trait OutputHooks: Sync {
     /// Reports how far the running `call` has come, to the turn's observer and stream.
     fn progress(&self, call: &ToolCall, progress: &ToolProgress) {
         let _ = (call, progress);
+    }
+
+    /// The journal of the turn the running call belongs to, if it has one: a sub-agent's turn
+    /// journals its steps inside it ([`ToolSet::nests`]).
+    #[doc(hidden)]
+    fn journal(&self) -> Option<&dyn crate::journal::JournalDyn> {
+        None
     }
 
     /// Hears what happens in a sub-agent's turn that the running `call` runs, for the turn's
@@ -437,6 +456,12 @@ impl<Rest: ToolSet, T: Tool + 'static> ToolSet for Toolbox<Rest, T> {
 
     // Typed tools added to a set whose list changes (an MCP server's): the list still changes.
     const CHANGES: bool = Rest::CHANGES;
+
+    const NESTS: bool = Rest::NESTS;
+
+    fn nests(&self, name: &str) -> bool {
+        Rest::NESTS && name != T::NAME && self.rest.nests(name)
+    }
 
     fn generation(&self) -> u64 {
         self.rest.generation()
