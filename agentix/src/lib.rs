@@ -64,7 +64,9 @@ mod transform;
 mod turn;
 mod verdict;
 
-pub use agent::{Agent, AgentBuilder, AgentTool, AnyAgent, BoxedAgent, Prompt, SubAgent, TurnRun};
+pub use agent::{
+    Agent, AgentBuilder, AgentTool, AnyAgent, BoxedAgent, Prompt, SubAgent, SubAgents, TurnRun,
+};
 
 #[doc = include_str!("../docs/hook.md")]
 pub use agentix_macros::hook;
@@ -87,7 +89,7 @@ pub use pipeline::Policy;
 pub use scope::{Scope, ScopeError, ScopeValue};
 pub use stream::StreamEvent;
 pub use tool::{
-    Arguments, AsTool, Beside, IntoTool, MakesTool, NameList, NoTools, OutputHooks, Tool, ToolId,
+    Arguments, AsTool, IntoTool, MakesTool, NameList, NoTools, OutputHooks, Tool, ToolId,
     ToolOrigin, ToolPattern, ToolPatternError, ToolProgress, ToolSet, ToolSpec, Toolbox,
 };
 pub use transform::{PatternError, Redactor, StreamTransformer};

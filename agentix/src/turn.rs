@@ -344,7 +344,8 @@ impl Turn {
     }
 
     /// What the turn's model calls cost so far, summed — every call the model answered, those a
-    /// `wrap_model` hook made and discarded included: a `post` hook's meter.
+    /// `wrap_model` hook made and discarded included, and the calls of the sub-agents its tool
+    /// calls ran: a `post` hook's meter. (A turn serialized in flight keeps its own calls'.)
     pub fn usage(&self) -> Usage {
         let mut usage = self.usage;
         usage += *lock(&self.delegated);

@@ -9,10 +9,10 @@ use crate::pipeline::{
     Answering, Chain, Governs, HasTool, Hooks, ModelWraps, OutputType, Pipeline, Policy, ReadFrom,
     Register, StartsUnder, Text, ToolWraps, Typed, Validator, Within,
 };
-use crate::tool::{Arguments, Beside, IntoTool, NoTools, ToolSet, Toolbox};
+use crate::tool::{Arguments, IntoTool, NoTools, ToolSet, Toolbox};
 use crate::transform::StreamTransformer;
 
-use super::sub_agent::{AgentTool, SubAgent};
+use super::sub_agent::{AgentTool, SubAgent, SubAgents};
 use super::{Agent, Settings};
 
 /// Builds an [`Agent`], growing its type with each tool and hook.
@@ -159,7 +159,7 @@ impl<M, T, P, A, X> AgentBuilder<M, T, P, A, X> {
     pub fn sub_agent<R, I>(
         self,
         agent: AgentTool<R, I>,
-    ) -> AgentBuilder<M, Beside<T, AgentTool<R, I>>, P, A, X>
+    ) -> AgentBuilder<M, SubAgents<T, R, I>, P, A, X>
     where
         T: ToolSet,
         R: SubAgent,
@@ -175,7 +175,7 @@ impl<M, T, P, A, X> AgentBuilder<M, T, P, A, X> {
             agent.name()
         );
         AgentBuilder {
-            tools: Beside::new(self.tools, agent),
+            tools: SubAgents::new(self.tools, agent),
             model: self.model,
             hooks: self.hooks,
             approver: self.approver,
@@ -213,6 +213,11 @@ impl<M, T, P, A, X> AgentBuilder<M, T, P, A, X> {
     }
 
     /// Finishes the agent.
+    ///
+    /// # Panics
+    ///
+    /// If two of its tools have one name (a typed tool and a sub-agent, say): the model could
+    /// not tell them apart.
     pub fn build(self) -> Agent<M, T, P, A, X>
     where
         T: ToolSet,
@@ -220,6 +225,9 @@ impl<M, T, P, A, X> AgentBuilder<M, T, P, A, X> {
     {
         let mut specs = Vec::new();
         self.tools.specs(&mut specs);
+        if let Some(name) = duplicate_name(&specs) {
+            panic!("the agent has two tools named `{name}`: the model could not tell them apart");
+        }
         let tool_names = specs.iter().map(|spec| spec.name.clone()).collect();
         // The system prompt and the specs never change after build (unless the set says its
         // list can: then each step counts its own): counting them once keeps their tokenizing
@@ -249,15 +257,16 @@ impl<M, T, P, A, X> AgentBuilder<M, T, P, A, X> {
     }
 }
 
-impl<M, T, A, X> AgentBuilder<M, T, Hooks, A, X> {
+impl<M, A, X> AgentBuilder<M, NoTools, Hooks, A, X> {
     /// Builds the agent under `policy`: it runs the policy's hooks before the ones added to it
     /// after, and its type says so — a parent under the policy takes it as a sub-agent
     /// ([`sub_agent`](AgentBuilder::sub_agent)), and one built without it does not compile
-    /// there. Called first, before any hook.
+    /// there. Called first, before any tool or hook: a sub-agent added before it would not be
+    /// checked against it.
     pub fn policy<C, Mw, Tw>(
         self,
         policy: &Policy<Hooks<C, Mw, Tw, Text>>,
-    ) -> AgentBuilder<M, T, StartsUnder<C, Mw, Tw>, A, X>
+    ) -> AgentBuilder<M, NoTools, StartsUnder<C, Mw, Tw>, A, X>
     where
         C: Chain + Clone,
         Mw: ModelWraps + Clone,
@@ -327,6 +336,13 @@ impl<M, T, C, Mw, Tw, A, X, O> AgentBuilder<M, T, Hooks<C, Mw, Tw, Typed<O>>, A,
         self.hooks = self.hooks.validate(validator);
         self
     }
+}
+
+/// A name two of `specs` share, if any.
+fn duplicate_name(specs: &[crate::tool::ToolSpec]) -> Option<&str> {
+    let mut names: Vec<&str> = specs.iter().map(|spec| spec.name.as_str()).collect();
+    names.sort_unstable();
+    names.windows(2).find(|pair| pair[0] == pair[1]).map(|pair| pair[0])
 }
 
 /// Fails to compile where [`AgentBuilder::tools`] would replace the tool set a per-tool hook

@@ -119,6 +119,12 @@ pub trait Effects: Sync + Send {
     /// its parent's ([`review`](Effects::review)).
     const DELEGATES_REVIEW: bool = false;
 
+    /// Hears what a sub-agent of the turn spent: a sub-agent's turn passes it on to its
+    /// parent's.
+    fn delegated(&self, usage: crate::Usage) {
+        let _ = usage;
+    }
+
     /// The answer of the approver escalations go to, when
     /// [`DELEGATES_REVIEW`](Effects::DELEGATES_REVIEW): a call `hook` escalated.
     fn review<'a>(
@@ -196,6 +202,10 @@ impl<J: Journal, E: Effects> Effects for Journaled<'_, J, E> {
         escalation: &'a Escalation,
     ) -> BoxFuture<'a, Approval> {
         self.inner.review(hook, call, escalation)
+    }
+
+    fn delegated(&self, usage: crate::Usage) {
+        self.inner.delegated(usage);
     }
 
     fn commit(
@@ -369,6 +379,10 @@ impl<E: Effects> Effects for &E {
         escalation: &'a Escalation,
     ) -> BoxFuture<'a, Approval> {
         (**self).review(hook, call, escalation)
+    }
+
+    fn delegated(&self, usage: crate::Usage) {
+        (**self).delegated(usage);
     }
 
     #[inline(always)]

@@ -22,7 +22,7 @@ pub use builder::AgentBuilder;
 pub use run::TurnRun;
 pub use runs::AnyAgent;
 pub(crate) use runs::TurnGate;
-pub use sub_agent::{AgentTool, Prompt, SubAgent};
+pub use sub_agent::{AgentTool, Prompt, SubAgent, SubAgents};
 
 use std::future::{Future, IntoFuture};
 use std::sync::Arc;

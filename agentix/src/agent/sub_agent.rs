@@ -7,7 +7,7 @@
 
 use std::future::{Future, ready};
 use std::marker::PhantomData;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
@@ -17,19 +17,19 @@ use crate::approval::{Approval, Approver, PendingApproval};
 use crate::commit::{CommitError, ModelCall};
 use crate::conversation::{Config, Conversation, TurnRef};
 use crate::journal::{Journal, JournalDyn, JournalError, JournalStep};
-use crate::lock;
 use crate::message::{Message, ToolCall, ToolFailure, ToolResult};
 use crate::model::{Model, Usage};
 use crate::observe::{Observation, Observer};
-use crate::pipeline::{Answering, Chain, Governs, Hooks, ModelWraps, ToolWraps, Ungoverned};
-use crate::tool::{Arguments, OutputHooks, ToolSet, ToolSpec};
+use crate::pipeline::{Answering, Chain, Governs, Hooks, ModelWraps, ToolWraps};
+use crate::pipeline::{HasTool, There};
+use crate::tool::{Arguments, NameList, OutputHooks, ToolId, ToolOrigin, ToolSet, ToolSpec};
 use crate::transform::StreamTransformer;
 use crate::turn::Turn;
 use crate::verdict::Escalation;
 
 use super::effects::{Effects, ErasedEffects, ErasedJournal, Journaled};
 use super::runs::Runs;
-use super::{Agent, AnyAgent, BoxedAgent};
+use super::{Agent, AnyAgent};
 
 /// What a sub-agent is asked by default: the message its turn opens with.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -138,48 +138,29 @@ impl<R, I> std::fmt::Debug for AgentTool<R, I> {
     }
 }
 
-impl<R: SubAgent, I: Arguments + 'static> ToolSet for AgentTool<R, I> {
-    const NESTS: bool = true;
-
-    fn nests(&self, name: &str) -> bool {
-        name == self.name
-    }
-    fn specs(&self, specs: &mut Vec<ToolSpec>) {
-        specs.push(ToolSpec {
+impl<R: SubAgent, I: Arguments + 'static> AgentTool<R, I> {
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
             name: self.name.clone(),
             description: self.description.clone(),
             parameters: I::schema().to_value(),
-        });
-    }
-
-    fn call(
-        &self,
-        call: &ToolCall,
-        turn: &Turn,
-    ) -> impl Future<Output = Option<ToolResult>> + Send {
-        self.call_hooked(call, turn, &())
-    }
-
-    async fn call_hooked<H: OutputHooks>(
-        &self,
-        call: &ToolCall,
-        turn: &Turn,
-        hooks: &H,
-    ) -> Option<ToolResult> {
-        if call.name != self.name {
-            return None;
         }
+    }
+
+    /// Runs the child's turn for `call`, inside the parent's `turn`, reaching the parent
+    /// through `hooks`.
+    async fn run<H: OutputHooks>(&self, call: &ToolCall, turn: &Turn, hooks: &H) -> ToolResult {
         let input = match I::from_json(&call.arguments) {
             Ok(input) => input,
             Err(error) => {
                 let message = format!("{error} (in {})", call.arguments);
-                return Some(ToolResult::failure(call, ToolFailure::InvalidArguments { message }));
+                return ToolResult::failure(call, ToolFailure::InvalidArguments { message });
             }
         };
         let message = (self.message)(input);
         let mut conversation = self.conversation(turn, call);
-        let observer = Nested { hooks, call, agent: &self.name };
-        let effects = Delegated { hooks, call, parent: turn, usage: Mutex::default() };
+        let observer = Nested { hooks, call, agent: &self.name, text: R::ANSWERS_TEXT };
+        let effects = Delegated { hooks, call, parent: turn, agent: &self.name };
         // In a journaled turn, each of the child's steps is journaled inside the parent's.
         // The child's turn is boxed: a whole agent loop, it would otherwise sit inside the
         // parent's future (and, as it is made, on the stack).
@@ -196,8 +177,7 @@ impl<R: SubAgent, I: Arguments + 'static> ToolSet for AgentTool<R, I> {
                 hooks.run_tool(run).await
             }
         };
-        turn.add_delegated(*lock(&effects.usage));
-        Some(match outcome {
+        match outcome {
             Ok(Ok(answer)) => ToolResult::success(call, answer.joined_text()),
             Ok(Err(error)) => ToolResult::failure(
                 call,
@@ -206,15 +186,88 @@ impl<R: SubAgent, I: Arguments + 'static> ToolSet for AgentTool<R, I> {
                 },
             ),
             Err(after) => ToolResult::failure(call, ToolFailure::TimedOut { after }),
-        })
+        }
     }
 }
 
-/// An agent that can be a sub-agent, and the policy it runs under: an [`Agent`] (or a
-/// reference or an `Arc` to one) says which from its type; a [`BoxedAgent`]'s type is erased,
-/// so it is taken to run under none.
+/// The tool set `Rest` with a sub-agent beside it: a call of the sub-agent's name runs it,
+/// any other goes to `Rest`. Built by [`AgentBuilder::sub_agent`](crate::AgentBuilder::sub_agent),
+/// the one way to give an agent a sub-agent — where its policy is checked.
+#[derive(Debug)]
+pub struct SubAgents<Rest, R, I> {
+    rest: Rest,
+    agent: AgentTool<R, I>,
+}
+
+impl<Rest, R, I> SubAgents<Rest, R, I> {
+    pub(crate) fn new(rest: Rest, agent: AgentTool<R, I>) -> Self {
+        SubAgents { rest, agent }
+    }
+}
+
+impl<Rest: ToolSet, R: SubAgent, I: Arguments + 'static> ToolSet for SubAgents<Rest, R, I> {
+    // The sub-agent's name is known only at run time; `build` refuses two tools of one name.
+    const NAMES: Option<&'static NameList> = Rest::NAMES;
+    const HAS_ORIGINS: bool = Rest::HAS_ORIGINS;
+    const CHANGES: bool = Rest::CHANGES;
+    const NESTS: bool = true;
+
+    fn specs(&self, specs: &mut Vec<ToolSpec>) {
+        self.rest.specs(specs);
+        specs.push(self.agent.spec());
+    }
+
+    fn tool_id(&self, name: &str) -> Option<ToolId> {
+        if name == self.agent.name { None } else { self.rest.tool_id(name) }
+    }
+
+    fn origin(&self, name: &str) -> Option<Arc<ToolOrigin>> {
+        if name == self.agent.name { None } else { self.rest.origin(name) }
+    }
+
+    fn generation(&self) -> u64 {
+        self.rest.generation()
+    }
+
+    fn nests(&self, name: &str) -> bool {
+        name == self.agent.name || (Rest::NESTS && self.rest.nests(name))
+    }
+
+    fn call(
+        &self,
+        call: &ToolCall,
+        turn: &Turn,
+    ) -> impl Future<Output = Option<ToolResult>> + Send {
+        self.call_hooked(call, turn, &())
+    }
+
+    async fn call_hooked<H: OutputHooks>(
+        &self,
+        call: &ToolCall,
+        turn: &Turn,
+        hooks: &H,
+    ) -> Option<ToolResult> {
+        if call.name == self.agent.name {
+            Some(self.agent.run(call, turn, hooks).await)
+        } else {
+            self.rest.call_hooked(call, turn, hooks).await
+        }
+    }
+}
+
+/// A per-tool hook's tool, among the tools beside the sub-agent.
+#[diagnostic::do_not_recommend]
+impl<Rest: HasTool<T, Index>, R, I, T: crate::Tool, Index> HasTool<T, There<Index>>
+    for SubAgents<Rest, R, I>
+{
+}
+
+/// An agent that can be a sub-agent, and the policy it runs under: an [`Agent`], or a
+/// reference or an `Arc` to one, which says which from its type. (A [`BoxedAgent`](crate::BoxedAgent)
+/// cannot be one: its type, policy and all, is erased, and so are the effects through which a
+/// child reaches its parent.)
 pub trait SubAgent: AnyAgent + Runs {
-    /// [`Under<P>`](crate::pipeline::Under) or [`Ungoverned`].
+    /// [`Under<P>`](crate::pipeline::Under) or [`Ungoverned`](crate::pipeline::Ungoverned).
     type Policy;
 }
 
@@ -238,10 +291,6 @@ impl<R: SubAgent + ?Sized> SubAgent for &R {
 
 impl<R: SubAgent + ?Sized> SubAgent for Arc<R> {
     type Policy = R::Policy;
-}
-
-impl SubAgent for BoxedAgent {
-    type Policy = Ungoverned;
 }
 
 /// The parent's journal, as the child's: each of the child's steps recorded inside the parent's
@@ -286,23 +335,31 @@ struct Nested<'a, H> {
     hooks: &'a H,
     call: &'a ToolCall,
     agent: &'a str,
+    /// Whether the child answers with text: a typed child's streamed JSON is not shown, as
+    /// its own stream would not show it.
+    text: bool,
 }
 
 impl<H: OutputHooks> Observer for Nested<'_, H> {
     const STREAMS: bool = H::STREAMS;
+    const SILENT: bool = H::SILENT;
 
     fn observe(&self, observation: &Observation<'_>) {
+        if !self.text && matches!(observation, Observation::TextDelta { .. }) {
+            return;
+        }
         self.hooks.nested(self.call, self.agent, observation);
     }
 }
 
-/// The child's effects: its escalations go to the parent's approver, and what its model calls
-/// cost is summed for the parent's turn. Its steps are kept nowhere of their own.
+/// The child's effects: its escalations go to the parent's approver, and what each of its
+/// model calls costs is the parent's turn's (and, through it, its own parent's). Its steps are
+/// kept nowhere of their own.
 struct Delegated<'a, H> {
     hooks: &'a H,
     call: &'a ToolCall,
     parent: &'a Turn,
-    usage: Mutex<Usage>,
+    agent: &'a str,
 }
 
 impl<H: OutputHooks> Effects for Delegated<'_, H> {
@@ -316,8 +373,12 @@ impl<H: OutputHooks> Effects for Delegated<'_, H> {
 
     fn model_call(&self, call: &ModelCall<'_>) {
         if let Ok(response) = call.outcome {
-            *lock(&self.usage) += response.usage;
+            self.hooks.spent(self.parent, response.usage);
         }
+    }
+
+    fn delegated(&self, usage: Usage) {
+        self.hooks.spent(self.parent, usage);
     }
 
     fn review<'a>(
@@ -326,7 +387,18 @@ impl<H: OutputHooks> Effects for Delegated<'_, H> {
         call: &'a ToolCall,
         escalation: &'a Escalation,
     ) -> std::pin::Pin<Box<dyn Future<Output = Approval> + Send + 'a>> {
-        Box::pin(self.hooks.review_nested(self.call, hook, call, escalation, self.parent))
+        Box::pin(async move {
+            let review = self.hooks.review_nested(self.call, hook, call, escalation, self.parent);
+            match review.await {
+                // The child's turn cannot stop to wait: nobody could answer it into its
+                // conversation, which lives only as long as the parent's call.
+                Approval::Suspend => Approval::Reject(format!(
+                    "the call of `{}` in the sub-agent `{}` cannot wait for a person's approval",
+                    call.name, self.agent
+                )),
+                approval => approval,
+            }
+        })
     }
 
     fn erased(&self) -> ErasedEffects<'_> {

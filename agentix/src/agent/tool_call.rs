@@ -168,7 +168,7 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
                 observer,
                 approver: &self.approver,
                 tool_timeout: turn.config().tool_timeout,
-                journal: if D::JOURNALS && T::NESTS { nesting_journal(committer) } else { None },
+                effects: committer,
             },
         };
         let result = self.hooks.tool_onion(turn, observer, tool).call(call).await;
@@ -349,26 +349,32 @@ struct CallTool<'a, T, K, C, O, D, A> {
     /// Attempts made through this `next`, for the journal's names.
     attempts: AtomicU32,
     /// The per-tool `after_tool` and `tool_error` hooks, which the tool set runs.
-    hooks: InCall<'a, C, O, A>,
+    hooks: InCall<'a, C, O, A, D>,
 }
 
 /// The chain's per-tool `after_tool` and `tool_error` hooks, run inside a tool call, the
 /// bound on the tool's own call, and who hears what the tool says while it runs.
-struct InCall<'a, C, O, A> {
+struct InCall<'a, C, O, A, D> {
     chain: &'a C,
     observer: &'a O,
     approver: &'a A,
     tool_timeout: Option<Duration>,
-    /// The turn's journal, for a sub-agent's steps, if the turn has one and the tool set has a
-    /// sub-agent.
-    journal: Option<&'a dyn JournalDyn>,
+    /// The turn's effects: a sub-agent's steps are journaled through its journal, what the
+    /// sub-agent spends and asks goes on to the turn's own parent if it has one.
+    effects: &'a D,
 }
 
-impl<C: Chain, O: Observer, A: Approver> OutputHooks for InCall<'_, C, O, A> {
+impl<C: Chain, O: Observer, A: Approver, D: Effects> OutputHooks for InCall<'_, C, O, A, D> {
     const STREAMS: bool = O::STREAMS;
+    const SILENT: bool = O::SILENT;
 
     fn journal(&self) -> Option<&dyn JournalDyn> {
-        self.journal
+        if D::JOURNALS { nesting_journal(self.effects) } else { None }
+    }
+
+    fn spent(&self, turn: &Turn, usage: crate::Usage) {
+        turn.add_delegated(usage);
+        self.effects.delegated(usage);
     }
 
     async fn after_tool<U: Tool + 'static>(&self, output: &mut U::Output, turn: &Turn) {
@@ -403,11 +409,15 @@ impl<C: Chain, O: Observer, A: Approver> OutputHooks for InCall<'_, C, O, A> {
         escalation: &Escalation,
         turn: &Turn,
     ) -> Approval {
+        // A sub-agent's sub-agent asks the approver at the top.
+        if D::DELEGATES_REVIEW {
+            return self.effects.review(hook, nested, escalation).await;
+        }
         let review = caught(|| self.approver.review(nested, escalation, turn));
         let approval = review.await.unwrap_or_else(|payload| {
             Approval::Reject(format!("the approver panicked: {}", panic_message(payload.as_ref())))
         });
-        let _ = (call, hook);
+        let _ = call;
         approval
     }
 

@@ -10,7 +10,9 @@ use super::*;
 /// ([`AgentBuilder::policy`](crate::AgentBuilder::policy)): each such agent runs them before
 /// its own hooks, and its wrap hooks inside the policy's. Its hooks are cloned into each agent:
 /// `#[hook]` functions cost nothing to clone; a [`Hook`] struct shares its state through the
-/// `Arc` the pipeline keeps it in.
+/// `Arc` the pipeline keeps it in; a hand-written [`on`] hook is cloned, state and all.
+/// Policies are told apart by type: two policies of the same hooks are one to
+/// [`AgentBuilder::sub_agent`](crate::AgentBuilder::sub_agent)'s check.
 ///
 /// ```
 /// use agentix::event::BeforeTool;

@@ -12,11 +12,9 @@ use crate::approval::record::{Approval, Question};
 use crate::message::{ToolCall, ToolFailure, ToolResult};
 use crate::turn::Turn;
 
-mod beside;
 pub(crate) mod pattern;
 pub(crate) mod spec;
 
-pub use beside::Beside;
 pub use pattern::{ToolPattern, ToolPatternError};
 pub use spec::{ToolId, ToolOrigin, ToolProgress, ToolSpec};
 
@@ -259,6 +257,16 @@ pub trait OutputHooks: Sync {
     /// too, which [`nested`](OutputHooks::nested) passes on.
     const STREAMS: bool = false;
 
+    /// Whether the turn's observer ignores everything: a sub-agent's observations too.
+    const SILENT: bool = true;
+
+    /// Adds what a sub-agent the running call runs has spent (each of its model calls, and
+    /// its own sub-agents') to the turn's usage, and to its parent's if the turn is a
+    /// sub-agent's.
+    fn spent(&self, turn: &Turn, usage: crate::Usage) {
+        let _ = (turn, usage);
+    }
+
     /// Runs the per-tool `after_tool` hooks of tool `T` on its output.
     fn after_tool<T: Tool + 'static>(
         &self,
@@ -435,8 +443,10 @@ impl<Rest: ToolSet, T: Tool + 'static> ToolSet for Toolbox<Rest, T> {
         self.rest.specs(specs);
         // A set whose names are known only at run time (an MCP server's) may offer one of this
         // tool's: this tool takes its place (it is the one a call of the name runs), so the
-        // model is offered one tool of each name.
+        // model is offered one tool of each name. A sub-agent's is never taken: `build`
+        // refuses the two.
         if Rest::NAMES.is_none()
+            && !(Rest::NESTS && self.rest.nests(T::NAME))
             && let Some(at) = specs[from..].iter().position(|spec| spec.name == T::NAME)
         {
             specs.remove(from + at);

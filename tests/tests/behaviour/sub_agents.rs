@@ -367,3 +367,132 @@ async fn a_failing_child_is_a_failed_call_naming_it() {
     let Some(ToolFailure::Failed { message }) = &result.error else { panic!("{result:?}") };
     assert!(message.starts_with("the agent `research` failed: "), "{message}");
 }
+
+/// The parent's approver: records what it was asked, and answers `Suspend`.
+#[derive(Clone, Default)]
+struct Suspends(Arc<Mutex<Vec<String>>>);
+
+impl agentix::Approver for Suspends {
+    async fn review(&self, call: &ToolCall, _escalation: &Escalation, _turn: &Turn) -> Approval {
+        self.0.lock().unwrap().push(call.name.clone());
+        Approval::Suspend
+    }
+}
+
+#[tokio::test]
+async fn a_grandchilds_usage_and_escalation_reach_the_top() {
+    // top → middle → bottom; the bottom's weather lookup is escalated.
+    let weather = Weather::default();
+    let calls = weather.calls.clone();
+    let bottom_model = Metered::new(
+        ScriptedModel::new().tool_call("get_weather", json!({ "city": "Oslo" })).text("No."),
+        1,
+    );
+    let bottom = Agent::builder(bottom_model).tool(weather).hook(ask_first).build();
+    let middle_model = Metered::new(
+        ScriptedModel::new().tool_call("bottom", json!({ "prompt": "Weather?" })).text("No."),
+        10,
+    );
+    let middle =
+        Agent::builder(middle_model).sub_agent(AgentTool::new("bottom", "Looks.", bottom)).build();
+    let top_model = Metered::new(
+        ScriptedModel::new().tool_call("middle", json!({ "prompt": "Weather?" })).text("No."),
+        100,
+    );
+    let approver = Suspends::default();
+    let top = Agent::builder(top_model)
+        .sub_agent(AgentTool::new("middle", "Asks.", middle))
+        .approver(approver.clone())
+        .hook(top_meter)
+        .build();
+    let nested = Mutex::new(Vec::new());
+    let observer = |observation: &Observation<'_>| {
+        if let Observation::Nested { agent, observation, .. } = observation
+            && let Observation::Nested { agent: inner, observation, .. } = observation
+            && let Observation::Approval { call, approval, .. } = observation
+        {
+            nested.lock().unwrap().push(format!("{agent}/{inner}: {} {approval:?}", call.name));
+        }
+    };
+    top.turn(&mut Conversation::new(), "Weather?").observe(&observer).await.unwrap();
+    // The top's approver was asked; its `Suspend` cannot make a sub-agent's turn wait (the
+    // call is in `middle`, its grandchild `bottom` and all).
+    assert_eq!(*approver.0.lock().unwrap(), ["get_weather"]);
+    assert!(calls.lock().unwrap().is_empty());
+    let refused = Approval::Reject(
+        "the call of `get_weather` in the sub-agent `middle` cannot wait for a person's approval"
+            .into(),
+    );
+    assert_eq!(*nested.lock().unwrap(), [format!("middle/bottom: get_weather {refused:?}")]);
+    // Two calls at each level: 2 × 100 + 2 × 10 + 2 × 1.
+    let usage = TOP_USAGE.lock().unwrap().expect("the post hook ran");
+    assert_eq!(usage.input_tokens, 222);
+}
+
+static TOP_USAGE: Mutex<Option<Usage>> = Mutex::new(None);
+
+#[hook(post)]
+async fn top_meter(_outcome: &agentix::Outcome, turn: &Turn) {
+    *TOP_USAGE.lock().unwrap() = Some(turn.usage());
+}
+
+#[tokio::test]
+async fn a_policy_guards_the_parents_own_calls_and_its_hooks_run_before_the_agents_own() {
+    let record = tests::Record::new();
+    let policy = Policy::new().hook(no_deletes).hook(tests::Probe::new("policy", &record));
+    let deletes = DeleteNotes::default();
+    let ran = deletes.0.clone();
+    let model = ScriptedModel::new().tool_call("delete_notes", json!({})).text("Kept.");
+    let agent = Agent::builder(model)
+        .policy(&policy)
+        .tool(deletes)
+        .hook(tests::Probe::new("own", &record))
+        .build();
+    agent.run(&mut Conversation::new(), "Delete my notes.").await.unwrap();
+    assert_eq!(ran.load(Ordering::SeqCst), 0);
+    assert_eq!(
+        record.at(agentix::event::EventKind::AfterModel),
+        ["policy", "own", "policy", "own"]
+    );
+}
+
+/// The forecast for a city.
+#[tool]
+async fn forecast(city: String) -> Result<String, String> {
+    Ok(format!("sunny in {city}"))
+}
+
+/// A per-tool hook on a typed tool beside a sub-agent.
+#[hook(before_tool, tool = forecast)]
+async fn not_oslo(args: &ForecastArgs) -> Verdict<BeforeTool> {
+    if args.city == "Oslo" { Verdict::reject("not Oslo") } else { Verdict::Continue }
+}
+
+#[tokio::test]
+async fn per_tool_hooks_reach_the_tools_beside_a_sub_agent() {
+    let child = Agent::builder(ScriptedModel::new().text("ok")).build();
+    let model =
+        ScriptedModel::new().tool_call("forecast", json!({ "city": "Oslo" })).text("Sunny.");
+    let agent = Agent::builder(model)
+        .tool(forecast)
+        .sub_agent(AgentTool::new("research", "?", child))
+        .hook(not_oslo)
+        .build();
+    let mut conversation = Conversation::new();
+    agent.run(&mut conversation, "Weather?").await.unwrap();
+    let result = tests::logged_results(&conversation)[0];
+    assert!(
+        matches!(&result.error, Some(ToolFailure::Rejected { by, .. }) if by == "not_oslo"),
+        "{result:?}"
+    );
+}
+
+#[test]
+#[should_panic(expected = "the agent has two tools named `get_weather`")]
+fn a_tool_of_a_sub_agents_name_is_refused_at_build() {
+    let child = Agent::builder(ScriptedModel::new()).build();
+    let _ = Agent::builder(ScriptedModel::new())
+        .sub_agent(AgentTool::new("get_weather", "?", child))
+        .tool(Weather::default())
+        .build();
+}

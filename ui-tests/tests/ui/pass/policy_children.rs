@@ -28,6 +28,6 @@ fn main() {
     let loose = Agent::builder(ScriptedModel::new()).build();
     let _free = Agent::builder(ScriptedModel::new())
         .sub_agent(AgentTool::new("research", "Looks things up.", researcher))
-        .sub_agent(AgentTool::new("loose", "Anything.", loose.boxed()))
+        .sub_agent(AgentTool::new("loose", "Anything.", loose))
         .build();
 }
