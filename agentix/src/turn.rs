@@ -14,7 +14,7 @@ use crate::event::EventKind;
 use crate::journal::JournalError;
 use crate::lock;
 pub use crate::message::Injection;
-use crate::message::{Message, Part, ToolCall};
+use crate::message::{AssistantMessage, Message, Part, ToolCall};
 use crate::model::Usage;
 use crate::scope::Scope;
 use crate::task::{PlanId, TaskContext, TaskId, TaskTag};
@@ -125,6 +125,9 @@ pub struct Turn {
     /// When the turn's `turn_timeout` runs out, if it has one: a sub-agent's turn ends by then.
     #[serde(skip)]
     pub(crate) deadline: Option<std::time::Instant>,
+    /// The answer of the agent a tool call handed the turn to, until the loop takes it.
+    #[serde(skip)]
+    handoff: Mutex<Option<AssistantMessage>>,
 }
 
 /// The tools a step offers the model, from a tool set whose list can change
@@ -265,6 +268,7 @@ impl Turn {
             tool_call_id: Mutex::default(),
             delegated: Mutex::default(),
             deadline: None,
+            handoff: Mutex::default(),
         }
     }
 
@@ -355,6 +359,21 @@ impl Turn {
     /// Adds what a sub-agent a tool call ran has cost: the parent's turn pays for it.
     pub(crate) fn add_delegated(&self, usage: Usage) {
         *lock(&self.delegated) += usage;
+    }
+
+    /// Leaves the answer of the agent the turn was handed to, for the loop.
+    pub(crate) fn hand_off(&self, answer: AssistantMessage) {
+        *lock(&self.handoff) = Some(answer);
+    }
+
+    /// Whether a tool call of this step handed the turn to another agent.
+    pub(crate) fn handed_off(&self) -> bool {
+        lock(&self.handoff).is_some()
+    }
+
+    /// The answer of the agent the turn was handed to, if a tool call handed it.
+    pub(crate) fn take_handoff(&mut self) -> Option<AssistantMessage> {
+        self.handoff.get_mut().unwrap_or_else(|poisoned| poisoned.into_inner()).take()
     }
 
     /// When the turn's `turn_timeout` runs out, if it has one: what it runs — a sub-agent's

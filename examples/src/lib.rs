@@ -11,6 +11,7 @@ pub mod plan_retry;
 pub mod planner;
 pub mod quickstart;
 pub mod redaction;
+pub mod research_team;
 pub mod resilient_model;
 pub mod retrieval;
 pub mod running_summary;

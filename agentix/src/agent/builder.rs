@@ -12,6 +12,7 @@ use crate::pipeline::{
 use crate::tool::{Arguments, IntoTool, NoTools, ToolSet, Toolbox};
 use crate::transform::StreamTransformer;
 
+use super::handoff::{Handoff, Handoffs};
 use super::sub_agent::{AgentTool, SubAgent, SubAgents};
 use super::{Agent, Settings};
 
@@ -176,6 +177,39 @@ impl<M, T, P, A, X> AgentBuilder<M, T, P, A, X> {
         );
         AgentBuilder {
             tools: SubAgents::new(self.tools, agent),
+            model: self.model,
+            hooks: self.hooks,
+            approver: self.approver,
+            settings: self.settings,
+            transformer: self.transformer,
+        }
+    }
+
+    /// Adds an agent the model may hand the rest of its turn to ([`Handoff`]), through the
+    /// tool `transfer_to_<name>`: that agent answers the user, seeing the conversation as the
+    /// handoff's [`History`](crate::History) says, and its answer is the turn's, through this
+    /// agent's `after_model` and `before_final` hooks. Checked against the agent's policy as
+    /// [`sub_agent`](AgentBuilder::sub_agent) is.
+    ///
+    /// # Panics
+    ///
+    /// If the agent already has a tool of the handoff's name.
+    pub fn handoff<R>(self, handoff: Handoff<R>) -> AgentBuilder<M, Handoffs<T, R>, P, A, X>
+    where
+        T: ToolSet,
+        R: SubAgent,
+        P: Pipeline<Chain: Governs>,
+        R::Policy: Within<<P::Chain as Governs>::Policy>,
+    {
+        let mut specs = Vec::new();
+        self.tools.specs(&mut specs);
+        assert!(
+            !specs.iter().any(|spec| spec.name == handoff.tool_name()),
+            "the agent already has a tool named `{}`: a handoff needs a name of its own",
+            handoff.tool_name()
+        );
+        AgentBuilder {
+            tools: Handoffs::new(self.tools, handoff),
             model: self.model,
             hooks: self.hooks,
             approver: self.approver,

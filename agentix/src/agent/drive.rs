@@ -70,42 +70,15 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
                 }
                 // An observer that panicked ends the turn before the next model call.
                 observer.failed()?;
-                // What panics in rendering but the summarizer (whose panic it names) is the token
-                // counter: the turn's guard names it.
-                turn.running_component = Some(Component::TokenCounter);
-                if T::CHANGES {
-                    // Boxed: a fixed tool set's turn carries no room for it.
-                    Box::pin(self.read_tools(turn, committer)).await?;
-                }
-                let mut request = match self.plain_request(turn, retry.as_ref()) {
-                    Some(request) => request,
-                    None => self.render(turn, retry.as_ref(), committer).await?,
-                };
-                turn.running_component = None;
-                fire(observer, turn, EventKind::BeforeModel);
-                let mut message = match run_chain!(
-                    self,
-                    turn,
-                    observer,
-                    BeforeModel,
-                    before_model / before_model_in_place(&mut request)
-                ) {
-                    Flow::Continue => {
-                        let (response, spent) =
-                            self.call_model(&request, turn, observer, committer).await;
-                        turn.record_usage(spent, response.as_ref().ok().map(|answer| answer.usage));
-                        response?.message
-                    }
-                    Flow::Stop { hook, value } => {
+                // The turn was handed to another agent: its answer is the step's message, in
+                // place of the model's.
+                let handed = if T::HANDS_OFF { turn.take_handoff() } else { None };
+                let mut message = match handed {
+                    Some(answer) => {
                         turn.record_usage(Usage::default(), None);
-                        stopped_with(hook, value)?
+                        answer
                     }
-                    Flow::Halt { hook, halt } => {
-                        return Err(halted(EventKind::BeforeModel, hook, halt));
-                    }
-                    Flow::Failed { hook, failure } => {
-                        return Err(failure.error(EventKind::BeforeModel, hook));
-                    }
+                    None => self.model_message(turn, retry.as_ref(), observer, committer).await?,
                 };
 
                 fire(observer, turn, EventKind::AfterModel);
@@ -163,7 +136,8 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
                 commit_step(committer, turn).await?;
             }
             turn.step += 1;
-            if turn.step >= limit {
+            // An answer handed back needs no model call: the limit does not stop it.
+            if turn.step >= limit && !(T::HANDS_OFF && turn.handed_off()) {
                 return Err(Error::StepLimit { limit });
             }
             if G::GATES {
@@ -176,6 +150,54 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
 }
 
 impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent<M, T, P, A, X> {
+    /// The step's model call: its request rendered, `before_model` (a STOP answers in the
+    /// model's place), the call; the message it answered with, or the turn's error.
+    async fn model_message<O: Observer, K: Effects>(
+        &self,
+        turn: &mut Turn,
+        retry: Option<&Retry>,
+        observer: &Watched<'_, O>,
+        committer: &K,
+    ) -> Result<AssistantMessage, Error> {
+        // What panics in rendering but the summarizer (whose panic it names) is the token
+        // counter: the turn's guard names it.
+        turn.running_component = Some(Component::TokenCounter);
+        if T::CHANGES {
+            // Boxed: a fixed tool set's turn carries no room for it.
+            Box::pin(self.read_tools(turn, committer)).await?;
+        }
+        let mut request = match self.plain_request(turn, retry) {
+            Some(request) => request,
+            None => self.render(turn, retry, committer).await?,
+        };
+        turn.running_component = None;
+        fire(observer, turn, EventKind::BeforeModel);
+        let message = match run_chain!(
+            self,
+            turn,
+            observer,
+            BeforeModel,
+            before_model / before_model_in_place(&mut request)
+        ) {
+            Flow::Continue => {
+                let (response, spent) = self.call_model(&request, turn, observer, committer).await;
+                turn.record_usage(spent, response.as_ref().ok().map(|answer| answer.usage));
+                response?.message
+            }
+            Flow::Stop { hook, value } => {
+                turn.record_usage(Usage::default(), None);
+                stopped_with(hook, value)?
+            }
+            Flow::Halt { hook, halt } => {
+                return Err(halted(EventKind::BeforeModel, hook, halt));
+            }
+            Flow::Failed { hook, failure } => {
+                return Err(failure.error(EventKind::BeforeModel, hook));
+            }
+        };
+        Ok(message)
+    }
+
     /// What `pre` decided, settled: its content checked against the injection reserve and its
     /// durable output in the log, or the turn's error.
     #[inline(always)]

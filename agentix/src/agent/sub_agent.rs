@@ -118,17 +118,9 @@ impl<R: SubAgent, I> AgentTool<R, I> {
         &self.name
     }
 
-    /// The child conversation a call runs in: fresh, its turn bounded by the parent's, its id
-    /// the call's (`conversation/turn/call/agent`): the same when a journaled turn runs again,
-    /// so its tools' idempotency keys are too.
+    /// The child conversation a call runs in: fresh ([`child_conversation`]).
     fn conversation(&self, parent: &Turn, call: &ToolCall) -> Conversation {
-        let mut config = self.config.clone();
-        if let Some(deadline) = parent.deadline() {
-            let left = deadline.saturating_duration_since(std::time::Instant::now());
-            config.turn_timeout = Some(config.turn_timeout.map_or(left, |own| own.min(left)));
-        }
-        let id = format!("{}/{}", parent.idempotency_key(call), self.name);
-        Conversation::with_config(config).with_id(id)
+        child_conversation(&self.config, parent, call, &self.name)
     }
 }
 
@@ -158,26 +150,9 @@ impl<R: SubAgent, I: Arguments + 'static> AgentTool<R, I> {
             }
         };
         let message = (self.message)(input);
-        let mut conversation = self.conversation(turn, call);
-        let observer = Nested { hooks, call, agent: &self.name, text: R::ANSWERS_TEXT };
-        let effects = Delegated { hooks, call, parent: turn, agent: &self.name };
-        // In a journaled turn, each of the child's steps is journaled inside the parent's.
-        // The child's turn is boxed: a whole agent loop, it would otherwise sit inside the
-        // parent's future (and, as it is made, on the stack).
-        let outcome = match hooks.journal() {
-            Some(parent) => {
-                let journal = Nesting { parent, turn: turn.turn_ref(), agent: &self.name, call };
-                let effects = Journaled { journal: &journal, inner: &effects };
-                let run = Box::pin(self.agent.open(&mut conversation, message, &observer, effects));
-                hooks.run_tool(run).await
-            }
-            None => {
-                let run =
-                    Box::pin(self.agent.open(&mut conversation, message, &observer, &effects));
-                hooks.run_tool(run).await
-            }
-        };
-        match outcome {
+        let conversation = self.conversation(turn, call);
+        let outcome = run_child(&self.agent, &self.name, conversation, message, call, turn, hooks);
+        match outcome.await {
             Ok(Ok(answer)) => ToolResult::success(call, answer.joined_text()),
             Ok(Err(error)) => ToolResult::failure(
                 call,
@@ -188,6 +163,54 @@ impl<R: SubAgent, I: Arguments + 'static> AgentTool<R, I> {
             Err(after) => ToolResult::failure(call, ToolFailure::TimedOut { after }),
         }
     }
+}
+
+/// Runs `agent`'s turn, opened by `message` in `conversation`, inside the parent's `turn` and
+/// its call `call`, reaching the parent through `hooks`; `Err` if the call ran out of time.
+pub(super) async fn run_child<R: SubAgent, H: OutputHooks>(
+    agent: &R,
+    name: &str,
+    mut conversation: Conversation,
+    message: Message,
+    call: &ToolCall,
+    turn: &Turn,
+    hooks: &H,
+) -> Result<crate::Outcome, std::time::Duration> {
+    let observer = Nested { hooks, call, agent: name, text: R::ANSWERS_TEXT };
+    let effects = Delegated { hooks, call, parent: turn, agent: name };
+    // In a journaled turn, each of the child's steps is journaled inside the parent's. The
+    // child's turn is boxed: a whole agent loop, it would otherwise sit inside the parent's
+    // future (and, as it is made, on the stack).
+    match hooks.journal() {
+        Some(parent) => {
+            let journal = Nesting { parent, turn: turn.turn_ref(), agent: name, call };
+            let effects = Journaled { journal: &journal, inner: &effects };
+            let run = Box::pin(agent.open(&mut conversation, message, &observer, effects));
+            hooks.run_tool(run).await
+        }
+        None => {
+            let run = Box::pin(agent.open(&mut conversation, message, &observer, &effects));
+            hooks.run_tool(run).await
+        }
+    }
+}
+
+/// The child conversation of a call: `config`'s, its `turn_timeout` cut to what is left of the
+/// parent's `turn`, its id the call's (`conversation/turn/call/agent`) — the same when a
+/// journaled turn runs again, so its tools' idempotency keys are too.
+pub(super) fn child_conversation(
+    config: &Config,
+    parent: &Turn,
+    call: &ToolCall,
+    agent: &str,
+) -> Conversation {
+    let mut config = config.clone();
+    if let Some(deadline) = parent.deadline() {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        config.turn_timeout = Some(config.turn_timeout.map_or(left, |own| own.min(left)));
+    }
+    let id = format!("{}/{agent}", parent.idempotency_key(call));
+    Conversation::with_config(config).with_id(id)
 }
 
 /// The tool set `Rest` with a sub-agent beside it: a call of the sub-agent's name runs it,
@@ -211,6 +234,7 @@ impl<Rest: ToolSet, R: SubAgent, I: Arguments + 'static> ToolSet for SubAgents<R
     const HAS_ORIGINS: bool = Rest::HAS_ORIGINS;
     const CHANGES: bool = Rest::CHANGES;
     const NESTS: bool = true;
+    const HANDS_OFF: bool = Rest::HANDS_OFF;
 
     fn specs(&self, specs: &mut Vec<ToolSpec>) {
         self.rest.specs(specs);

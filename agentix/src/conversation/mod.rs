@@ -209,6 +209,22 @@ impl Entry {
         }
     }
 
+    /// Moves the entry to turn `to`: a log rebuilt from another's (a handoff's history).
+    pub(crate) fn set_turn(&mut self, to: TurnRef) {
+        match self {
+            Entry::User { turn, .. }
+            | Entry::Assistant { turn, .. }
+            | Entry::ToolResults { turn, .. }
+            | Entry::Halted { turn, .. }
+            | Entry::HookOutput { turn, .. }
+            | Entry::HookSkipped { turn, .. }
+            | Entry::Failed { turn, .. }
+            | Entry::Suspended { turn, .. }
+            | Entry::Resumed { turn, .. }
+            | Entry::Summary { turn, .. } => *turn = to,
+        }
+    }
+
     /// The message this entry contributes to a model's context; `None` for records that are
     /// not conversation (halts, failures).
     // Inline: compiled where the request is rendered, beside that crate's clones of messages.

@@ -215,9 +215,9 @@ prefixes!(first_chunk [] X1 1 X2 2 X3 3 X4 4 X5 5 X6 6 X7 7 X8 8 X9 9 X10 10 X11
 /// A sub-agent's policy, as its parent demands: any, of a parent under no policy; the parent's
 /// own, of a parent under one.
 #[diagnostic::on_unimplemented(
-    message = "this sub-agent does not run under its parent's policy",
+    message = "this agent does not run under the policy of the agent that delegates to it",
     label = "the parent runs under a policy, and this agent was built without it (or under another)",
-    note = "build the sub-agent under the parent's policy, first: `Agent::builder(model).policy(&policy)`; its own hooks come after"
+    note = "a sub-agent, or an agent a turn is handed to, runs under its parent's policy: build it with `Agent::builder(model).policy(&policy)` first; its own tools and hooks come after"
 )]
 pub trait Within<Parent> {}
 

@@ -214,6 +214,11 @@ pub trait ToolSet: Send + Sync {
     /// sub-agent's. A set that has none pays nothing.
     const NESTS: bool = false;
 
+    /// Whether a call of one of the set's tools may hand the rest of the turn to another
+    /// agent (a [`Handoff`](crate::Handoff)): the loop then looks, before each model call, for
+    /// an answer handed back. A set that has none pays nothing.
+    const HANDS_OFF: bool = false;
+
     /// Whether the tool called `name` journals its own steps — a sub-agent's, each model and
     /// tool call of its turn — so that a journaled turn does not record its call as one step
     /// around them: a crash mid-call then replays the steps the call completed.
@@ -468,6 +473,7 @@ impl<Rest: ToolSet, T: Tool + 'static> ToolSet for Toolbox<Rest, T> {
     const CHANGES: bool = Rest::CHANGES;
 
     const NESTS: bool = Rest::NESTS;
+    const HANDS_OFF: bool = Rest::HANDS_OFF;
 
     fn nests(&self, name: &str) -> bool {
         Rest::NESTS && name != T::NAME && self.rest.nests(name)

@@ -9,6 +9,7 @@ mod composition;
 mod containment;
 mod context;
 mod failure_policy;
+mod handoffs;
 mod hook_names;
 mod in_place;
 mod journal;

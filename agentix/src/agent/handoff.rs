@@ -1,0 +1,278 @@
+//! Handoffs: the model hands the rest of its turn to another agent, which answers the user in
+//! its place ([`Handoff`]). The receiving agent sees the conversation as its [`History`]
+//! says, and the user's message; its answer is the turn's, through the handing agent's own
+//! `after_model` and `before_final` hooks, and the log records the handoff — the call of
+//! `transfer_to_<agent>` and its result, right before the answer.
+
+use std::future::Future;
+use std::sync::Arc;
+
+use crate::conversation::{Config, Conversation, Entry, TurnRef};
+use crate::message::{ToolCall, ToolFailure, ToolResult};
+use crate::pipeline::{HasTool, There};
+use crate::scope::Scope;
+use crate::tool::{NameList, OutputHooks, ToolId, ToolOrigin, ToolSet, ToolSpec};
+use crate::turn::Turn;
+
+use super::sub_agent::{SubAgent, child_conversation, run_child};
+
+/// What the receiving agent sees of the conversation before the turn it takes over.
+#[derive(Clone, Copy, Debug, Default)]
+pub enum History {
+    /// Each earlier turn's user message and final answer, not its tool calls: what the user
+    /// saw.
+    #[default]
+    Answers,
+    /// The last `n` earlier turns, as [`Answers`](History::Answers) shows them.
+    LastTurns(usize),
+    /// Nothing: the user's message alone.
+    Nothing,
+    /// The entries a function keeps of the earlier log: whole turns, each opened by its user
+    /// message (they are numbered again from 1). A log that breaks a rule fails the handoff,
+    /// naming the rule.
+    Filter(fn(&[Entry]) -> Vec<Entry>),
+}
+
+/// Another agent the model may hand the rest of its turn to, through the tool
+/// `transfer_to_<name>`. Added with [`AgentBuilder::handoff`](crate::AgentBuilder::handoff);
+/// a parent under a [`Policy`](crate::Policy) takes only an agent under the same one.
+///
+/// ```
+/// use agentix::{Agent, Conversation, Handoff, ScriptedModel};
+/// use serde_json::json;
+///
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let billing = Agent::builder(ScriptedModel::new().text("Your invoice is paid.")).build();
+/// let model = ScriptedModel::new().tool_call("transfer_to_billing", json!({}));
+/// let triage = Agent::builder(model)
+///     .handoff(Handoff::new("billing", "Answers questions about invoices.", billing))
+///     .build();
+/// let answer = triage.run(&mut Conversation::new(), "Is my invoice paid?").await?;
+/// assert_eq!(answer.joined_text(), "Your invoice is paid.");
+/// # Ok::<_, agentix::Error>(())
+/// # }).unwrap();
+/// ```
+pub struct Handoff<R> {
+    agent: R,
+    name: String,
+    tool: String,
+    description: String,
+    history: History,
+    config: Config,
+}
+
+impl<R: SubAgent> Handoff<R> {
+    /// `agent`, named `name`, which the model is told `description` of.
+    pub fn new(name: impl Into<String>, description: impl Into<String>, agent: R) -> Self {
+        let name = name.into();
+        Handoff {
+            agent,
+            tool: format!("transfer_to_{name}"),
+            name,
+            description: description.into(),
+            history: History::default(),
+            config: Config::default(),
+        }
+    }
+
+    /// What the receiving agent sees of the conversation: [`History::Answers`] by default.
+    pub fn history(mut self, history: History) -> Self {
+        self.history = history;
+        self
+    }
+
+    /// The configuration of the receiving agent's conversation; its `turn_timeout` is cut to
+    /// what is left of the handing turn's.
+    pub fn config(mut self, config: Config) -> Self {
+        self.config = config;
+        self
+    }
+
+    /// The tool's name: `transfer_to_<name>`.
+    pub fn tool_name(&self) -> &str {
+        &self.tool
+    }
+
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: self.tool.clone(),
+            description: format!("Hand the conversation to {}: {}", self.name, self.description),
+            parameters: serde_json::json!({ "type": "object", "properties": {} }),
+        }
+    }
+
+    /// Runs the receiving agent on the turn's user message, with the history it is to see;
+    /// its answer is left on the turn for the loop.
+    async fn run<H: OutputHooks>(&self, call: &ToolCall, turn: &Turn, hooks: &H) -> ToolResult {
+        if turn.handed_off() {
+            let message = "the turn was already handed to another agent".to_owned();
+            return ToolResult::failure(call, ToolFailure::Failed { message });
+        }
+        let conversation = match self.conversation(turn, call) {
+            Ok(conversation) => conversation,
+            Err(message) => return ToolResult::failure(call, ToolFailure::Failed { message }),
+        };
+        let message = turn.user_message().clone();
+        let outcome =
+            run_child(&self.agent, &self.name, conversation, message, call, turn, hooks).await;
+        match outcome {
+            Ok(Ok(answer)) => {
+                turn.hand_off(answer);
+                ToolResult::success(call, format!("`{}` answered the user", self.name))
+            }
+            Ok(Err(error)) => ToolResult::failure(
+                call,
+                ToolFailure::Failed {
+                    message: format!("the agent `{}` failed: {error}", self.name),
+                },
+            ),
+            Err(after) => ToolResult::failure(call, ToolFailure::TimedOut { after }),
+        }
+    }
+
+    /// The receiving agent's conversation: the earlier turns its history keeps.
+    fn conversation(&self, turn: &Turn, call: &ToolCall) -> Result<Conversation, String> {
+        let base = child_conversation(&self.config, turn, call, &self.name);
+        let earlier = turn.history();
+        let kept = match self.history {
+            History::Answers => answers(earlier, usize::MAX),
+            History::LastTurns(n) => answers(earlier, n),
+            History::Nothing => Vec::new(),
+            History::Filter(filter) => filter(earlier),
+        };
+        let (log, turns) = numbered(kept);
+        let conversation =
+            Conversation::from_parts(base.config().clone(), log, turns, Scope::new())
+                .map_err(|error| format!("the history for `{}` is no log: {error}", self.name))?;
+        Ok(match base.id() {
+            Some(id) => conversation.with_id(id),
+            None => conversation,
+        })
+    }
+}
+
+impl<R> std::fmt::Debug for Handoff<R> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Handoff").field("name", &self.name).finish_non_exhaustive()
+    }
+}
+
+/// The last `n` turns of `earlier` that ended in an answer: each one's user message and that
+/// answer.
+fn answers(earlier: &[Entry], n: usize) -> Vec<Entry> {
+    let mut pairs: Vec<(Entry, Entry)> = Vec::new();
+    let mut opened: Option<&Entry> = None;
+    let mut answer: Option<&Entry> = None;
+    let mut close = |opened: Option<&Entry>, answer: Option<&Entry>| {
+        if let (Some(user), Some(answer)) = (opened, answer) {
+            pairs.push((user.clone(), answer.clone()));
+        }
+    };
+    for entry in earlier {
+        match entry {
+            Entry::User { .. } => {
+                close(opened.take(), answer.take());
+                opened = Some(entry);
+            }
+            Entry::Assistant { message, .. } => {
+                answer = (!message.calls_tools()).then_some(entry);
+            }
+            _ => {}
+        }
+    }
+    close(opened, answer);
+    let skip = pairs.len().saturating_sub(n);
+    pairs.into_iter().skip(skip).flat_map(|(user, answer)| [user, answer]).collect()
+}
+
+/// `entries`, their turns numbered from 1 in the order their user messages open them (a
+/// session's task tag dropped: the receiving agent runs no session), and how many turns.
+fn numbered(entries: Vec<Entry>) -> (Vec<Entry>, u64) {
+    let mut turns: Vec<TurnRef> = Vec::new();
+    let log = entries
+        .into_iter()
+        .map(|mut entry| {
+            if let Entry::User { turn, task, .. } = &mut entry {
+                turns.push(*turn);
+                *task = None;
+            }
+            let old = entry.turn();
+            let new = turns.iter().rposition(|opened| *opened == old).map_or(0, |at| at as u64 + 1);
+            entry.set_turn(TurnRef(new));
+            entry
+        })
+        .collect();
+    let count = turns.len() as u64;
+    (log, count)
+}
+
+/// The tool set `Rest` with an agent the model may hand its turn to beside it. Built by
+/// [`AgentBuilder::handoff`](crate::AgentBuilder::handoff).
+#[derive(Debug)]
+pub struct Handoffs<Rest, R> {
+    rest: Rest,
+    handoff: Handoff<R>,
+}
+
+impl<Rest, R> Handoffs<Rest, R> {
+    pub(crate) fn new(rest: Rest, handoff: Handoff<R>) -> Self {
+        Handoffs { rest, handoff }
+    }
+}
+
+impl<Rest: ToolSet, R: SubAgent> ToolSet for Handoffs<Rest, R> {
+    const NAMES: Option<&'static NameList> = Rest::NAMES;
+    const HAS_ORIGINS: bool = Rest::HAS_ORIGINS;
+    const CHANGES: bool = Rest::CHANGES;
+    const NESTS: bool = true;
+    const HANDS_OFF: bool = true;
+
+    fn specs(&self, specs: &mut Vec<ToolSpec>) {
+        self.rest.specs(specs);
+        specs.push(self.handoff.spec());
+    }
+
+    fn tool_id(&self, name: &str) -> Option<ToolId> {
+        if name == self.handoff.tool { None } else { self.rest.tool_id(name) }
+    }
+
+    fn origin(&self, name: &str) -> Option<Arc<ToolOrigin>> {
+        if name == self.handoff.tool { None } else { self.rest.origin(name) }
+    }
+
+    fn generation(&self) -> u64 {
+        self.rest.generation()
+    }
+
+    fn nests(&self, name: &str) -> bool {
+        name == self.handoff.tool || (Rest::NESTS && self.rest.nests(name))
+    }
+
+    fn call(
+        &self,
+        call: &ToolCall,
+        turn: &Turn,
+    ) -> impl Future<Output = Option<ToolResult>> + Send {
+        self.call_hooked(call, turn, &())
+    }
+
+    async fn call_hooked<H: OutputHooks>(
+        &self,
+        call: &ToolCall,
+        turn: &Turn,
+        hooks: &H,
+    ) -> Option<ToolResult> {
+        if call.name == self.handoff.tool {
+            Some(self.handoff.run(call, turn, hooks).await)
+        } else {
+            self.rest.call_hooked(call, turn, hooks).await
+        }
+    }
+}
+
+/// A per-tool hook's tool, among the tools beside the handoff.
+#[diagnostic::do_not_recommend]
+impl<Rest: HasTool<T, Index>, R, T: crate::Tool, Index> HasTool<T, There<Index>>
+    for Handoffs<Rest, R>
+{
+}
