@@ -42,6 +42,41 @@ on_both_backends! {
     unknown_and_duplicate_ids_are_typed_errors => unknown_and_duplicate_ids_are_typed_errors;
     a_load_while_another_writer_commits_reads_one_commit => a_load_reads_one_commit;
     typed_answers_load_back_and_the_next_turn_reads_them => typed_answers_load_back;
+    a_kept_sub_agents_conversation_is_stored_with_its_parents => kept_sub_agent_loads_back;
+}
+
+/// A sub-agent that keeps its conversation: what it said is stored in its parent's log, and a
+/// process that loads the parent's conversation goes on with the child's where it was.
+async fn kept_sub_agent_loads_back(store: Store, _url: String) {
+    let child_model = ScriptedModel::new().text("Noted: Oslo.").text("You said Oslo.");
+    let child = Agent::builder(&child_model).build();
+    let model = ScriptedModel::new()
+        .tool_call("notes", json!({ "prompt": "Remember Oslo." }))
+        .text("Noted.");
+    let parent = Agent::builder(&model)
+        .sub_agent(agentix::AgentTool::new("notes", "Keeps notes.", &child).keep_conversation())
+        .build();
+    let version = store.create("team", &Conversation::new()).await.unwrap();
+    let mut stored = store.load("team").await.unwrap();
+    let from = stored.conversation.log().len();
+    parent.run(&mut stored.conversation, "Remember Oslo.").await.unwrap();
+    store.commit("team", version, &stored.conversation, from).await.unwrap();
+
+    let mut loaded = store.load("team").await.unwrap().conversation;
+    assert_eq!(loaded.log(), stored.conversation.log());
+    let model = ScriptedModel::new()
+        .tool_call("notes", json!({ "prompt": "What did I say?" }))
+        .text("Oslo.");
+    let parent = Agent::builder(&model)
+        .sub_agent(agentix::AgentTool::new("notes", "Keeps notes.", &child).keep_conversation())
+        .build();
+    parent.run(&mut loaded, "What did I say?").await.unwrap();
+    let seen: Vec<String> = child_model.requests()[1]
+        .messages
+        .iter()
+        .map(|message| message.text().into_owned())
+        .collect();
+    assert_eq!(seen, ["Remember Oslo.", "Noted: Oslo.", "What did I say?"]);
 }
 
 /// A typed agent's answer, for the store to keep as JSON.

@@ -128,6 +128,10 @@ pub struct Turn {
     /// The answer of the agent a tool call handed the turn to, until the loop takes it.
     #[serde(skip)]
     handoff: Mutex<Option<AssistantMessage>>,
+    /// What sub-agents that keep their conversations said in this step's calls
+    /// ([`Entry::Delegated`]), until the step joins the log.
+    #[serde(skip)]
+    kept: Mutex<Vec<Entry>>,
 }
 
 /// The tools a step offers the model, from a tool set whose list can change
@@ -269,6 +273,7 @@ impl Turn {
             delegated: Mutex::default(),
             deadline: None,
             handoff: Mutex::default(),
+            kept: Mutex::default(),
         }
     }
 
@@ -359,6 +364,27 @@ impl Turn {
     /// Adds what a sub-agent a tool call ran has cost: the parent's turn pays for it.
     pub(crate) fn add_delegated(&self, usage: Usage) {
         *lock(&self.delegated) += usage;
+    }
+
+    /// Keeps what a sub-agent said in a call of this step, for the log after the step's results.
+    pub(crate) fn keep_delegated(&self, entry: Entry) {
+        lock(&self.kept).push(entry);
+    }
+
+    /// What sub-agents said in this step's calls so far (a kept conversation's next call in
+    /// the step goes on from them).
+    pub(crate) fn kept_so_far(&self) -> Vec<Entry> {
+        lock(&self.kept).clone()
+    }
+
+    /// The id of the conversation the turn belongs to, if it has one.
+    pub(crate) fn conversation_id(&self) -> Option<&str> {
+        self.conversation.id()
+    }
+
+    /// What sub-agents said in this step's calls, in the order they ended.
+    pub(crate) fn take_kept(&mut self) -> Vec<Entry> {
+        std::mem::take(self.kept.get_mut().unwrap_or_else(|poisoned| poisoned.into_inner()))
     }
 
     /// Leaves the answer of the agent the turn was handed to, for the loop.

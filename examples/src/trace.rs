@@ -53,6 +53,9 @@ pub fn log(out: &(dyn Fn(&str) + Sync), conversation: &Conversation) {
             Entry::Summary { through, text, .. } => {
                 out(&format!("  summary of entries 0..{through}: {text}"))
             }
+            Entry::Delegated { agent, log, .. } => {
+                out(&format!("  {agent} (kept): {} entries of its conversation", log.len()))
+            }
         }
     }
 }

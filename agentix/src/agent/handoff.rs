@@ -108,13 +108,13 @@ impl<R: SubAgent> Handoff<R> {
             let message = "the turn was already handed to another agent".to_owned();
             return ToolResult::failure(call, ToolFailure::Failed { message });
         }
-        let conversation = match self.conversation(turn, call) {
+        let mut conversation = match self.conversation(turn, call) {
             Ok(conversation) => conversation,
             Err(message) => return ToolResult::failure(call, ToolFailure::Failed { message }),
         };
         let message = turn.user_message().clone();
         let outcome =
-            run_child(&self.agent, &self.name, conversation, message, call, turn, hooks).await;
+            run_child(&self.agent, &self.name, &mut conversation, message, call, turn, hooks).await;
         match outcome {
             Ok(Ok(answer)) => {
                 turn.hand_off(answer);

@@ -61,6 +61,10 @@ fn append_step(turn: &mut Turn, message: AssistantMessage, results: Vec<ToolResu
     let turn_ref = turn.turn_ref();
     turn.append(Entry::Assistant { turn: turn_ref, message });
     turn.append(Entry::ToolResults { turn: turn_ref, results });
+    // What sub-agents that keep their conversations said in the step's calls.
+    for entry in turn.take_kept() {
+        turn.append(entry);
+    }
 }
 
 /// `result`, answering `call` whatever id and name it had: the log pairs every call with its

@@ -15,13 +15,14 @@ use serde::{Deserialize, Serialize};
 
 use crate::approval::{Approval, Approver, PendingApproval};
 use crate::commit::{CommitError, ModelCall};
-use crate::conversation::{Config, Conversation, TurnRef};
+use crate::conversation::{Config, Conversation, Entry, TurnRef};
 use crate::journal::{Journal, JournalDyn, JournalError, JournalStep};
 use crate::message::{Message, ToolCall, ToolFailure, ToolResult};
 use crate::model::{Model, Usage};
 use crate::observe::{Observation, Observer};
 use crate::pipeline::{Answering, Chain, Governs, Hooks, ModelWraps, ToolWraps};
 use crate::pipeline::{HasTool, There};
+use crate::scope::Scope;
 use crate::tool::{Arguments, NameList, OutputHooks, ToolId, ToolOrigin, ToolSet, ToolSpec};
 use crate::transform::StreamTransformer;
 use crate::turn::Turn;
@@ -66,6 +67,7 @@ pub struct AgentTool<R, I = Prompt> {
     name: String,
     description: String,
     config: Config,
+    keep: bool,
     message: fn(I) -> Message,
     _input: PhantomData<fn(I)>,
 }
@@ -79,6 +81,7 @@ impl<R: SubAgent> AgentTool<R> {
             name: name.into(),
             description: description.into(),
             config: Config::default(),
+            keep: false,
             message: |prompt: Prompt| Message::user(prompt.prompt),
             _input: PhantomData,
         }
@@ -101,6 +104,7 @@ impl<R: SubAgent, I> AgentTool<R, I> {
             name: self.name,
             description: self.description,
             config: self.config,
+            keep: self.keep,
             message,
             _input: PhantomData,
         }
@@ -113,6 +117,15 @@ impl<R: SubAgent, I> AgentTool<R, I> {
         self
     }
 
+    /// Keeps the child's conversation across calls, beside the parent's: each call goes on
+    /// from what the agent said in the parent's earlier calls, and what it says joins the
+    /// parent's log ([`Entry::Delegated`](crate::Entry::Delegated)) — stored with it, loaded
+    /// with it. Without it, each call runs a fresh conversation.
+    pub fn keep_conversation(mut self) -> Self {
+        self.keep = true;
+        self
+    }
+
     /// The tool's name, and the agent's in nested observations and stream events.
     pub fn name(&self) -> &str {
         &self.name
@@ -121,6 +134,26 @@ impl<R: SubAgent, I> AgentTool<R, I> {
     /// The child conversation a call runs in: fresh ([`child_conversation`]).
     fn conversation(&self, parent: &Turn, call: &ToolCall) -> Conversation {
         child_conversation(&self.config, parent, call, &self.name)
+    }
+
+    /// The kept child conversation a call runs in: what the agent said in the parent's
+    /// earlier calls, found in its log (and this step's, not yet there), its id the parent's
+    /// and the agent's.
+    fn kept_conversation(&self, parent: &Turn, call: &ToolCall) -> Result<Conversation, String> {
+        let mut log = Vec::new();
+        for entry in parent.log().iter().chain(parent.kept_so_far().iter()) {
+            if let Entry::Delegated { agent, log: said, .. } = entry
+                && *agent == self.name
+            {
+                log.extend(said.iter().cloned());
+            }
+        }
+        let turns = log.iter().filter(|entry| matches!(entry, Entry::User { .. })).count();
+        let config = child_conversation(&self.config, parent, call, &self.name).config().clone();
+        let id = format!("{}/{}", parent.conversation_id().unwrap_or("-"), self.name);
+        Conversation::from_parts(config, log, turns as u64, Scope::new())
+            .map(|conversation| conversation.with_id(id))
+            .map_err(|error| format!("the kept conversation of `{}` is no log: {error}", self.name))
     }
 }
 
@@ -150,9 +183,29 @@ impl<R: SubAgent, I: Arguments + 'static> AgentTool<R, I> {
             }
         };
         let message = (self.message)(input);
-        let conversation = self.conversation(turn, call);
-        let outcome = run_child(&self.agent, &self.name, conversation, message, call, turn, hooks);
-        match outcome.await {
+        let mut conversation = if self.keep {
+            match self.kept_conversation(turn, call) {
+                Ok(conversation) => conversation,
+                Err(message) => {
+                    return ToolResult::failure(call, ToolFailure::Failed { message });
+                }
+            }
+        } else {
+            self.conversation(turn, call)
+        };
+        let before = conversation.log().len();
+        let outcome =
+            run_child(&self.agent, &self.name, &mut conversation, message, call, turn, hooks).await;
+        // A kept conversation's new entries join the parent's log after the step's results.
+        if self.keep && outcome.is_ok() {
+            turn.keep_delegated(Entry::Delegated {
+                turn: turn.turn_ref(),
+                call: call.id.clone(),
+                agent: self.name.clone(),
+                log: conversation.log()[before..].to_vec(),
+            });
+        }
+        match outcome {
             Ok(Ok(answer)) => ToolResult::success(call, answer.joined_text()),
             Ok(Err(error)) => ToolResult::failure(
                 call,
@@ -170,7 +223,7 @@ impl<R: SubAgent, I: Arguments + 'static> AgentTool<R, I> {
 pub(super) async fn run_child<R: SubAgent, H: OutputHooks>(
     agent: &R,
     name: &str,
-    mut conversation: Conversation,
+    conversation: &mut Conversation,
     message: Message,
     call: &ToolCall,
     turn: &Turn,
@@ -185,11 +238,11 @@ pub(super) async fn run_child<R: SubAgent, H: OutputHooks>(
         Some(parent) => {
             let journal = Nesting { parent, turn: turn.turn_ref(), agent: name, call };
             let effects = Journaled { journal: &journal, inner: &effects };
-            let run = Box::pin(agent.open(&mut conversation, message, &observer, effects));
+            let run = Box::pin(agent.open(conversation, message, &observer, effects));
             hooks.run_tool(run).await
         }
         None => {
-            let run = Box::pin(agent.open(&mut conversation, message, &observer, &effects));
+            let run = Box::pin(agent.open(conversation, message, &observer, &effects));
             hooks.run_tool(run).await
         }
     }

@@ -190,6 +190,22 @@ pub enum Entry {
         /// The summary.
         text: String,
     },
+    /// What a sub-agent that keeps its conversation ([`AgentTool::keep_conversation`]) said
+    /// in one of the turn's calls: the new entries of its conversation. Its conversation is
+    /// these, in the order the log holds them, for its agent: kept beside the parent's, stored
+    /// with it.
+    ///
+    /// [`AgentTool::keep_conversation`]: crate::AgentTool::keep_conversation
+    Delegated {
+        /// The parent's turn.
+        turn: TurnRef,
+        /// The call that ran the sub-agent.
+        call: String,
+        /// The sub-agent: the tool's name.
+        agent: String,
+        /// Its conversation's entries from the call.
+        log: Vec<Entry>,
+    },
 }
 
 impl Entry {
@@ -205,7 +221,8 @@ impl Entry {
             | Entry::Failed { turn, .. }
             | Entry::Suspended { turn, .. }
             | Entry::Resumed { turn, .. }
-            | Entry::Summary { turn, .. } => *turn,
+            | Entry::Summary { turn, .. }
+            | Entry::Delegated { turn, .. } => *turn,
         }
     }
 
@@ -221,7 +238,8 @@ impl Entry {
             | Entry::Failed { turn, .. }
             | Entry::Suspended { turn, .. }
             | Entry::Resumed { turn, .. }
-            | Entry::Summary { turn, .. } => *turn = to,
+            | Entry::Summary { turn, .. }
+            | Entry::Delegated { turn, .. } => *turn = to,
         }
     }
 
@@ -247,7 +265,8 @@ impl Entry {
             | Entry::Failed { .. }
             | Entry::Suspended { .. }
             | Entry::Resumed { .. }
-            | Entry::Summary { .. } => None,
+            | Entry::Summary { .. }
+            | Entry::Delegated { .. } => None,
         }
     }
 }
@@ -332,6 +351,8 @@ fn migrate(mut stored: Stored) -> Result<Stored, NotLoaded> {
             // Format 2 names the event before a session task's step `step_start`; format 1's
             // `turn_start` reads as it already (an alias of `EventKind::StepStart`).
             1 => stored.format = 2,
+            // Format 3 adds the kept entries of sub-agents, which a format 2 log has none of.
+            2 => stored.format = 3,
             format => return Err(NotLoaded::Format { format }),
         }
     }
@@ -358,7 +379,8 @@ impl Conversation {
     ///
     /// 1. The first.
     /// 2. The event before a session task's step is `step_start` (it was `turn_start`).
-    pub const FORMAT: u32 = 2;
+    /// 3. A log may hold a kept sub-agent's entries ([`Entry::Delegated`]).
+    pub const FORMAT: u32 = 3;
 
     /// An empty conversation with the default config.
     pub fn new() -> Self {

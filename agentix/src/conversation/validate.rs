@@ -100,6 +100,11 @@ pub enum LogProblem {
         /// Where it says the summarized entries end.
         through: usize,
     },
+    /// A sub-agent's kept entries that do not follow the results of the step that ran it.
+    DelegatedOutOfPlace {
+        /// The sub-agent.
+        agent: String,
+    },
 }
 
 impl fmt::Display for LogProblem {
@@ -163,6 +168,11 @@ impl fmt::Display for LogProblem {
                 f,
                 "a summary through entry {through}, which is not the start of a turn before \
                  it, past the end of the summary before it"
+            ),
+            LogProblem::DelegatedOutOfPlace { agent } => write!(
+                f,
+                "the kept entries of the sub-agent `{agent}` do not follow the results of the \
+                 step that ran it"
             ),
         }
     }
@@ -253,6 +263,14 @@ pub(crate) fn validate_log(log: &[Entry], counter: u64) -> Result<(), InvalidLog
             }
             (None, Entry::ToolResults { .. }) => return invalid(LogProblem::OrphanResults),
             (None, _) => {}
+        }
+        if let Entry::Delegated { agent, .. } = entry {
+            let after_results = index > 0
+                && matches!(log[index - 1], Entry::ToolResults { turn: step, .. }
+                    | Entry::Delegated { turn: step, .. } if step == turn);
+            if !after_results {
+                return invalid(LogProblem::DelegatedOutOfPlace { agent: agent.clone() });
+            }
         }
         if let Entry::Summary { through, .. } = *entry {
             let at_a_turn = through < index && matches!(log[through], Entry::User { .. });

@@ -18,10 +18,17 @@ use serde_json::{Value, json};
 use tests::Weather;
 
 /// Every format's fixture, oldest first; the last is the current format's.
-const FIXTURES: [(u32, &str); 2] = [
+const FIXTURES: [(u32, &str); 3] = [
     (1, include_str!("../../fixtures/stored/conversation-format-1.json")),
     (2, include_str!("../../fixtures/stored/conversation-format-2.json")),
+    (3, include_str!("../../fixtures/stored/conversation-format-3.json")),
 ];
+
+/// The turns each format's fixture holds: format 3 added an eighth, whose sub-agent keeps its
+/// conversation; the fixtures before read as the current one's first seven turns.
+fn turns_of(format: u32) -> u64 {
+    if format < 3 { 7 } else { 8 }
+}
 
 /// The user, kept in the scope.
 #[derive(Serialize, Deserialize)]
@@ -157,7 +164,27 @@ async fn every_entry() -> Conversation {
     conversation.config_mut().context_budget = 150;
     conversation.config_mut().injection_reserve = 40;
     agent.run(&mut conversation, "And now?").await.unwrap();
+
+    // Turn 8: a sub-agent that keeps its conversation beside this one.
+    let notes = Agent::builder(ScriptedModel::new().text("Noted.")).build();
+    let model = ScriptedModel::new()
+        .tool_call("notes", json!({ "prompt": "Note the weather." }))
+        .text("Noted it.");
+    let delegating = Agent::builder(model)
+        .sub_agent(agentix::AgentTool::new("notes", "Keeps notes.", notes).keep_conversation())
+        .summarizer(Count)
+        .build();
+    delegating.run(&mut conversation, "Note it.").await.unwrap();
     conversation
+}
+
+/// The current fixture as a format before it holds it: its first `turns` turns.
+fn current_upto(turns: u64) -> Value {
+    let mut current = current();
+    let log = current["log"].as_array_mut().unwrap();
+    log.retain(|entry| entry["turn"].as_u64().unwrap() <= turns);
+    current["turns"] = json!(turns);
+    current
 }
 
 /// The name of each kind of entry: a new kind fails to compile here until the fixture has it.
@@ -175,6 +202,7 @@ fn kind(entry: &Entry) -> &'static str {
         Entry::Suspended { .. } => "suspended",
         Entry::Resumed { .. } => "resumed",
         Entry::Summary { .. } => "summary",
+        Entry::Delegated { .. } => "delegated",
     }
 }
 
@@ -225,7 +253,8 @@ fn every_fixture_loads_and_reads_as_the_current_form() {
     for (format, fixture) in FIXTURES {
         let loaded: Conversation = serde_json::from_str(fixture)
             .unwrap_or_else(|error| panic!("format {format} no longer loads: {error}"));
-        assert_same_form(&serde_json::to_value(&loaded).unwrap(), &current());
+        let expected = current_upto(turns_of(format));
+        assert_same_form(&serde_json::to_value(&loaded).unwrap(), &expected);
         assert_eq!(loaded.id(), Some("c-1"));
         assert_eq!(loaded.config().tool_timeout, Some(Duration::from_millis(1_500)));
         assert_eq!(loaded.config().turn_timeout, Some(Duration::from_nanos(90_000_000_250)));
@@ -250,6 +279,7 @@ fn the_fixture_holds_every_kind_of_entry() {
         "suspended",
         "resumed",
         "summary",
+        "delegated",
     ];
     assert_eq!(kinds, every.into_iter().collect(), "{:#?}", loaded.log());
     let parts = loaded.log().iter().filter_map(|entry| match entry {
@@ -264,7 +294,7 @@ fn a_conversation_written_before_formats_is_of_the_first() {
     let mut unversioned: Value = serde_json::from_str(FIXTURES[0].1).unwrap();
     assert_eq!(unversioned.as_object_mut().unwrap().remove("format"), Some(json!(1)));
     let loaded: Conversation = serde_json::from_value(unversioned).unwrap();
-    assert_same_form(&serde_json::to_value(&loaded).unwrap(), &current());
+    assert_same_form(&serde_json::to_value(&loaded).unwrap(), &current_upto(turns_of(1)));
 }
 
 #[test]
@@ -281,7 +311,7 @@ fn format_1s_turn_start_reads_as_step_start() {
     let loaded: Conversation = serde_json::from_value(first).unwrap();
     let now = serde_json::to_value(&loaded).unwrap();
     assert_eq!(halted_at(&now), [json!("before_model"), json!("step_start")]);
-    assert_eq!(now["format"], json!(2));
+    assert_eq!(now["format"], json!(Conversation::FORMAT));
 }
 
 #[test]

@@ -496,3 +496,69 @@ fn a_tool_of_a_sub_agents_name_is_refused_at_build() {
         .tool(Weather::default())
         .build();
 }
+
+/// What a child's model was shown in its `call`th request (from 0): each message's text.
+fn shown(model: &ScriptedModel, call: usize) -> Vec<String> {
+    model.requests()[call].messages.iter().map(|message| message.text().into_owned()).collect()
+}
+
+#[tokio::test]
+async fn a_kept_conversation_goes_on_from_the_earlier_calls_and_loads_back_with_the_parent() {
+    let child_model =
+        ScriptedModel::new().text("Noted: Oslo.").text("You said Oslo.").text("Still Oslo.");
+    let child = Agent::builder(&child_model).build();
+    let model = ScriptedModel::new()
+        .tool_call("notes", json!({ "prompt": "Remember Oslo." }))
+        .text("Noted.")
+        .tool_call("notes", json!({ "prompt": "What did I say?" }))
+        .text("Oslo.");
+    let parent = Agent::builder(&model)
+        .sub_agent(AgentTool::new("notes", "Keeps notes.", &child).keep_conversation())
+        .build();
+    let mut conversation = Conversation::new().with_id("c");
+    parent.run(&mut conversation, "Remember Oslo.").await.unwrap();
+    parent.run(&mut conversation, "What did I say?").await.unwrap();
+    // The second call went on from the first: the child saw its earlier exchange.
+    assert_eq!(shown(&child_model, 0), ["Remember Oslo."]);
+    assert_eq!(shown(&child_model, 1), ["Remember Oslo.", "Noted: Oslo.", "What did I say?"]);
+    // The parent's log keeps what the child said, after each step's results.
+    let kept: Vec<(&str, usize)> = conversation
+        .log()
+        .iter()
+        .filter_map(|entry| match entry {
+            agentix::Entry::Delegated { agent, log, .. } => Some((agent.as_str(), log.len())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(kept, [("notes", 2), ("notes", 2)]);
+    conversation.validate().unwrap();
+    // Stored and loaded back, the parent's conversation still holds the child's.
+    let json = serde_json::to_string(&conversation).unwrap();
+    let mut loaded: Conversation = serde_json::from_str(&json).unwrap();
+    let model = ScriptedModel::new()
+        .tool_call("notes", json!({ "prompt": "And now?" }))
+        .text("Oslo, still.");
+    let parent = Agent::builder(&model)
+        .sub_agent(AgentTool::new("notes", "Keeps notes.", &child).keep_conversation())
+        .build();
+    parent.run(&mut loaded, "And now?").await.unwrap();
+    assert_eq!(shown(&child_model, 2).len(), 5, "{:?}", shown(&child_model, 2));
+}
+
+#[tokio::test]
+async fn without_keeping_each_call_starts_afresh() {
+    let child_model = ScriptedModel::new().text("Noted.").text("I know nothing.");
+    let child = Agent::builder(&child_model).build();
+    let model = ScriptedModel::new()
+        .tool_call("notes", json!({ "prompt": "Remember Oslo." }))
+        .tool_call("notes", json!({ "prompt": "What did I say?" }))
+        .text("Nothing.");
+    let parent =
+        Agent::builder(&model).sub_agent(AgentTool::new("notes", "Keeps notes.", &child)).build();
+    let mut conversation = Conversation::new();
+    parent.run(&mut conversation, "Go.").await.unwrap();
+    assert_eq!(shown(&child_model, 1), ["What did I say?"]);
+    assert!(
+        !conversation.log().iter().any(|entry| matches!(entry, agentix::Entry::Delegated { .. }))
+    );
+}

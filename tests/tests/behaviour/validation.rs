@@ -512,7 +512,8 @@ fn broken(
                 | Entry::Failed { turn, .. }
                 | Entry::Suspended { turn, .. }
                 | Entry::Resumed { turn, .. }
-                | Entry::Summary { turn, .. } => turn.0 -= 1,
+                | Entry::Summary { turn, .. }
+                | Entry::Delegated { turn, .. } => turn.0 -= 1,
             };
             set(&mut log[index]);
         }
