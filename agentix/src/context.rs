@@ -303,12 +303,12 @@ impl Units {
     }
 
     /// The current turn's finished steps, oldest first. A summary made during the turn is no
-    /// step: it joins the step before it.
+    /// step, nor is a kept sub-agent's record: each joins the step before it.
     fn steps(&self, log: &[Entry]) -> Vec<Range<usize>> {
         let mut steps: Vec<Range<usize>> = Vec::new();
         let mut index = self.durable.end;
         while index < log.len() {
-            if let Entry::Summary { .. } = &log[index] {
+            if let Entry::Summary { .. } | Entry::Delegated { .. } = &log[index] {
                 if let Some(step) = steps.last_mut() {
                     step.end = index + 1;
                 }

@@ -65,8 +65,8 @@ mod turn;
 mod verdict;
 
 pub use agent::{
-    Agent, AgentBuilder, AgentTool, AnyAgent, BoxedAgent, Handoff, Handoffs, History, Prompt,
-    SubAgent, SubAgents, TurnRun,
+    Agent, AgentBuilder, AgentTool, AnyAgent, BoxedAgent, Delegates, Handoff, Handoffs, History,
+    Prompt, SubAgent, SubAgents, TurnRun,
 };
 
 #[doc = include_str!("../docs/hook.md")]

@@ -377,9 +377,10 @@ impl Turn {
         lock(&self.kept).clone()
     }
 
-    /// The id of the conversation the turn belongs to, if it has one.
-    pub(crate) fn conversation_id(&self) -> Option<&str> {
-        self.conversation.id()
+    /// Whether a call of this step left what only the step holds: a kept sub-agent's entries,
+    /// or an answer handed back.
+    pub(crate) fn holds_delegated(&self) -> bool {
+        self.handed_off() || !lock(&self.kept).is_empty()
     }
 
     /// What sub-agents said in this step's calls, in the order they ended.

@@ -47,12 +47,12 @@ pub async fn delete_notes() -> Result<String, String> {
 }
 
 /// A scripted model whose every answer costs `tokens` in and out, so the team's usage shows.
-pub struct Metered {
-    script: ScriptedModel,
+pub struct Metered<S = ScriptedModel> {
+    script: S,
     tokens: u32,
 }
 
-impl Model for Metered {
+impl<S: Model> Model for Metered<S> {
     async fn complete(&self, request: &ModelRequest) -> Result<ModelResponse, ModelError> {
         let mut response = self.script.complete(request).await?;
         let tokens = self.tokens;
@@ -69,6 +69,8 @@ pub struct Report {
     pub usage: Usage,
     /// The researcher's tool calls, and what came of each (a refusal names the guard).
     pub researcher_calls: Vec<String>,
+    /// What the writer was asked: the texts of its request's last message.
+    pub writer_asked: Vec<String>,
 }
 
 /// The usage a `post` hook of the planner's read.
@@ -95,12 +97,19 @@ pub async fn run(out: &(dyn Fn(&str) + Sync)) -> Report {
         .build();
     let writer_script = ScriptedModel::new()
         .text("Rust turned 1.0 on 15 May 2015 — a Friday, and the start of its stability promise.");
-    let writer =
-        Agent::builder(Metered { script: writer_script, tokens: 5 }).policy(&policy).build();
-    // The planner asks the researcher, then hands the answer to the writer.
+    let writer_script = std::sync::Arc::new(writer_script);
+    let writer = Agent::builder(Metered { script: writer_script.clone(), tokens: 5 })
+        .policy(&policy)
+        .build();
+    // The planner asks the researcher, then hands the turn to the writer, with what the
+    // researcher found in a note (the writer sees the conversation's earlier answers, not this
+    // turn's tool calls).
     let planner_script = ScriptedModel::new()
         .tool_call("research", json!({ "prompt": "When was Rust 1.0 released?" }))
-        .tool_call("transfer_to_writer", json!({}));
+        .tool_call(
+            "transfer_to_writer",
+            json!({ "note": "The researcher found: Rust 1.0 was released on 15 May 2015." }),
+        );
     let planner = Agent::builder(Metered { script: planner_script, tokens: 100 })
         .policy(&policy)
         .sub_agent(AgentTool::new("research", "Looks facts up in the team's notes.", researcher))
@@ -143,5 +152,10 @@ pub async fn run(out: &(dyn Fn(&str) + Sync)) -> Report {
         usage.input_tokens, usage.output_tokens
     ));
     let researcher_calls = researcher_calls.into_inner().unwrap_or_else(|p| p.into_inner());
-    Report { answer, usage, researcher_calls }
+    let requests = writer_script.requests();
+    let asked = requests.first().and_then(|request| request.messages.last());
+    let writer_asked = asked.map_or_else(Vec::new, |message| {
+        message.content.iter().filter_map(|part| part.as_text()).map(str::to_owned).collect()
+    });
+    Report { answer, usage, researcher_calls, writer_asked }
 }

@@ -12,6 +12,9 @@ async fn the_writer_answers_and_the_policy_guards_the_researcher() {
         report.researcher_calls,
         ["refused by no_deletes: this team deletes nothing", "search ran"]
     );
+    // The writer got the user's message, and the planner's note of what was found.
+    assert_eq!(report.writer_asked.len(), 2, "{:?}", report.writer_asked);
+    assert!(report.writer_asked[1].contains("15 May 2015"), "{:?}", report.writer_asked);
     // The planner's two calls at 100, the researcher's three at 10, the writer's one at 5.
     assert_eq!((report.usage.input_tokens, report.usage.output_tokens), (235, 235));
 }

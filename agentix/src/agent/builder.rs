@@ -12,8 +12,9 @@ use crate::pipeline::{
 use crate::tool::{Arguments, IntoTool, NoTools, ToolSet, Toolbox};
 use crate::transform::StreamTransformer;
 
-use super::handoff::{Handoff, Handoffs};
-use super::sub_agent::{AgentTool, SubAgent, SubAgents};
+use super::delegates::{Delegates, Handoffs, SubAgents};
+use super::handoff::Handoff;
+use super::sub_agent::{AgentTool, SubAgent};
 use super::{Agent, Settings};
 
 /// Builds an [`Agent`], growing its type with each tool and hook.
@@ -176,7 +177,7 @@ impl<M, T, P, A, X> AgentBuilder<M, T, P, A, X> {
             agent.name()
         );
         AgentBuilder {
-            tools: SubAgents::new(self.tools, agent),
+            tools: Delegates::new(self.tools, agent),
             model: self.model,
             hooks: self.hooks,
             approver: self.approver,
@@ -209,7 +210,7 @@ impl<M, T, P, A, X> AgentBuilder<M, T, P, A, X> {
             handoff.tool_name()
         );
         AgentBuilder {
-            tools: Handoffs::new(self.tools, handoff),
+            tools: Delegates::new(self.tools, handoff),
             model: self.model,
             hooks: self.hooks,
             approver: self.approver,

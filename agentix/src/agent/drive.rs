@@ -78,6 +78,11 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
                         turn.record_usage(Usage::default(), None);
                         answer
                     }
+                    // A handed answer sent back (a RETRY) goes to this agent's model: within
+                    // the step limit, which let the handed answer through.
+                    None if T::HANDS_OFF && turn.step >= limit => {
+                        return Err(Error::StepLimit { limit });
+                    }
                     None => self.model_message(turn, retry.as_ref(), observer, committer).await?,
                 };
 
@@ -140,7 +145,8 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
             if turn.step >= limit && !(T::HANDS_OFF && turn.handed_off()) {
                 return Err(Error::StepLimit { limit });
             }
-            if G::GATES {
+            // A step that only takes an answer handed back makes no model call to gate.
+            if G::GATES && !(T::HANDS_OFF && turn.handed_off()) {
                 observer.failed()?;
                 self.step_start(turn, observer, gate).await?;
             }

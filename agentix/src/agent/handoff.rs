@@ -4,16 +4,13 @@
 //! `after_model` and `before_final` hooks, and the log records the handoff — the call of
 //! `transfer_to_<agent>` and its result, right before the answer.
 
-use std::future::Future;
-use std::sync::Arc;
-
 use crate::conversation::{Config, Conversation, Entry, TurnRef};
-use crate::message::{ToolCall, ToolFailure, ToolResult};
-use crate::pipeline::{HasTool, There};
+use crate::message::{Part, ToolCall, ToolFailure, ToolResult};
 use crate::scope::Scope;
-use crate::tool::{NameList, OutputHooks, ToolId, ToolOrigin, ToolSet, ToolSpec};
+use crate::tool::{OutputHooks, ToolSpec};
 use crate::turn::Turn;
 
+use super::delegates::Delegation;
 use super::sub_agent::{SubAgent, child_conversation, run_child};
 
 /// What the receiving agent sees of the conversation before the turn it takes over.
@@ -93,43 +90,6 @@ impl<R: SubAgent> Handoff<R> {
         &self.tool
     }
 
-    fn spec(&self) -> ToolSpec {
-        ToolSpec {
-            name: self.tool.clone(),
-            description: format!("Hand the conversation to {}: {}", self.name, self.description),
-            parameters: serde_json::json!({ "type": "object", "properties": {} }),
-        }
-    }
-
-    /// Runs the receiving agent on the turn's user message, with the history it is to see;
-    /// its answer is left on the turn for the loop.
-    async fn run<H: OutputHooks>(&self, call: &ToolCall, turn: &Turn, hooks: &H) -> ToolResult {
-        if turn.handed_off() {
-            let message = "the turn was already handed to another agent".to_owned();
-            return ToolResult::failure(call, ToolFailure::Failed { message });
-        }
-        let mut conversation = match self.conversation(turn, call) {
-            Ok(conversation) => conversation,
-            Err(message) => return ToolResult::failure(call, ToolFailure::Failed { message }),
-        };
-        let message = turn.user_message().clone();
-        let outcome =
-            run_child(&self.agent, &self.name, &mut conversation, message, call, turn, hooks).await;
-        match outcome {
-            Ok(Ok(answer)) => {
-                turn.hand_off(answer);
-                ToolResult::success(call, format!("`{}` answered the user", self.name))
-            }
-            Ok(Err(error)) => ToolResult::failure(
-                call,
-                ToolFailure::Failed {
-                    message: format!("the agent `{}` failed: {error}", self.name),
-                },
-            ),
-            Err(after) => ToolResult::failure(call, ToolFailure::TimedOut { after }),
-        }
-    }
-
     /// The receiving agent's conversation: the earlier turns its history keeps.
     fn conversation(&self, turn: &Turn, call: &ToolCall) -> Result<Conversation, String> {
         let base = child_conversation(&self.config, turn, call, &self.name);
@@ -148,6 +108,66 @@ impl<R: SubAgent> Handoff<R> {
             Some(id) => conversation.with_id(id),
             None => conversation,
         })
+    }
+}
+
+impl<R: SubAgent> Delegation for Handoff<R> {
+    const HANDS_OFF: bool = true;
+
+    fn tool_name(&self) -> &str {
+        Handoff::tool_name(self)
+    }
+
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: self.tool.clone(),
+            description: format!("Hand the conversation to {}: {}", self.name, self.description),
+            parameters: serde_json::json!({
+                "type": "object",
+                "properties": {
+                    "note": {
+                        "type": "string",
+                        "description": "What the receiving agent needs to know that the \
+                            conversation does not show it: what this turn has found so far."
+                    }
+                }
+            }),
+        }
+    }
+
+    /// Runs the receiving agent on the turn's user message, with the history it is to see;
+    /// its answer is left on the turn for the loop.
+    async fn run<H: OutputHooks>(&self, call: &ToolCall, turn: &Turn, hooks: &H) -> ToolResult {
+        if turn.handed_off() {
+            let message = "the turn was already handed to another agent".to_owned();
+            return ToolResult::failure(call, ToolFailure::Failed { message });
+        }
+        let mut conversation = match self.conversation(turn, call) {
+            Ok(conversation) => conversation,
+            Err(message) => return ToolResult::failure(call, ToolFailure::Failed { message }),
+        };
+        // The user's message, and the handing model's note beside it, if it left one.
+        let mut message = turn.user_message().clone();
+        if let Some(note) = call.arguments.get("note").and_then(|note| note.as_str())
+            && !note.trim().is_empty()
+        {
+            message.content.push(Part::Text(format!("(Handed over with this note: {note})")));
+        }
+        let outcome =
+            run_child(&self.agent, &self.name, &mut conversation, message, call, turn, hooks).await;
+        match outcome {
+            Ok(Ok(answer)) => {
+                turn.hand_off(answer);
+                ToolResult::success(call, format!("`{}` answered the user", self.name))
+            }
+            Ok(Err(error)) => ToolResult::failure(
+                call,
+                ToolFailure::Failed {
+                    message: format!("the agent `{}` failed: {error}", self.name),
+                },
+            ),
+            Err(after) => ToolResult::failure(call, ToolFailure::TimedOut { after }),
+        }
     }
 }
 
@@ -204,75 +224,4 @@ fn numbered(entries: Vec<Entry>) -> (Vec<Entry>, u64) {
         .collect();
     let count = turns.len() as u64;
     (log, count)
-}
-
-/// The tool set `Rest` with an agent the model may hand its turn to beside it. Built by
-/// [`AgentBuilder::handoff`](crate::AgentBuilder::handoff).
-#[derive(Debug)]
-pub struct Handoffs<Rest, R> {
-    rest: Rest,
-    handoff: Handoff<R>,
-}
-
-impl<Rest, R> Handoffs<Rest, R> {
-    pub(crate) fn new(rest: Rest, handoff: Handoff<R>) -> Self {
-        Handoffs { rest, handoff }
-    }
-}
-
-impl<Rest: ToolSet, R: SubAgent> ToolSet for Handoffs<Rest, R> {
-    const NAMES: Option<&'static NameList> = Rest::NAMES;
-    const HAS_ORIGINS: bool = Rest::HAS_ORIGINS;
-    const CHANGES: bool = Rest::CHANGES;
-    const NESTS: bool = true;
-    const HANDS_OFF: bool = true;
-
-    fn specs(&self, specs: &mut Vec<ToolSpec>) {
-        self.rest.specs(specs);
-        specs.push(self.handoff.spec());
-    }
-
-    fn tool_id(&self, name: &str) -> Option<ToolId> {
-        if name == self.handoff.tool { None } else { self.rest.tool_id(name) }
-    }
-
-    fn origin(&self, name: &str) -> Option<Arc<ToolOrigin>> {
-        if name == self.handoff.tool { None } else { self.rest.origin(name) }
-    }
-
-    fn generation(&self) -> u64 {
-        self.rest.generation()
-    }
-
-    fn nests(&self, name: &str) -> bool {
-        name == self.handoff.tool || (Rest::NESTS && self.rest.nests(name))
-    }
-
-    fn call(
-        &self,
-        call: &ToolCall,
-        turn: &Turn,
-    ) -> impl Future<Output = Option<ToolResult>> + Send {
-        self.call_hooked(call, turn, &())
-    }
-
-    async fn call_hooked<H: OutputHooks>(
-        &self,
-        call: &ToolCall,
-        turn: &Turn,
-        hooks: &H,
-    ) -> Option<ToolResult> {
-        if call.name == self.handoff.tool {
-            Some(self.handoff.run(call, turn, hooks).await)
-        } else {
-            self.rest.call_hooked(call, turn, hooks).await
-        }
-    }
-}
-
-/// A per-tool hook's tool, among the tools beside the handoff.
-#[diagnostic::do_not_recommend]
-impl<Rest: HasTool<T, Index>, R, T: crate::Tool, Index> HasTool<T, There<Index>>
-    for Handoffs<Rest, R>
-{
 }

@@ -4,6 +4,7 @@
 mod chains;
 mod boxed;
 mod builder;
+mod delegates;
 mod drive;
 pub(crate) mod effects;
 mod handoff;
@@ -20,11 +21,12 @@ mod tool_call;
 pub(crate) use crate::error::halted;
 pub use boxed::BoxedAgent;
 pub use builder::AgentBuilder;
-pub use handoff::{Handoff, Handoffs, History};
+pub use delegates::{Delegates, Handoffs, SubAgents};
+pub use handoff::{Handoff, History};
 pub use run::TurnRun;
 pub use runs::AnyAgent;
 pub(crate) use runs::TurnGate;
-pub use sub_agent::{AgentTool, Prompt, SubAgent, SubAgents};
+pub use sub_agent::{AgentTool, Prompt, SubAgent};
 
 use std::future::{Future, IntoFuture};
 use std::sync::Arc;

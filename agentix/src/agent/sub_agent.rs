@@ -21,13 +21,13 @@ use crate::message::{Message, ToolCall, ToolFailure, ToolResult};
 use crate::model::{Model, Usage};
 use crate::observe::{Observation, Observer};
 use crate::pipeline::{Answering, Chain, Governs, Hooks, ModelWraps, ToolWraps};
-use crate::pipeline::{HasTool, There};
 use crate::scope::Scope;
-use crate::tool::{Arguments, NameList, OutputHooks, ToolId, ToolOrigin, ToolSet, ToolSpec};
+use crate::tool::{Arguments, OutputHooks, ToolSet, ToolSpec};
 use crate::transform::StreamTransformer;
 use crate::turn::Turn;
 use crate::verdict::Escalation;
 
+use super::delegates::Delegation;
 use super::effects::{Effects, ErasedEffects, ErasedJournal, Journaled};
 use super::runs::Runs;
 use super::{Agent, AnyAgent};
@@ -149,9 +149,11 @@ impl<R: SubAgent, I> AgentTool<R, I> {
             }
         }
         let turns = log.iter().filter(|entry| matches!(entry, Entry::User { .. })).count();
-        let config = child_conversation(&self.config, parent, call, &self.name).config().clone();
-        let id = format!("{}/{}", parent.conversation_id().unwrap_or("-"), self.name);
-        Conversation::from_parts(config, log, turns as u64, Scope::new())
+        // Its config and id this call's: the call's id keeps its tools' idempotency keys apart
+        // from those of an earlier call that kept nothing (it timed out, or was dropped).
+        let fresh = child_conversation(&self.config, parent, call, &self.name);
+        let id = fresh.id().unwrap_or_default().to_owned();
+        Conversation::from_parts(fresh.config().clone(), log, turns as u64, Scope::new())
             .map(|conversation| conversation.with_id(id))
             .map_err(|error| format!("the kept conversation of `{}` is no log: {error}", self.name))
     }
@@ -163,7 +165,13 @@ impl<R, I> std::fmt::Debug for AgentTool<R, I> {
     }
 }
 
-impl<R: SubAgent, I: Arguments + 'static> AgentTool<R, I> {
+impl<R: SubAgent, I: Arguments + 'static> Delegation for AgentTool<R, I> {
+    const HANDS_OFF: bool = false;
+
+    fn tool_name(&self) -> &str {
+        &self.name
+    }
+
     fn spec(&self) -> ToolSpec {
         ToolSpec {
             name: self.name.clone(),
@@ -234,18 +242,27 @@ pub(super) async fn run_child<R: SubAgent, H: OutputHooks>(
     // In a journaled turn, each of the child's steps is journaled inside the parent's. The
     // child's turn is boxed: a whole agent loop, it would otherwise sit inside the parent's
     // future (and, as it is made, on the stack).
-    match hooks.journal() {
+    let outcome = match hooks.journal() {
         Some(parent) => {
+            // No clock of its own: a timeout that cut the child short would not cut its
+            // replay at the same place (the replay's steps return at once). The turn's own
+            // `turn_timeout` bounds it, and its model and tool calls record their timeouts.
+            conversation.config_mut().turn_timeout = None;
             let journal = Nesting { parent, turn: turn.turn_ref(), agent: name, call };
             let effects = Journaled { journal: &journal, inner: &effects };
-            let run = Box::pin(agent.open(conversation, message, &observer, effects));
-            hooks.run_tool(run).await
+            Ok(Box::pin(agent.open(conversation, message, &observer, effects)).await)
         }
         None => {
             let run = Box::pin(agent.open(conversation, message, &observer, &effects));
             hooks.run_tool(run).await
         }
+    };
+    // The journal failed inside the child: the parent's turn is no longer what the journal
+    // holds either, and ends as any turn whose journal failed.
+    if let Ok(Err(crate::Error::Journal(error))) = &outcome {
+        turn.abort_journal(error.clone());
     }
+    outcome
 }
 
 /// The child conversation of a call: `config`'s, its `turn_timeout` cut to what is left of the
@@ -264,79 +281,6 @@ pub(super) fn child_conversation(
     }
     let id = format!("{}/{agent}", parent.idempotency_key(call));
     Conversation::with_config(config).with_id(id)
-}
-
-/// The tool set `Rest` with a sub-agent beside it: a call of the sub-agent's name runs it,
-/// any other goes to `Rest`. Built by [`AgentBuilder::sub_agent`](crate::AgentBuilder::sub_agent),
-/// the one way to give an agent a sub-agent — where its policy is checked.
-#[derive(Debug)]
-pub struct SubAgents<Rest, R, I> {
-    rest: Rest,
-    agent: AgentTool<R, I>,
-}
-
-impl<Rest, R, I> SubAgents<Rest, R, I> {
-    pub(crate) fn new(rest: Rest, agent: AgentTool<R, I>) -> Self {
-        SubAgents { rest, agent }
-    }
-}
-
-impl<Rest: ToolSet, R: SubAgent, I: Arguments + 'static> ToolSet for SubAgents<Rest, R, I> {
-    // The sub-agent's name is known only at run time; `build` refuses two tools of one name.
-    const NAMES: Option<&'static NameList> = Rest::NAMES;
-    const HAS_ORIGINS: bool = Rest::HAS_ORIGINS;
-    const CHANGES: bool = Rest::CHANGES;
-    const NESTS: bool = true;
-    const HANDS_OFF: bool = Rest::HANDS_OFF;
-
-    fn specs(&self, specs: &mut Vec<ToolSpec>) {
-        self.rest.specs(specs);
-        specs.push(self.agent.spec());
-    }
-
-    fn tool_id(&self, name: &str) -> Option<ToolId> {
-        if name == self.agent.name { None } else { self.rest.tool_id(name) }
-    }
-
-    fn origin(&self, name: &str) -> Option<Arc<ToolOrigin>> {
-        if name == self.agent.name { None } else { self.rest.origin(name) }
-    }
-
-    fn generation(&self) -> u64 {
-        self.rest.generation()
-    }
-
-    fn nests(&self, name: &str) -> bool {
-        name == self.agent.name || (Rest::NESTS && self.rest.nests(name))
-    }
-
-    fn call(
-        &self,
-        call: &ToolCall,
-        turn: &Turn,
-    ) -> impl Future<Output = Option<ToolResult>> + Send {
-        self.call_hooked(call, turn, &())
-    }
-
-    async fn call_hooked<H: OutputHooks>(
-        &self,
-        call: &ToolCall,
-        turn: &Turn,
-        hooks: &H,
-    ) -> Option<ToolResult> {
-        if call.name == self.agent.name {
-            Some(self.agent.run(call, turn, hooks).await)
-        } else {
-            self.rest.call_hooked(call, turn, hooks).await
-        }
-    }
-}
-
-/// A per-tool hook's tool, among the tools beside the sub-agent.
-#[diagnostic::do_not_recommend]
-impl<Rest: HasTool<T, Index>, R, I, T: crate::Tool, Index> HasTool<T, There<Index>>
-    for SubAgents<Rest, R, I>
-{
 }
 
 /// An agent that can be a sub-agent, and the policy it runs under: an [`Agent`], or a

@@ -393,8 +393,35 @@ mod tests {
         ));
         let results = vec![ToolResult::success(&call, "noon")];
         assert_eq!(
-            problem(&[user(1), Entry::ToolResults { turn: TurnRef(1), results }], 1),
+            problem(
+                &[user(1), Entry::ToolResults { turn: TurnRef(1), results: results.clone() }],
+                1
+            ),
             Some((1, LogProblem::OrphanResults))
+        );
+        // A kept sub-agent's entries follow the results of the step that ran it, and only those.
+        let kept = Entry::Delegated {
+            turn: TurnRef(1),
+            call: "call_1".into(),
+            agent: "notes".into(),
+            log: vec![user(1), answer(1)],
+        };
+        let stepped = [
+            user(1),
+            calling(1, &call),
+            Entry::ToolResults { turn: TurnRef(1), results },
+            kept.clone(),
+            kept.clone(),
+            answer(1),
+        ];
+        assert_eq!(problem(&stepped, 1), None);
+        assert_eq!(
+            problem(&[user(1), kept.clone()], 1),
+            Some((1, LogProblem::DelegatedOutOfPlace { agent: "notes".into() }))
+        );
+        assert_eq!(
+            problem(&[user(1), answer(1), kept], 1),
+            Some((2, LogProblem::DelegatedOutOfPlace { agent: "notes".into() }))
         );
     }
 }

@@ -157,3 +157,44 @@ async fn a_handoff_in_the_last_step_the_limit_allows_still_answers() {
     let answer = triage.run(&mut Conversation::with_config(config), "Invoice?").await.unwrap();
     assert_eq!(answer.joined_text(), "Paid.");
 }
+
+#[tokio::test]
+async fn the_handing_models_note_reaches_the_receiving_agent() {
+    let billing_model = ScriptedModel::new().text("Paid on the 3rd.");
+    let billing = Agent::builder(&billing_model).build();
+    let model = ScriptedModel::new()
+        .tool_call("transfer_to_billing", json!({ "note": "Invoice 17, found paid on the 3rd." }));
+    let triage =
+        Agent::builder(&model).handoff(Handoff::new("billing", "Invoices.", billing)).build();
+    triage.run(&mut Conversation::new(), "Is invoice 17 paid?").await.unwrap();
+    let asked = billing_model.requests()[0].messages.last().unwrap().text().into_owned();
+    assert!(asked.starts_with("Is invoice 17 paid?"), "{asked}");
+    assert!(asked.contains("(Handed over with this note: Invoice 17, found paid on the 3rd.)"));
+    let schema = &model.requests()[0].tools[0].parameters;
+    assert_eq!(schema["properties"]["note"]["type"], "string");
+}
+
+/// Sends back any answer that does not thank the user.
+#[hook(before_final)]
+async fn polite(message: &AssistantMessage) -> Verdict<BeforeFinal> {
+    if message.joined_text().contains("Thanks") {
+        Verdict::Continue
+    } else {
+        Verdict::retry("thank the user")
+    }
+}
+
+#[tokio::test]
+async fn a_handed_answer_sent_back_goes_to_the_handing_model() {
+    let billing = Agent::builder(ScriptedModel::new().text("Paid.")).build();
+    let model = transfer().text("Paid. Thanks for asking!");
+    let triage = Agent::builder(&model)
+        .handoff(Handoff::new("billing", "Invoices.", billing))
+        .hook(polite)
+        .build();
+    let answer = triage.run(&mut Conversation::new(), "Invoice?").await.unwrap();
+    assert_eq!(answer.joined_text(), "Paid. Thanks for asking!");
+    // The handing model saw the handed answer sent back, with the feedback.
+    let last = model.requests()[1].messages.last().unwrap().text().into_owned();
+    assert!(last.contains("thank the user"), "{last}");
+}

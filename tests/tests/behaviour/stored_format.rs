@@ -172,9 +172,13 @@ async fn every_entry() -> Conversation {
         .text("Noted it.");
     let delegating = Agent::builder(model)
         .sub_agent(agentix::AgentTool::new("notes", "Keeps notes.", notes).keep_conversation())
-        .summarizer(Count)
         .build();
+    // Room for the whole turn (the budget above is the sixth turn's, to make a summary); the
+    // stored config stays as the formats before hold it.
+    let budget = conversation.config().context_budget;
+    conversation.config_mut().context_budget = 10_000;
     delegating.run(&mut conversation, "Note it.").await.unwrap();
+    conversation.config_mut().context_budget = budget;
     conversation
 }
 

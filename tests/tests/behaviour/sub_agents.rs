@@ -562,3 +562,36 @@ async fn without_keeping_each_call_starts_afresh() {
         !conversation.log().iter().any(|entry| matches!(entry, agentix::Entry::Delegated { .. }))
     );
 }
+
+#[tokio::test]
+async fn a_step_holding_a_kept_childs_entries_does_not_stop_to_wait() {
+    let child = Agent::builder(ScriptedModel::new().text("Noted.")).build();
+    let weather = Weather::default();
+    let calls = weather.calls.clone();
+    let model = ScriptedModel::new()
+        .tool_calls([
+            ("notes", json!({ "prompt": "Note Oslo." })),
+            ("get_weather", json!({ "city": "Oslo" })),
+        ])
+        .text("Noted; no weather.");
+    let approver = Suspends::default();
+    let parent = Agent::builder(&model)
+        .tool(weather)
+        .sub_agent(AgentTool::new("notes", "Notes.", child).keep_conversation())
+        .hook(ask_first)
+        .approver(approver.clone())
+        .build();
+    let mut conversation = Conversation::new();
+    let answer = parent.run(&mut conversation, "Go.").await.unwrap();
+    assert_eq!(answer.joined_text(), "Noted; no weather.");
+    assert_eq!(*approver.0.lock().unwrap(), ["get_weather"], "asked, and it said wait");
+    assert!(calls.lock().unwrap().is_empty());
+    let results = tests::logged_results(&conversation);
+    let Some(ToolFailure::Rejected { reason, .. }) = &results[1].error else { panic!() };
+    assert!(reason.contains("cannot stop to wait for a person"), "{reason}");
+    // The kept entries are in the log, after the step's results.
+    assert!(
+        conversation.log().iter().any(|entry| matches!(entry, agentix::Entry::Delegated { .. }))
+    );
+    conversation.validate().unwrap();
+}
