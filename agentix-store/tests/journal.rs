@@ -22,7 +22,7 @@ use agentix_store::{Store, StoreJournal};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use support::durable_turn::{
-    self, AskFirst, DelegatingModel, KeyedSend, Refuse, SendingModel, ToolDeath,
+    self, AskFirst, DelegatingModel, HandingModel, KeyedSend, Refuse, SendingModel, ToolDeath,
 };
 use support::{die, lines};
 
@@ -124,6 +124,11 @@ fn child() {
             "team" => {
                 let parent = DelegatingModel { calls: dir.join("parent_calls") };
                 let team = durable_turn::team(parent, model, send);
+                team.turn(conversation, "Have it sent").journal(&journal).await
+            }
+            "handoff" => {
+                let parent = HandingModel { calls: dir.join("parent_calls") };
+                let team = durable_turn::handing_team(parent, model, send);
                 team.turn(conversation, "Have it sent").journal(&journal).await
             }
             "refuse" => {
@@ -237,6 +242,48 @@ async fn a_team_killed_mid_child(fresh: impl AsyncFn(&str) -> (Store, String)) {
         assert_eq!(lines(&dir.0.join("attempts")).len(), attempts, "{point:?}");
         store.close().await;
     }
+}
+
+/// A turn handed to an agent that runs the model → tool → model turn, killed inside each of
+/// the receiving agent's model calls, after its tool's effect, and after each recorded step:
+/// run again, the turn finishes as a clean run does, its answer the receiving agent's, no
+/// completed model call made again, the tool applied once.
+async fn a_handoff_killed_mid_receiver(fresh: impl AsyncFn(&str) -> (Store, String)) {
+    let clean = durable_turn::clean_handing_log("c").await;
+    let mut points = vec![Point::InModel(1), Point::InModel(2), Point::AfterEffect];
+    points.extend((1..=HANDING_STEPS).map(Point::AfterStep));
+    for point in points {
+        let (store, url) = fresh(&format!("handing_{}", encode(point).replace(':', "_"))).await;
+        let dir = support::TempDir::new("handing");
+        store.create("c", &Conversation::new()).await.unwrap();
+        let status = run_child(&url, &dir.0, "handoff", Some(point));
+        assert_eq!(status.signal(), Some(9), "{point:?}: the child was killed");
+
+        assert!(run_child(&url, &dir.0, "handoff", None).success(), "{point:?}: run again");
+        let log = store.load("c").await.unwrap().conversation.log().to_vec();
+        assert_eq!(log, clean, "{point:?}: the stored turn is a clean run's");
+        let in_flight = usize::from(matches!(point, Point::InModel(_)));
+        assert_eq!(lines(&dir.0.join("model_calls")).len(), 2 + in_flight, "{point:?}: worker");
+        assert_eq!(lines(&dir.0.join("parent_calls")).len(), 1, "{point:?}: handing agent");
+        let applied = lines(&dir.0.join("applied"));
+        assert_eq!(applied, ["c/1/call_h/worker/1/call_1"], "{point:?}: applied once");
+        store.close().await;
+    }
+}
+
+/// The steps a handing turn journals: the opening and model call of the handing agent, the
+/// worker's opening, model call, `send` and model call.
+const HANDING_STEPS: usize = 6;
+
+#[tokio::test]
+async fn a_handoff_killed_mid_receiver_repeats_no_completed_call_over_sqlite() {
+    let dirs = std::sync::Mutex::new(Vec::new());
+    a_handoff_killed_mid_receiver(async |name: &str| {
+        let (store, url, dir) = support::sqlite(name).await;
+        dirs.lock().unwrap().push(dir);
+        (store, url)
+    })
+    .await;
 }
 
 /// The steps a team turn journals: the parent's opening and first model call, the worker's

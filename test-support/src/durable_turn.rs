@@ -85,6 +85,50 @@ pub fn team(
         .build()
 }
 
+/// The agent that hands its turn to `worker` (which runs the turn [`SendingModel`] does),
+/// its one call counted in `calls`.
+pub struct HandingModel {
+    /// The file each call is counted in, a line a call.
+    pub calls: PathBuf,
+}
+
+impl agentix::Model for HandingModel {
+    async fn complete(
+        &self,
+        _request: &agentix::ModelRequest,
+    ) -> Result<agentix::ModelResponse, agentix::ModelError> {
+        append(&self.calls, "call");
+        let call = ToolCall::new("call_h", "transfer_to_worker", json!({ "note": "send it" }));
+        Ok(AssistantMessage::default().with_tool_call(call).into())
+    }
+}
+
+/// The team whose parent (`parent`) hands its turn to `worker`, which runs `child`'s model →
+/// `send` → model turn and answers.
+pub fn handing_team(
+    parent: HandingModel,
+    child: SendingModel,
+    send: KeyedSend,
+) -> impl agentix::AnyAgent {
+    let worker = Agent::builder(child).tool(send).build();
+    Agent::builder(parent)
+        .handoff(agentix::Handoff::new("worker", "Sends what it is asked to.", worker))
+        .build()
+}
+
+/// The log a clean run of one handing team's turn of conversation `key` leaves.
+pub async fn clean_handing_log(key: &str) -> Vec<Entry> {
+    let dir = TempDir::new("clean_handing");
+    let parent = HandingModel { calls: dir.0.join("parent_calls") };
+    let child = SendingModel { calls: dir.0.join("calls"), die_in_call: None };
+    let send = KeyedSend { dir: dir.0.clone(), die: None };
+    let mut conversation = Conversation::new().with_id(key);
+    agentix::AnyAgent::run(&handing_team(parent, child, send), &mut conversation, "Have it sent")
+        .await
+        .unwrap();
+    conversation.log().to_vec()
+}
+
 /// The log a clean run of one team turn of conversation `key` leaves, without a journal or a
 /// crash.
 pub async fn clean_team_log(key: &str) -> Vec<Entry> {
