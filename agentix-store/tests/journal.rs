@@ -213,72 +213,69 @@ async fn killed_at_every_point(fresh: impl AsyncFn(&str) -> (Store, String)) {
     }
 }
 
-/// A parent whose sub-agent runs the model → tool → model turn, killed inside each of the
-/// child's model calls, after its tool's effect, and after each step the journal recorded —
-/// the child's steps journaled inside the parent's call: run again, the turn finishes as a
-/// clean run does, no completed model call of the child's (or the parent's) made again, and
-/// the child's tool applied once.
-async fn a_team_killed_mid_child(fresh: impl AsyncFn(&str) -> (Store, String)) {
-    let clean = durable_turn::clean_team_log("c").await;
+/// How a parent delegates the model → tool → model turn to `worker`: as a sub-agent (`team`,
+/// whose answer the parent's second model call reads) or by handing it the turn (`handoff`,
+/// whose answer is the turn's).
+struct Delegation {
+    /// The child's mode.
+    mode: &'static str,
+    /// The steps the whole turn journals.
+    steps: usize,
+    /// The parent's model calls in a clean run.
+    parent_calls: usize,
+    /// The parent's call of `worker`.
+    call: &'static str,
+}
+
+/// The parent's steps: its opening and two model calls; the worker's opening, model call,
+/// `send` and model call.
+const TEAM: Delegation = Delegation { mode: "team", steps: 7, parent_calls: 2, call: "call_w" };
+
+/// The handing agent's opening and one model call; the worker's four steps.
+const HANDOFF: Delegation =
+    Delegation { mode: "handoff", steps: 6, parent_calls: 1, call: "call_h" };
+
+/// A parent that delegates to `worker` (as `how` says), killed inside each of the worker's model
+/// calls, after its tool's effect, and after each step the journal recorded — the worker's
+/// steps journaled inside the parent's call: run again, the turn finishes as a clean run does,
+/// no completed model call of the worker's (or the parent's) made again, and the worker's tool
+/// applied once.
+async fn killed_mid_worker(how: Delegation, fresh: impl AsyncFn(&str) -> (Store, String)) {
+    let clean = match how.mode {
+        "team" => durable_turn::clean_team_log("c").await,
+        _ => durable_turn::clean_handing_log("c").await,
+    };
+    // The user message, the call of `worker`, its result, the answer.
     assert_eq!(clean.len(), 4, "{clean:#?}");
     let mut points = vec![Point::InModel(1), Point::InModel(2), Point::AfterEffect];
-    points.extend((1..=TEAM_STEPS).map(Point::AfterStep));
+    points.extend((1..=how.steps).map(Point::AfterStep));
     for point in points {
-        let (store, url) = fresh(&format!("team_{}", encode(point).replace(':', "_"))).await;
-        let dir = support::TempDir::new("team");
+        let name = format!("{}_{}", how.mode, encode(point).replace(':', "_"));
+        let (store, url) = fresh(&name).await;
+        let dir = support::TempDir::new(how.mode);
         store.create("c", &Conversation::new()).await.unwrap();
-        let status = run_child(&url, &dir.0, "team", Some(point));
+        let status = run_child(&url, &dir.0, how.mode, Some(point));
         assert_eq!(status.signal(), Some(9), "{point:?}: the child was killed");
 
-        assert!(run_child(&url, &dir.0, "team", None).success(), "{point:?}: run again");
+        assert!(run_child(&url, &dir.0, how.mode, None).success(), "{point:?}: run again");
         let log = store.load("c").await.unwrap().conversation.log().to_vec();
         assert_eq!(log, clean, "{point:?}: the stored turn is a clean run's");
         let in_flight = usize::from(matches!(point, Point::InModel(_)));
-        assert_eq!(lines(&dir.0.join("model_calls")).len(), 2 + in_flight, "{point:?}: child");
-        assert_eq!(lines(&dir.0.join("parent_calls")).len(), 2, "{point:?}: parent");
+        assert_eq!(lines(&dir.0.join("model_calls")).len(), 2 + in_flight, "{point:?}: worker");
+        let parent = lines(&dir.0.join("parent_calls")).len();
+        assert_eq!(parent, how.parent_calls, "{point:?}: parent");
         let applied = lines(&dir.0.join("applied"));
-        assert_eq!(applied, ["c/1/call_w/worker/1/call_1"], "{point:?}: applied once");
+        assert_eq!(applied, [format!("c/1/{}/worker/1/call_1", how.call)], "{point:?}: once");
         let attempts = 1 + usize::from(point == Point::AfterEffect);
         assert_eq!(lines(&dir.0.join("attempts")).len(), attempts, "{point:?}");
         store.close().await;
     }
 }
 
-/// A turn handed to an agent that runs the model → tool → model turn, killed inside each of
-/// the receiving agent's model calls, after its tool's effect, and after each recorded step:
-/// run again, the turn finishes as a clean run does, its answer the receiving agent's, no
-/// completed model call made again, the tool applied once.
-async fn a_handoff_killed_mid_receiver(fresh: impl AsyncFn(&str) -> (Store, String)) {
-    let clean = durable_turn::clean_handing_log("c").await;
-    let mut points = vec![Point::InModel(1), Point::InModel(2), Point::AfterEffect];
-    points.extend((1..=HANDING_STEPS).map(Point::AfterStep));
-    for point in points {
-        let (store, url) = fresh(&format!("handing_{}", encode(point).replace(':', "_"))).await;
-        let dir = support::TempDir::new("handing");
-        store.create("c", &Conversation::new()).await.unwrap();
-        let status = run_child(&url, &dir.0, "handoff", Some(point));
-        assert_eq!(status.signal(), Some(9), "{point:?}: the child was killed");
-
-        assert!(run_child(&url, &dir.0, "handoff", None).success(), "{point:?}: run again");
-        let log = store.load("c").await.unwrap().conversation.log().to_vec();
-        assert_eq!(log, clean, "{point:?}: the stored turn is a clean run's");
-        let in_flight = usize::from(matches!(point, Point::InModel(_)));
-        assert_eq!(lines(&dir.0.join("model_calls")).len(), 2 + in_flight, "{point:?}: worker");
-        assert_eq!(lines(&dir.0.join("parent_calls")).len(), 1, "{point:?}: handing agent");
-        let applied = lines(&dir.0.join("applied"));
-        assert_eq!(applied, ["c/1/call_h/worker/1/call_1"], "{point:?}: applied once");
-        store.close().await;
-    }
-}
-
-/// The steps a handing turn journals: the opening and model call of the handing agent, the
-/// worker's opening, model call, `send` and model call.
-const HANDING_STEPS: usize = 6;
-
 #[tokio::test]
 async fn a_handoff_killed_mid_receiver_repeats_no_completed_call_over_sqlite() {
     let dirs = std::sync::Mutex::new(Vec::new());
-    a_handoff_killed_mid_receiver(async |name: &str| {
+    killed_mid_worker(HANDOFF, async |name: &str| {
         let (store, url, dir) = support::sqlite(name).await;
         dirs.lock().unwrap().push(dir);
         (store, url)
@@ -286,14 +283,10 @@ async fn a_handoff_killed_mid_receiver_repeats_no_completed_call_over_sqlite() {
     .await;
 }
 
-/// The steps a team turn journals: the parent's opening and first model call, the worker's
-/// opening, model call, `send` and model call, and the parent's last model call.
-const TEAM_STEPS: usize = 7;
-
 #[tokio::test]
 async fn a_team_killed_mid_child_repeats_no_completed_child_call_over_sqlite() {
     let dirs = std::sync::Mutex::new(Vec::new());
-    a_team_killed_mid_child(async |name: &str| {
+    killed_mid_worker(TEAM, async |name: &str| {
         let (store, url, dir) = support::sqlite(name).await;
         dirs.lock().unwrap().push(dir);
         (store, url)
@@ -304,7 +297,7 @@ async fn a_team_killed_mid_child_repeats_no_completed_child_call_over_sqlite() {
 #[cfg(feature = "postgres-tests")]
 #[tokio::test]
 async fn a_team_killed_mid_child_repeats_no_completed_child_call_over_postgres() {
-    a_team_killed_mid_child(async |name: &str| support::postgres(name).await).await;
+    killed_mid_worker(TEAM, async |name: &str| support::postgres(name).await).await;
 }
 
 /// Killed after the tool's step was journaled, then run again with a hook that refuses the
