@@ -126,14 +126,13 @@ pub trait Effects: Sync + Send {
     }
 
     /// The answer of the approver escalations go to, when
-    /// [`DELEGATES_REVIEW`](Effects::DELEGATES_REVIEW): a call `hook` escalated.
+    /// [`DELEGATES_REVIEW`](Effects::DELEGATES_REVIEW), to an escalated call.
     fn review<'a>(
         &'a self,
-        hook: &'a str,
         call: &'a ToolCall,
         escalation: &'a Escalation,
     ) -> BoxFuture<'a, Approval> {
-        let _ = (hook, escalation);
+        let _ = escalation;
         Box::pin(ready(Approval::Reject(format!("nobody reviews the call of `{}`", call.name))))
     }
 
@@ -197,11 +196,10 @@ impl<J: Journal, E: Effects> Effects for Journaled<'_, J, E> {
 
     fn review<'a>(
         &'a self,
-        hook: &'a str,
         call: &'a ToolCall,
         escalation: &'a Escalation,
     ) -> BoxFuture<'a, Approval> {
-        self.inner.review(hook, call, escalation)
+        self.inner.review(call, escalation)
     }
 
     fn delegated(&self, usage: crate::Usage) {
@@ -374,11 +372,10 @@ impl<E: Effects> Effects for &E {
 
     fn review<'a>(
         &'a self,
-        hook: &'a str,
         call: &'a ToolCall,
         escalation: &'a Escalation,
     ) -> BoxFuture<'a, Approval> {
-        (**self).review(hook, call, escalation)
+        (**self).review(call, escalation)
     }
 
     fn delegated(&self, usage: crate::Usage) {

@@ -6,12 +6,11 @@
 
 use crate::conversation::{Config, Conversation, Entry, TurnRef};
 use crate::message::{Part, ToolCall, ToolFailure, ToolResult};
-use crate::scope::Scope;
 use crate::tool::{OutputHooks, ToolSpec};
 use crate::turn::Turn;
 
 use super::delegates::Delegation;
-use super::sub_agent::{SubAgent, child_conversation, run_child};
+use super::sub_agent::{SubAgent, answered, child_conversation, run_child};
 
 /// What the receiving agent sees of the conversation before the turn it takes over.
 #[derive(Clone, Copy, Debug, Default)]
@@ -92,7 +91,6 @@ impl<R: SubAgent> Handoff<R> {
 
     /// The receiving agent's conversation: the earlier turns its history keeps.
     fn conversation(&self, turn: &Turn, call: &ToolCall) -> Result<Conversation, String> {
-        let base = child_conversation(&self.config, turn, call, &self.name);
         let earlier = turn.history();
         let kept = match self.history {
             History::Answers => answers(earlier, usize::MAX),
@@ -101,13 +99,8 @@ impl<R: SubAgent> Handoff<R> {
             History::Filter(filter) => filter(earlier),
         };
         let (log, turns) = numbered(kept);
-        let conversation =
-            Conversation::from_parts(base.config().clone(), log, turns, Scope::new())
-                .map_err(|error| format!("the history for `{}` is no log: {error}", self.name))?;
-        Ok(match base.id() {
-            Some(id) => conversation.with_id(id),
-            None => conversation,
-        })
+        child_conversation(&self.config, turn, call, &self.name, log, turns)
+            .map_err(|error| format!("the history for `{}` is no log: {error}", self.name))
     }
 }
 
@@ -155,18 +148,12 @@ impl<R: SubAgent> Delegation for Handoff<R> {
         }
         let outcome =
             run_child(&self.agent, &self.name, &mut conversation, message, call, turn, hooks).await;
-        match outcome {
-            Ok(Ok(answer)) => {
+        match answered(call, &self.name, outcome) {
+            Ok(answer) => {
                 turn.hand_off(answer);
                 ToolResult::success(call, format!("`{}` answered the user", self.name))
             }
-            Ok(Err(error)) => ToolResult::failure(
-                call,
-                ToolFailure::Failed {
-                    message: format!("the agent `{}` failed: {error}", self.name),
-                },
-            ),
-            Err(after) => ToolResult::failure(call, ToolFailure::TimedOut { after }),
+            Err(failed) => failed,
         }
     }
 }

@@ -15,9 +15,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::approval::{Approval, Approver, PendingApproval};
 use crate::commit::{CommitError, ModelCall};
-use crate::conversation::{Config, Conversation, Entry, TurnRef};
+use crate::conversation::{Config, Conversation, Entry, InvalidLog, TurnRef};
 use crate::journal::{Journal, JournalDyn, JournalError, JournalStep};
-use crate::message::{Message, ToolCall, ToolFailure, ToolResult};
+use crate::message::{AssistantMessage, Message, ToolCall, ToolFailure, ToolResult};
 use crate::model::{Model, Usage};
 use crate::observe::{Observation, Observer};
 use crate::pipeline::{Answering, Chain, Governs, Hooks, ModelWraps, ToolWraps};
@@ -131,15 +131,13 @@ impl<R: SubAgent, I> AgentTool<R, I> {
         &self.name
     }
 
-    /// The child conversation a call runs in: fresh ([`child_conversation`]).
-    fn conversation(&self, parent: &Turn, call: &ToolCall) -> Conversation {
-        child_conversation(&self.config, parent, call, &self.name)
-    }
-
-    /// The kept child conversation a call runs in: what the agent said in the parent's
-    /// earlier calls, found in its log (and this step's, not yet there), its id the parent's
-    /// and the agent's.
-    fn kept_conversation(&self, parent: &Turn, call: &ToolCall) -> Result<Conversation, String> {
+    /// What a call's child conversation starts from: nothing, or, kept, what the agent said
+    /// in the parent's earlier calls — found in its log, and this step's, not yet there — and
+    /// how many turns that is.
+    fn earlier_log(&self, parent: &Turn) -> (Vec<Entry>, u64) {
+        if !self.keep {
+            return (Vec::new(), 0);
+        }
         let mut log = Vec::new();
         for entry in parent.log().iter().chain(parent.kept_so_far().iter()) {
             if let Entry::Delegated { agent, log: said, .. } = entry
@@ -149,13 +147,7 @@ impl<R: SubAgent, I> AgentTool<R, I> {
             }
         }
         let turns = log.iter().filter(|entry| matches!(entry, Entry::User { .. })).count();
-        // Its config and id this call's: the call's id keeps its tools' idempotency keys apart
-        // from those of an earlier call that kept nothing (it timed out, or was dropped).
-        let fresh = child_conversation(&self.config, parent, call, &self.name);
-        let id = fresh.id().unwrap_or_default().to_owned();
-        Conversation::from_parts(fresh.config().clone(), log, turns as u64, Scope::new())
-            .map(|conversation| conversation.with_id(id))
-            .map_err(|error| format!("the kept conversation of `{}` is no log: {error}", self.name))
+        (log, turns as u64)
     }
 }
 
@@ -191,16 +183,16 @@ impl<R: SubAgent, I: Arguments + 'static> Delegation for AgentTool<R, I> {
             }
         };
         let message = (self.message)(input);
-        let mut conversation = if self.keep {
-            match self.kept_conversation(turn, call) {
+        let (log, turns) = self.earlier_log(turn);
+        let mut conversation =
+            match child_conversation(&self.config, turn, call, &self.name, log, turns) {
                 Ok(conversation) => conversation,
-                Err(message) => {
+                Err(error) => {
+                    let message =
+                        format!("the kept conversation of `{}` is no log: {error}", self.name);
                     return ToolResult::failure(call, ToolFailure::Failed { message });
                 }
-            }
-        } else {
-            self.conversation(turn, call)
-        };
+            };
         let before = conversation.log().len();
         let outcome =
             run_child(&self.agent, &self.name, &mut conversation, message, call, turn, hooks).await;
@@ -213,15 +205,9 @@ impl<R: SubAgent, I: Arguments + 'static> Delegation for AgentTool<R, I> {
                 log: conversation.log()[before..].to_vec(),
             });
         }
-        match outcome {
-            Ok(Ok(answer)) => ToolResult::success(call, answer.joined_text()),
-            Ok(Err(error)) => ToolResult::failure(
-                call,
-                ToolFailure::Failed {
-                    message: format!("the agent `{}` failed: {error}", self.name),
-                },
-            ),
-            Err(after) => ToolResult::failure(call, ToolFailure::TimedOut { after }),
+        match answered(call, &self.name, outcome) {
+            Ok(answer) => ToolResult::success(call, answer.joined_text()),
+            Err(failed) => failed,
         }
     }
 }
@@ -238,7 +224,7 @@ pub(super) async fn run_child<R: SubAgent, H: OutputHooks>(
     hooks: &H,
 ) -> Result<crate::Outcome, std::time::Duration> {
     let observer = Nested { hooks, call, agent: name, text: R::ANSWERS_TEXT };
-    let effects = Delegated { hooks, call, parent: turn, agent: name };
+    let effects = Delegated { hooks, parent: turn, agent: name };
     // In a journaled turn, each of the child's steps is journaled inside the parent's. The
     // child's turn is boxed: a whole agent loop, it would otherwise sit inside the parent's
     // future (and, as it is made, on the stack).
@@ -265,22 +251,43 @@ pub(super) async fn run_child<R: SubAgent, H: OutputHooks>(
     outcome
 }
 
-/// The child conversation of a call: `config`'s, its `turn_timeout` cut to what is left of the
-/// parent's `turn`, its id the call's (`conversation/turn/call/agent`) — the same when a
-/// journaled turn runs again, so its tools' idempotency keys are too.
+/// The answer of a child's run, or the call's failed result: the child's error, or the call's
+/// timeout.
+pub(super) fn answered(
+    call: &ToolCall,
+    agent: &str,
+    outcome: Result<crate::Outcome, std::time::Duration>,
+) -> Result<AssistantMessage, ToolResult> {
+    match outcome {
+        Ok(Ok(answer)) => Ok(answer),
+        Ok(Err(error)) => {
+            let message = format!("the agent `{agent}` failed: {error}");
+            Err(ToolResult::failure(call, ToolFailure::Failed { message }))
+        }
+        Err(after) => Err(ToolResult::failure(call, ToolFailure::TimedOut { after })),
+    }
+}
+
+/// The child conversation of a call: `log` (its `turns` turns; a fresh one's empty) with
+/// `config`'s settings, its `turn_timeout` cut to what is left of the parent's `turn`, its id
+/// the call's (`conversation/turn/call/agent`) — the same when a journaled turn runs again, so
+/// its tools' idempotency keys are too, and apart from an earlier call's that kept nothing (it
+/// timed out, or was dropped). A log that breaks a rule is refused.
 pub(super) fn child_conversation(
     config: &Config,
     parent: &Turn,
     call: &ToolCall,
     agent: &str,
-) -> Conversation {
+    log: Vec<Entry>,
+    turns: u64,
+) -> Result<Conversation, InvalidLog> {
     let mut config = config.clone();
     if let Some(deadline) = parent.deadline() {
         let left = deadline.saturating_duration_since(std::time::Instant::now());
         config.turn_timeout = Some(config.turn_timeout.map_or(left, |own| own.min(left)));
     }
     let id = format!("{}/{agent}", parent.idempotency_key(call));
-    Conversation::with_config(config).with_id(id)
+    Ok(Conversation::from_parts(config, log, turns, Scope::new())?.with_id(id))
 }
 
 /// An agent that can be a sub-agent, and the policy it runs under: an [`Agent`], or a
@@ -378,7 +385,6 @@ impl<H: OutputHooks> Observer for Nested<'_, H> {
 /// kept nowhere of their own.
 struct Delegated<'a, H> {
     hooks: &'a H,
-    call: &'a ToolCall,
     parent: &'a Turn,
     agent: &'a str,
 }
@@ -404,12 +410,11 @@ impl<H: OutputHooks> Effects for Delegated<'_, H> {
 
     fn review<'a>(
         &'a self,
-        hook: &'a str,
         call: &'a ToolCall,
         escalation: &'a Escalation,
     ) -> std::pin::Pin<Box<dyn Future<Output = Approval> + Send + 'a>> {
         Box::pin(async move {
-            let review = self.hooks.review_nested(self.call, hook, call, escalation, self.parent);
+            let review = self.hooks.review_nested(call, escalation, self.parent);
             match review.await {
                 // The child's turn cannot stop to wait: nobody could answer it into its
                 // conversation, which lives only as long as the parent's call.

@@ -233,7 +233,7 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
         let review = async {
             // A sub-agent's escalations go to its parent's approver.
             if D::DELEGATES_REVIEW {
-                return committer.review(hook, call, &escalation).await;
+                return committer.review(call, &escalation).await;
             }
             let review = caught(|| self.approver.review(call, &escalation, turn));
             review.await.unwrap_or_else(|payload| {
@@ -414,22 +414,18 @@ impl<C: Chain, O: Observer, A: Approver, D: Effects> OutputHooks for InCall<'_, 
 
     async fn review_nested(
         &self,
-        call: &ToolCall,
-        hook: &str,
         nested: &ToolCall,
         escalation: &Escalation,
         turn: &Turn,
     ) -> Approval {
         // A sub-agent's sub-agent asks the approver at the top.
         if D::DELEGATES_REVIEW {
-            return self.effects.review(hook, nested, escalation).await;
+            return self.effects.review(nested, escalation).await;
         }
         let review = caught(|| self.approver.review(nested, escalation, turn));
-        let approval = review.await.unwrap_or_else(|payload| {
+        review.await.unwrap_or_else(|payload| {
             Approval::Reject(format!("the approver panicked: {}", panic_message(payload.as_ref())))
-        });
-        let _ = call;
-        approval
+        })
     }
 
     async fn question(&self, call: &ToolCall, question: &Question, turn: &Turn) -> Approval {

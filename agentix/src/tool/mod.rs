@@ -315,18 +315,16 @@ pub trait OutputHooks: Sync {
         let _ = (call, agent, observation);
     }
 
-    /// Asks the agent's approver about a call that a hook (`hook`) of a sub-agent the running
-    /// `call` runs escalated: a sub-agent answers to its parent's approver. Without an agent's
-    /// turn to ask through, the call is refused.
+    /// Asks the agent's approver about a call `nested` that a hook of a sub-agent the running
+    /// call runs escalated: a sub-agent answers to its parent's approver, with the parent's
+    /// `turn`. Without an agent's turn to ask through, the call is refused.
     fn review_nested(
         &self,
-        call: &ToolCall,
-        hook: &str,
         nested: &ToolCall,
         escalation: &crate::Escalation,
         turn: &Turn,
     ) -> impl Future<Output = Approval> + Send {
-        let _ = (call, hook, escalation, turn);
+        let _ = (escalation, turn);
         std::future::ready(Approval::Reject(format!(
             "the call of `{}` was escalated, and nobody is there to approve it",
             nested.name
