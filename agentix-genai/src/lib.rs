@@ -166,7 +166,7 @@ impl GenaiModel {
     }
 
     /// A call the model made, as agentix's: with an id of its own (see [`CallIds`]), and its
-    /// arguments as the tool's own schema reads them (see [`schema::unstrict`]).
+    /// arguments as the tool's own schema reads them (see [`agentix::unstrict`]).
     fn tool_call(
         &self,
         call: genai::chat::ToolCall,
@@ -177,7 +177,7 @@ impl GenaiModel {
         if let Some(spec) = request.tools.iter().find(|spec| spec.name == call.name)
             && schema::is_strict(&spec.parameters, kind)
         {
-            schema::unstrict(&mut call.arguments, &spec.parameters);
+            agentix::unstrict(&mut call.arguments, &spec.parameters);
         }
         call
     }
