@@ -113,6 +113,29 @@ impl JournalStep<'_> {
     }
 }
 
+impl JournalStep<'_> {
+    /// Which run of steps within its turn the step belongs to: `None` for the turn's own
+    /// (its model calls, approvals, summaries), the call's id for the steps a tool call makes
+    /// (its attempts; a sub-agent's steps inside it, as `call/…` for the calls of the
+    /// sub-agent's own steps). The calls of one step may run together, so their steps
+    /// interleave as they finish: within a lane they come in one order on every run.
+    pub fn lane(&self) -> Option<String> {
+        match *self {
+            JournalStep::Tool { call, .. } => Some(call.to_owned()),
+            JournalStep::Nested { call, step, .. } => Some(match step.lane() {
+                Some(inner) => format!("{call}/{inner}"),
+                None => call.to_owned(),
+            }),
+            JournalStep::Model { .. }
+            | JournalStep::Tools { .. }
+            | JournalStep::Approval { .. }
+            | JournalStep::Opened { .. }
+            | JournalStep::Resumed { .. }
+            | JournalStep::Summary { .. } => None,
+        }
+    }
+}
+
 impl fmt::Display for JournalStep<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match *self {
@@ -198,6 +221,14 @@ pub trait Journal: Sync {
         let _ = waiting;
         self.journal(step, review)
     }
+    /// Whether the journal keeps the steps of a step's tool calls running together: each
+    /// call's steps in their order, apart from the other calls' ([`JournalStep::lane`]), so
+    /// that a replay finds them whatever order the calls finished in. A journal that replays
+    /// by position alone answers `false` (the default), and a turn through it runs its calls
+    /// one at a time.
+    fn concurrent_calls(&self) -> bool {
+        false
+    }
 }
 
 type BoxFuture<'a, T> = std::pin::Pin<Box<dyn Future<Output = T> + Send + 'a>>;
@@ -220,6 +251,9 @@ pub trait JournalDyn: Sync {
         waiting: &'a PendingApproval,
         review: BoxFuture<'a, Approval>,
     ) -> BoxFuture<'a, Result<Approval, JournalError>>;
+
+    /// [`Journal::concurrent_calls`].
+    fn concurrent_calls(&self) -> bool;
 }
 
 impl<J: Journal> JournalDyn for J {
@@ -238,5 +272,8 @@ impl<J: Journal> JournalDyn for J {
         review: BoxFuture<'a, Approval>,
     ) -> BoxFuture<'a, Result<Approval, JournalError>> {
         Box::pin(Journal::approval(self, step, waiting, review))
+    }
+    fn concurrent_calls(&self) -> bool {
+        Journal::concurrent_calls(self)
     }
 }

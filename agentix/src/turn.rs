@@ -19,6 +19,7 @@ use crate::model::Usage;
 use crate::scope::Scope;
 use crate::task::{PlanId, TaskContext, TaskId, TaskTag};
 use crate::tool::ToolId;
+use crate::tool::at_hand::AtHand;
 use crate::tool::spec::{ToolOrigin, ToolSpec};
 use crate::verdict::Halt;
 
@@ -102,7 +103,9 @@ pub struct Turn {
     /// The tool the call at hand names, for per-tool `before_tool` hooks.
     #[serde(skip)]
     pub(crate) tool_in_hand: InHand,
-    /// Where the tool the call at hand names comes from, if its tool set knows.
+    /// Where the tool the call at hand names comes from, if its tool set knows, while the
+    /// step's hooks decide and settle its calls one by one (calls running together each have
+    /// theirs at hand instead).
     #[serde(skip)]
     pub(crate) tool_origin: Option<Arc<ToolOrigin>>,
     /// The tools this step offers, when the agent's tool set can change: read at the step's
@@ -115,10 +118,6 @@ pub struct Turn {
     /// has nothing to clear and takes no lock.
     #[serde(skip)]
     blamed: AtomicBool,
-    /// The id of the call whose tool is running, for a tool that asked for it
-    /// ([`Tool::WANTS_CALL_ID`](crate::Tool::WANTS_CALL_ID)).
-    #[serde(skip)]
-    tool_call_id: Mutex<Option<Box<str>>>,
     /// What the sub-agents the turn's tool calls ran have cost: their calls are the turn's.
     #[serde(skip)]
     delegated: Mutex<Usage>,
@@ -269,7 +268,6 @@ impl Turn {
             step_tools: None,
             blame: Mutex::default(),
             blamed: AtomicBool::new(false),
-            tool_call_id: Mutex::default(),
             delegated: Mutex::default(),
             deadline: None,
             handoff: Mutex::default(),
@@ -313,25 +311,24 @@ impl Turn {
     /// The id of the tool call running, to the tool that runs it if it asked
     /// ([`Tool::WANTS_CALL_ID`](crate::Tool::WANTS_CALL_ID)); `None` otherwise.
     pub fn tool_call_id(&self) -> Option<String> {
-        crate::lock(&self.tool_call_id).as_deref().map(str::to_owned)
+        AtHand::read(self, |call| call.id().map(str::to_owned))
     }
 
     /// [`idempotency_key`](Turn::idempotency_key) of the tool call running, to the tool that
     /// runs it if it asked ([`Tool::WANTS_CALL_ID`](crate::Tool::WANTS_CALL_ID)).
     pub fn tool_idempotency_key(&self) -> Option<String> {
-        crate::lock(&self.tool_call_id).as_deref().map(|id| self.key_of(id))
-    }
-
-    /// Hands a tool that asked the id of its call, for its run (`None` after).
-    pub(crate) fn hand_call_id(&self, id: Option<&str>) {
-        *crate::lock(&self.tool_call_id) = id.map(Box::from);
+        AtHand::read(self, |call| call.id().map(|id| self.key_of(id)))
     }
 
     /// Where the tool of the call at hand comes from — an MCP server's name and address — during
     /// that call's tool events (`before_tool`, `wrap_tool`, `after_tool`, `tool_error`), if its
     /// tool set knows ([`ToolSet::origin`](crate::ToolSet::origin)); `None` for a native tool.
-    pub fn tool_origin(&self) -> Option<&ToolOrigin> {
-        self.tool_origin.as_deref()
+    /// Each of a step's calls running together reads its own.
+    pub fn tool_origin(&self) -> Option<Arc<ToolOrigin>> {
+        match &self.tool_origin {
+            Some(origin) => Some(Arc::clone(origin)),
+            None => AtHand::read(self, |call| call.origin().cloned()),
+        }
     }
 
     /// A key naming one tool call for good: the conversation's id (`-` if it has none), the

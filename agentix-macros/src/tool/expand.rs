@@ -81,6 +81,7 @@ pub fn expand(tool: ToolFn, mut function: ItemFn) -> TokenStream {
     let description = &tool.description;
 
     let wants_call_id = tool.call_id.then(|| quote! { const WANTS_CALL_ID: bool = true; });
+    let sequential = tool.sequential.then(|| quote! { const SEQUENTIAL: bool = true; });
     let unit = crate::hook::expand::unit_type(&ident, &vis, &docs, false);
     quote! {
         #unit
@@ -96,6 +97,7 @@ pub fn expand(tool: ToolFn, mut function: ItemFn) -> TokenStream {
         impl #private::Tool for #ident {
             const NAME: &'static #private::str = #name;
             #wants_call_id
+            #sequential
             type Args = #args_type;
             type Output = #output;
             type Error = #error;

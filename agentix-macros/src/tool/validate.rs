@@ -23,6 +23,8 @@ pub struct ToolFn {
     pub future_span: Span,
     /// `#[tool(call_id)]`: the tool reads its call's id from the turn.
     pub call_id: bool,
+    /// `#[tool(sequential)]`: a call of the tool runs alone.
+    pub sequential: bool,
 }
 
 pub enum Param {
@@ -116,7 +118,7 @@ pub enum Returns {
     Plain(Type),
 }
 
-const WORDS: &str = "name, description, crate, call_id";
+const WORDS: &str = "name, description, crate, call_id, sequential";
 
 pub fn validate(args: Args, function: &ItemFn) -> Result<ToolFn, syn::Error> {
     let mut errors = Errors::default();
@@ -124,8 +126,18 @@ pub fn validate(args: Args, function: &ItemFn) -> Result<ToolFn, syn::Error> {
     let mut description = None;
     let mut krate = None;
     let mut call_id = false;
+    let mut sequential = false;
     for Word { key, value } in args.words {
         match (key.to_string().as_str(), value) {
+            ("sequential", None) if !sequential => sequential = true,
+            ("sequential", None) => {
+                errors.push(key.span(), "duplicate `sequential` in `#[tool(...)]`")
+            }
+            ("sequential", Some(_)) => errors.push(
+                key.span(),
+                "`sequential` is a word, not a setting: `#[tool(sequential)]` runs each call of \
+                 the tool alone, never beside the step's other calls",
+            ),
             ("call_id", None) if !call_id => call_id = true,
             ("call_id", None) => errors.push(key.span(), "duplicate `call_id` in `#[tool(...)]`"),
             ("call_id", Some(_)) => errors.push(
@@ -231,6 +243,7 @@ pub fn validate(args: Args, function: &ItemFn) -> Result<ToolFn, syn::Error> {
         returns,
         future_span: function.sig.asyncness.map_or(ident.span(), |asyncness| asyncness.span),
         call_id,
+        sequential,
     })
 }
 

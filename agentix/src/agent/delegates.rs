@@ -28,6 +28,10 @@ pub trait Delegation: Send + Sync {
     /// The tool's spec, for the model.
     fn spec(&self) -> ToolSpec;
 
+    /// Whether a call runs alone, never beside the step's other calls: one that hands the
+    /// turn over, or goes on from what the agent said in the step's earlier calls.
+    fn runs_alone(&self) -> bool;
+
     /// Runs the other agent for `call`, inside the parent's `turn`, reaching it through
     /// `hooks`.
     fn run<H: OutputHooks>(
@@ -87,6 +91,16 @@ impl<Rest: ToolSet, D: Delegation> ToolSet for Delegates<Rest, D> {
 
     fn nests(&self, name: &str) -> bool {
         name == self.delegation.tool_name() || (Rest::NESTS && self.rest.nests(name))
+    }
+
+    const HAS_SEQUENTIAL: bool = true;
+
+    fn sequential(&self, name: &str) -> bool {
+        if name == self.delegation.tool_name() {
+            self.delegation.runs_alone()
+        } else {
+            Rest::HAS_SEQUENTIAL && self.rest.sequential(name)
+        }
     }
 
     fn call(

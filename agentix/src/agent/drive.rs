@@ -20,7 +20,7 @@ use super::chains::handles;
 use super::effects::Effects;
 use super::render::check_injections;
 use super::step::StepSlot;
-use super::tool_call::Answer;
+use super::tool_call::{Answer, Resumed};
 use super::{Agent, commit_step, fire, halted};
 use crate::journal::{JournalError, JournalStep};
 
@@ -61,12 +61,14 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
         let mut retry: Option<Retry> = None;
         'steps: loop {
             // The step's model call, to a message calling tools; a final answer returns.
-            let (message, results, answer) = 'model: {
+            let (message, resumed) = 'model: {
                 if let Some(resumed) = resume.take() {
                     let Resume { suspension, approval } = *resumed;
-                    let Suspension { pending, message, results, .. } = suspension;
-                    let answer = Box::new(Answer { hook: pending.hook, approval });
-                    break 'model (message, Some(results), Some(answer));
+                    let Suspension { pending, also_waiting, message, results, .. } = suspension;
+                    let answer =
+                        Box::new(Answer { call: pending.call.id, hook: pending.hook, approval });
+                    let resumed = Resumed { results, answer, waiting: also_waiting };
+                    break 'model (message, Some(Box::new(resumed)));
                 }
                 // An observer that panicked ends the turn before the next model call.
                 observer.failed()?;
@@ -94,7 +96,7 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
                     AfterModel,
                     after_model / after_model_in_place(&mut message)
                 ) {
-                    Flow::Continue if message.calls_tools() => break 'model (message, None, None),
+                    Flow::Continue if message.calls_tools() => break 'model (message, None),
                     Flow::Continue => message,
                     Flow::Stop { hook, value } => final_answer(EventKind::AfterModel, hook, value)?,
                     Flow::Retry { hook, feedback } => {
@@ -134,7 +136,7 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
                 }
                 return Ok(answer);
             };
-            self.run_tools(message, results, answer, turn, slot, observer, committer).await?;
+            self.run_tools(message, resumed, turn, slot, observer, committer).await?;
             // The step's tools are done and the step is in the log: it is committed, counted
             // against the limit, and the next step's `step_start` hooks run.
             if K::COMMITS {

@@ -115,6 +115,13 @@ pub trait Effects: Sync + Send {
         self.rarely(step, review)
     }
 
+    /// How many of a step's calls may run at once, `configured` allowing: one at a time
+    /// through a journal that replays by position alone
+    /// ([`Journal::concurrent_calls`](crate::Journal::concurrent_calls)).
+    fn tool_concurrency(&self, configured: usize) -> usize {
+        configured
+    }
+
     /// Whether escalated calls go to another approver than the agent's: a sub-agent's, to
     /// its parent's ([`review`](Effects::review)).
     const DELEGATES_REVIEW: bool = false;
@@ -310,6 +317,10 @@ impl<J: Journal, E: Effects> Effects for Journaled<'_, J, E> {
         };
         ErasedEffects::Journaled(self.journal, committer)
     }
+
+    fn tool_concurrency(&self, configured: usize) -> usize {
+        if self.journal.concurrent_calls() { configured } else { 1 }
+    }
 }
 
 /// A journal whose type was erased. An outcome the effect produced is returned as it is; one
@@ -362,6 +373,9 @@ impl Journal for ErasedJournal<'_> {
     {
         self.0.approval(step, waiting, Box::pin(review)).await
     }
+    fn concurrent_calls(&self) -> bool {
+        self.0.concurrent_calls()
+    }
 }
 
 /// A turn's effects, borrowed: a session's, for each task's turn.
@@ -380,6 +394,10 @@ impl<E: Effects> Effects for &E {
 
     fn delegated(&self, usage: crate::Usage) {
         (**self).delegated(usage);
+    }
+
+    fn tool_concurrency(&self, configured: usize) -> usize {
+        (**self).tool_concurrency(configured)
     }
 
     #[inline(always)]

@@ -107,6 +107,11 @@ impl<R: SubAgent> Handoff<R> {
 impl<R: SubAgent> Delegation for Handoff<R> {
     const HANDS_OFF: bool = true;
 
+    // The turn goes to the other agent: nothing else of the step runs beside it.
+    fn runs_alone(&self) -> bool {
+        true
+    }
+
     fn tool_name(&self) -> &str {
         Handoff::tool_name(self)
     }

@@ -16,6 +16,7 @@ mod runs;
 mod served;
 mod step;
 mod sub_agent;
+mod together;
 mod tool_call;
 
 pub(crate) use crate::error::halted;

@@ -68,7 +68,7 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
             let message = AssistantMessage::default().with_tool_call(call);
             let observer = Watched::new(&());
             let (open, step) = (&mut turn.turn, &turn.step);
-            let ran = self.run_tools(message, None, None, open, step, &observer, &()).await;
+            let ran = self.run_tools(message, None, open, step, &observer, &()).await;
             turn.finish();
             let result = turn.log().iter().rev().find_map(|entry| match entry {
                 Entry::ToolResults { results, .. } => results.first().cloned(),

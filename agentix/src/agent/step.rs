@@ -3,6 +3,7 @@
 
 use std::mem;
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::approval::{PendingApproval, Suspension};
 use crate::conversation::Entry;
@@ -17,42 +18,51 @@ use crate::turn::Turn;
 pub(super) type StepSlot = Mutex<Option<Box<PendingStep>>>;
 
 /// A step not yet in the log: the assistant message (its calls as the hooks left them), the
-/// results so far, the call whose tool was started, and what that tool returned if it did.
+/// results of its first calls in order, and what is known of each call after them.
 pub(super) struct PendingStep {
     message: AssistantMessage,
     results: Vec<ToolResult>,
-    started: Option<usize>,
-    ran: Option<ToolResult>,
+    rest: Vec<Unfinished>,
+}
+
+/// A call after a step's answered first ones, as the step was left: its result if it has one
+/// (or what its tool returned, if it was started), and whether it was started.
+#[derive(Default)]
+struct Unfinished {
+    result: Option<ToolResult>,
+    started: bool,
 }
 
 impl PendingStep {
     /// Appends the step to the log, each call answered; `reason` answers the calls that did not
     /// finish.
     pub(super) fn commit(self, turn: &mut Turn, reason: &str) {
-        let PendingStep { message, mut results, started, ran } = self;
-        answer_the_rest(&message, &mut results, started, ran, reason);
+        let PendingStep { message, mut results, rest } = self;
+        answer_the_rest(&message, &mut results, rest, reason);
         append_step(turn, message, results);
     }
 }
 
-/// Answers the calls after the finished ones: the started call with what its tool returned (or
-/// as interrupted, if it had not returned), the ones after it as not run.
+/// Answers the calls after the first ones `results` holds, with what `rest` knows of them: a
+/// result, or, for a started call without one, interrupted; a call never started, not run.
 #[cold]
 fn answer_the_rest(
     message: &AssistantMessage,
     results: &mut Vec<ToolResult>,
-    started: Option<usize>,
-    mut ran: Option<ToolResult>,
+    rest: Vec<Unfinished>,
     reason: &str,
 ) {
-    for (index, call) in message.tool_calls().enumerate().skip(results.len()) {
+    let mut rest = rest.into_iter();
+    for call in message.tool_calls().skip(results.len()) {
+        let Unfinished { result, started } = rest.next().unwrap_or_default();
         let reason = reason.to_owned();
-        let result = if started == Some(index) {
-            ran.take()
-                .unwrap_or_else(|| ToolResult::failure(call, ToolFailure::Interrupted { reason }))
-        } else {
-            ToolResult::failure(call, ToolFailure::NotRun { reason })
-        };
+        let result = result.unwrap_or_else(|| {
+            if started {
+                ToolResult::failure(call, ToolFailure::Interrupted { reason })
+            } else {
+                ToolResult::failure(call, ToolFailure::NotRun { reason })
+            }
+        });
         results.push(answering(call, result));
     }
 }
@@ -98,8 +108,41 @@ pub(super) fn nth_call(message: &mut AssistantMessage, index: usize) -> &mut Too
         .expect("the step has this many calls")
 }
 
+/// One of the calls a step runs together, from its first unanswered call on: shared by the
+/// calls' futures while they run, each writing its own.
+pub(super) struct Together<K> {
+    /// Its result, once it has one: refused while the hooks decided, or returned.
+    pub(super) result: Mutex<Option<ToolResult>>,
+    /// Whether its tool was started.
+    pub(super) started: AtomicBool,
+    /// Its latest result from the tool set, while `wrap_tool` hooks could hold it.
+    pub(super) ran: K,
+}
+
+impl<K: Keep> Together<K> {
+    fn new() -> Self {
+        Together { result: Mutex::new(None), started: AtomicBool::new(false), ran: K::default() }
+    }
+
+    /// Its result, for the settling phase, which has the step to itself.
+    pub(super) fn result_mut(&mut self) -> &mut Option<ToolResult> {
+        self.result.get_mut().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    fn unfinished(mut self) -> Unfinished {
+        let started = *self.started.get_mut();
+        let result =
+            self.result_mut().take().or_else(|| if started { self.ran.take() } else { None });
+        Unfinished { result, started }
+    }
+}
+
 /// A step while its calls run, in the loop's future. Committed, it joins the log; dropped
 /// first, it hands itself to the turn's [`StepSlot`].
+///
+/// A step's first calls are answered in order in `results`. A call run alone is `started`,
+/// what its tool returned kept in `ran`; calls run together are each in `together`, from the
+/// first unanswered one on.
 pub(super) struct StepInFlight<'s, K: Keep> {
     slot: &'s StepSlot,
     pub(super) message: AssistantMessage,
@@ -108,27 +151,70 @@ pub(super) struct StepInFlight<'s, K: Keep> {
     /// The started call's latest result from the tool set, while `wrap_tool` hooks could hold
     /// it (nothing, when there are none).
     pub(super) ran: K,
+    pub(super) together: Vec<Together<K>>,
     pub(super) calls: usize,
     committed: bool,
 }
 
 impl<'s, K: Keep> StepInFlight<'s, K> {
-    /// The step of `message`, whose first calls `results` answer (none, but in a resumed step).
-    pub(super) fn new(
-        slot: &'s StepSlot,
-        message: AssistantMessage,
-        results: Vec<ToolResult>,
-        calls: usize,
-    ) -> Self {
+    /// The step of `message`, none of whose calls is answered yet.
+    pub(super) fn new(slot: &'s StepSlot, message: AssistantMessage, calls: usize) -> Self {
         StepInFlight {
             slot,
             message,
-            results,
+            results: Vec::with_capacity(calls),
             started: None,
             ran: K::default(),
+            together: Vec::new(),
             calls,
             committed: false,
         }
+    }
+
+    /// Takes a suspended step's results: those of its first calls in order stay in `results`,
+    /// those after a call without one go to the calls run together.
+    pub(super) fn answered(&mut self, finished: Vec<ToolResult>) {
+        let mut finished = finished.into_iter().peekable();
+        let ids: Vec<String> = self.message.tool_calls().map(|call| call.id.clone()).collect();
+        for id in &ids {
+            match finished.peek() {
+                Some(result) if self.together.is_empty() && result.call_id == *id => {
+                    self.results.extend(finished.next());
+                }
+                _ => {
+                    let mut call = Together::new();
+                    if finished.peek().is_some_and(|result| result.call_id == *id) {
+                        *call.result_mut() = finished.next();
+                    }
+                    self.together.push(call);
+                }
+            }
+        }
+        // The last call of the first ones left without a result runs alone, or together with
+        // the ones after it: a resumed step runs the calls left as any step does.
+        if self.together.iter_mut().all(|call| call.result_mut().is_none()) {
+            self.together.clear();
+        }
+    }
+
+    /// Makes the slots of the calls that run together: every call from the first unanswered
+    /// one on, unless a resumed step made them.
+    pub(super) fn run_together(&mut self) {
+        if self.together.is_empty() {
+            self.together = (self.results.len()..self.calls).map(|_| Together::new()).collect();
+        }
+    }
+
+    /// What is known of each call after the answered first ones.
+    fn rest(&mut self) -> Vec<Unfinished> {
+        if !self.together.is_empty() {
+            return mem::take(&mut self.together).into_iter().map(Together::unfinished).collect();
+        }
+        let Some(started) = self.started else { return Vec::new() };
+        let mut rest: Vec<Unfinished> =
+            (self.results.len()..started).map(|_| Unfinished::default()).collect();
+        rest.push(Unfinished { result: self.ran.take(), started: true });
+        rest
     }
 
     /// Appends the step to the log; `reason` answers the calls that did not run (all ran, when
@@ -138,19 +224,27 @@ impl<'s, K: Keep> StepInFlight<'s, K> {
         let message = mem::take(&mut self.message);
         let mut results = mem::take(&mut self.results);
         if results.len() < self.calls {
-            answer_the_rest(&message, &mut results, self.started, self.ran.take(), reason);
+            let rest = self.rest();
+            answer_the_rest(&message, &mut results, rest, reason);
         }
         append_step(turn, message, results);
     }
 
-    /// Leaves the step in the log as it stands, its next call waiting for `pending`'s answer.
+    /// Leaves the step in the log as it stands, `waiting` — its calls that wait for a
+    /// person, in call order — waiting for their answers; the others answered.
     #[cold]
-    pub(super) fn suspend(mut self, turn: &mut Turn, pending: PendingApproval) {
+    pub(super) fn suspend(mut self, turn: &mut Turn, mut waiting: Vec<PendingApproval>) {
         self.committed = true;
+        let mut results = mem::take(&mut self.results);
+        for mut call in mem::take(&mut self.together) {
+            results.extend(call.result_mut().take());
+        }
+        let pending = waiting.remove(0);
         let suspension = Suspension {
             pending,
+            also_waiting: waiting,
             message: mem::take(&mut self.message),
-            results: mem::take(&mut self.results),
+            results,
             state: turn.state(),
         };
         turn.append(Entry::Suspended { turn: turn.turn_ref(), suspension: Box::new(suspension) });
@@ -160,13 +254,18 @@ impl<'s, K: Keep> StepInFlight<'s, K> {
 impl<K: Keep> Drop for StepInFlight<'_, K> {
     fn drop(&mut self) {
         if !self.committed {
+            let rest = self.rest();
             let pending = PendingStep {
                 message: mem::take(&mut self.message),
                 results: mem::take(&mut self.results),
-                started: self.started,
-                ran: self.ran.take(),
+                rest,
             };
             *lock(self.slot) = Some(Box::new(pending));
         }
     }
+}
+
+/// Marks a call run together as started.
+pub(super) fn start(call: &AtomicBool) {
+    call.store(true, Ordering::Release);
 }

@@ -160,6 +160,11 @@ impl<R, I> std::fmt::Debug for AgentTool<R, I> {
 impl<R: SubAgent, I: Arguments + 'static> Delegation for AgentTool<R, I> {
     const HANDS_OFF: bool = false;
 
+    // A kept conversation's calls each go on from the one before: one at a time.
+    fn runs_alone(&self) -> bool {
+        self.keep
+    }
+
     fn tool_name(&self) -> &str {
         &self.name
     }
@@ -355,6 +360,11 @@ impl Journal for Nesting<'_> {
         F: Future<Output = Approval> + Send,
     {
         Journal::approval(&ErasedJournal(self.parent), &self.nested(step), waiting, review).await
+    }
+    // The child's calls run together if the parent's journal keeps calls apart: their steps
+    // are nested under the parent's call, each in a lane of its own.
+    fn concurrent_calls(&self) -> bool {
+        self.parent.concurrent_calls()
     }
 }
 

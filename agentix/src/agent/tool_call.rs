@@ -28,63 +28,67 @@ use super::step::{StepInFlight, StepSlot, answer_the_call, answering, nth_call};
 use super::{Agent, fire, halted};
 
 impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent<M, T, P, A, X> {
-    /// Runs the step's tool calls in order and commits the step — the assistant message with one
-    /// result per call — even when the turn ends midway, so the log never holds an unanswered call.
+    /// Runs the step's tool calls and commits the step — the assistant message with one result
+    /// per call — even when the turn ends midway, so the log never holds an unanswered call.
     /// `before_tool` hooks (and an approver) edit each call in place: the log records each call
     /// as they left it, so every result answers the call written beside it. While the calls
     /// run, the step is held by a guard that hands it to `slot` if the turn is dropped first.
     ///
-    /// A suspended step goes on here too: `results` answer its first calls, and `answer`
-    /// decides the call that waited. If the approver suspends a call, the step stays in the log
-    /// as it stands, to resume.
-    #[allow(clippy::too_many_arguments)]
+    /// A step of one call decides, runs and settles it. A step of more runs them together
+    /// (`run_together`): decided in call order, run at once, settled in call order.
+    ///
+    /// A suspended step goes on here too: `resumed` holds the results its calls had, and the
+    /// answer to the call that waited. If the approver suspends a call, the step stays in the
+    /// log as it stands, to resume.
     pub(super) async fn run_tools<O: Observer, D: Effects>(
         &self,
         message: AssistantMessage,
-        results: Option<Vec<ToolResult>>,
-        mut answer: Option<Box<Answer>>,
+        resumed: Option<Box<Resumed>>,
         turn: &mut Turn,
         slot: &StepSlot,
         observer: &O,
         committer: &D,
     ) -> Result<(), Error> {
         let calls = message.tool_calls().count();
-        let results = results.unwrap_or_else(|| Vec::with_capacity(calls));
-        let from = results.len();
-        let mut step = StepInFlight::<P::Kept>::new(slot, message, results, calls);
-        let mut interruption = None;
-        for index in from..calls {
-            let answered = answer.take();
-            let ran = self.run_tool_call(index, &mut step, turn, observer, answered, committer);
-            let ran = ran.await;
-            if T::HAS_ORIGINS {
-                turn.tool_origin = None;
+        let mut step = StepInFlight::<P::Kept>::new(slot, message, calls);
+        let (answer, waiting) = match resumed {
+            None => (None, Vec::new()),
+            Some(resumed) => {
+                let Resumed { results, answer, waiting } = *resumed;
+                step.answered(results);
+                (Some(answer), waiting)
             }
-            if let Err(error) = ran {
-                interruption = Some(error);
-                break;
-            }
+        };
+        let ran = if step.together.is_empty() && calls - step.results.len() == 1 {
+            let index = step.results.len();
+            self.run_tool_call(index, &mut step, turn, observer, answer, committer).await
+        } else {
+            self.run_together(&mut step, answer, waiting, turn, observer, committer).await
+        };
+        if T::HAS_ORIGINS {
+            turn.tool_origin = None;
         }
-        match interruption {
-            None => {
+        match ran {
+            Ok(waiting) if waiting.is_empty() => {
                 step.commit(turn, "");
                 Ok(())
             }
-            Some(Error::AwaitingApproval { turn: turn_ref, pending }) => {
-                step.suspend(turn, (*pending).clone());
-                Err(Error::AwaitingApproval { turn: turn_ref, pending })
+            Ok(waiting) => {
+                let pending = Box::new(waiting[0].clone());
+                step.suspend(turn, waiting);
+                Err(Error::AwaitingApproval { turn: turn.turn_ref(), pending })
             }
-            Some(error) => {
+            Err(error) => {
                 step.commit(turn, &error.to_string());
                 Err(error)
             }
         }
     }
 
-    /// Runs the step's `index`-th call and pushes its result onto the step's results (where the
-    /// `after_tool` and `tool_error` hooks then edit it: the result is not moved again). An
-    /// error ends the turn; the call has a result if the tool ran. A call `answered` was
-    /// escalated before its turn was suspended: the answer decides it, not `before_tool`.
+    /// Runs the step's one call left, the `index`-th, and pushes its result onto the step's
+    /// results (where the `after_tool` and `tool_error` hooks then edit it: the result is not
+    /// moved again). An error ends the turn; the call has a result if the tool ran. The call
+    /// waits for a person if the approver suspends it: it is returned, unanswered.
     async fn run_tool_call<O: Observer, D: Effects>(
         &self,
         index: usize,
@@ -93,60 +97,16 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
         observer: &O,
         answered: Option<Box<Answer>>,
         committer: &D,
-    ) -> Result<(), Error> {
+    ) -> Result<Vec<PendingApproval>, Error> {
         let StepInFlight { message, results, started, ran, .. } = step;
         let call = nth_call(message, index);
-        if T::HAS_ORIGINS {
-            turn.tool_origin = self.tools.origin(&call.name);
-        }
-        let refusal = match answered {
-            None => {
-                if <P::Chain as Chain>::PER_TOOL {
-                    turn.tool_in_hand =
-                        self.tools.tool_id(&call.name).map_or(InHand::ByName, InHand::Tool);
-                }
-                fire(observer, turn, EventKind::BeforeTool);
-                match run_guarded_chain!(
-                    self,
-                    turn,
-                    observer,
-                    BeforeTool,
-                    before_tool / before_tool_in_place(call)
-                ) {
-                    Flow::Continue => None,
-                    Flow::Reject { hook, rejection } => Some((hook.to_owned(), rejection.reason)),
-                    Flow::Escalate { hook, escalation } => {
-                        self.escalated(call, hook, escalation, turn, observer, committer).await?
-                    }
-                    // A guard that fails refuses the call: fail closed, and the turn goes on.
-                    Flow::Halt { hook, halt } if halt.failed => Some((
-                        hook.to_owned(),
-                        format!(
-                            "the before_tool hook `{hook}` failed, so the call is refused: {}",
-                            halt.reason
-                        ),
-                    )),
-                    Flow::Halt { hook, halt } => {
-                        return Err(halted(EventKind::BeforeTool, hook, halt));
-                    }
-                    Flow::Failed { hook, failure } => Some((
-                        hook.to_owned(),
-                        format!(
-                            "{}, so the call is refused",
-                            failure.describe(EventKind::BeforeTool, hook)
-                        ),
-                    )),
-                }
+        match self.decide(call, turn, observer, answered, committer).await? {
+            Decided::Run => {}
+            Decided::Refused { by, reason } => {
+                results.push(ToolResult::failure(call, ToolFailure::Rejected { by, reason }));
+                return Ok(Vec::new());
             }
-            Some(answer) => {
-                let Answer { hook, approval } = *answer;
-                observer.observe(&Observation::Approval { hook: &hook, call, approval: &approval });
-                approved(call, &hook, approval)
-            }
-        };
-        if let Some((by, reason)) = refusal {
-            results.push(ToolResult::failure(call, ToolFailure::Rejected { by, reason }));
-            return Ok(());
+            Decided::Waiting(pending) => return Ok(vec![*pending]),
         }
         // A `before_tool` hook may have renamed the call: its origin is the new name's.
         if T::HAS_ORIGINS {
@@ -156,21 +116,7 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
         fire(observer, turn, EventKind::WrapTool);
         *started = Some(index);
         // Wrap hooks may hold the tool's result after `next` returns: what ran is kept aside.
-        let tool = CallTool {
-            tools: &self.tools,
-            names: &self.tool_names,
-            turn,
-            ran: &*ran,
-            committer,
-            attempts: AtomicU32::new(0),
-            hooks: InCall {
-                chain: self.hooks.chain(),
-                observer,
-                approver: &self.approver,
-                tool_timeout: turn.config().tool_timeout,
-                effects: committer,
-            },
-        };
+        let tool = self.next_tool(turn, &*ran, observer, committer);
         let result = self.hooks.tool_onion(turn, observer, tool).call(call).await;
         let ran = ran.take();
         if let Some(aborted) = turn.aborted.get() {
@@ -185,7 +131,105 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
         }
         results.push(result);
         let Some(result) = results.last_mut() else { unreachable!("a result was just pushed") };
+        self.settle(call, result, turn, observer).await?;
+        Ok(Vec::new())
+    }
 
+    /// What `before_tool` — or, for a call escalated before its turn was suspended, the
+    /// answer to it (`answered`) — decides of `call`, which it may edit in place.
+    pub(super) async fn decide<O: Observer, D: Effects>(
+        &self,
+        call: &mut ToolCall,
+        turn: &mut Turn,
+        observer: &O,
+        answered: Option<Box<Answer>>,
+        committer: &D,
+    ) -> Result<Decided, Error> {
+        if T::HAS_ORIGINS {
+            turn.tool_origin = self.tools.origin(&call.name);
+        }
+        let Some(answer) = answered else {
+            if <P::Chain as Chain>::PER_TOOL {
+                turn.tool_in_hand =
+                    self.tools.tool_id(&call.name).map_or(InHand::ByName, InHand::Tool);
+            }
+            fire(observer, turn, EventKind::BeforeTool);
+            return Ok(
+                match run_guarded_chain!(
+                    self,
+                    turn,
+                    observer,
+                    BeforeTool,
+                    before_tool / before_tool_in_place(call)
+                ) {
+                    Flow::Continue => Decided::Run,
+                    Flow::Reject { hook, rejection } => {
+                        Decided::Refused { by: hook.to_owned(), reason: rejection.reason }
+                    }
+                    Flow::Escalate { hook, escalation } => {
+                        self.escalated(call, hook, escalation, turn, observer, committer).await?
+                    }
+                    // A guard that fails refuses the call: fail closed, and the turn goes on.
+                    Flow::Halt { hook, halt } if halt.failed => Decided::Refused {
+                        by: hook.to_owned(),
+                        reason: format!(
+                            "the before_tool hook `{hook}` failed, so the call is refused: {}",
+                            halt.reason
+                        ),
+                    },
+                    Flow::Halt { hook, halt } => {
+                        return Err(halted(EventKind::BeforeTool, hook, halt));
+                    }
+                    Flow::Failed { hook, failure } => Decided::Refused {
+                        by: hook.to_owned(),
+                        reason: format!(
+                            "{}, so the call is refused",
+                            failure.describe(EventKind::BeforeTool, hook)
+                        ),
+                    },
+                },
+            );
+        };
+        let Answer { hook, approval, .. } = *answer;
+        observer.observe(&Observation::Approval { hook: &hook, call, approval: &approval });
+        Ok(approved(call, &hook, approval))
+    }
+
+    /// The innermost `next` of the `wrap_tool` onion, for one call: the tool set, the call's
+    /// result kept in `ran` as it returns.
+    pub(super) fn next_tool<'a, O: Observer, D: Effects>(
+        &'a self,
+        turn: &'a Turn,
+        ran: &'a P::Kept,
+        observer: &'a O,
+        committer: &'a D,
+    ) -> impl NextTool + 'a {
+        CallTool {
+            tools: &self.tools,
+            names: &self.tool_names,
+            turn,
+            ran,
+            committer,
+            attempts: AtomicU32::new(0),
+            hooks: InCall {
+                chain: self.hooks.chain(),
+                observer,
+                approver: &self.approver,
+                tool_timeout: turn.config().tool_timeout,
+                effects: committer,
+            },
+        }
+    }
+
+    /// Runs the `after_tool` or `tool_error` hooks on the result of `call`, which then answers
+    /// `call` whatever the hooks did to its id, and tells the observers the call finished.
+    pub(super) async fn settle<O: Observer>(
+        &self,
+        call: &ToolCall,
+        result: &mut ToolResult,
+        turn: &mut Turn,
+        observer: &O,
+    ) -> Result<(), Error> {
         let (event, end) = if result.is_error() {
             fire(observer, turn, EventKind::ToolError);
             let flow = run_guarded_chain!(
@@ -229,7 +273,7 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
         turn: &Turn,
         observer: &O,
         committer: &D,
-    ) -> Result<Option<(String, String)>, Error> {
+    ) -> Result<Decided, Error> {
         let review = async {
             // A sub-agent's escalations go to its parent's approver.
             if D::DELEGATES_REVIEW {
@@ -273,43 +317,62 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
         };
         observer.observe(&Observation::Approval { hook, call, approval: &approval });
         if approval == Approval::Suspend && !turn.runs_task() {
-            return Err(suspended(turn, call, hook, escalation.reason));
+            let pending = PendingApproval {
+                call: call.clone(),
+                hook: hook.to_owned(),
+                reason: escalation.reason,
+            };
+            return Ok(Decided::Waiting(Box::new(pending)));
         }
         Ok(approved(call, hook, approval))
     }
 }
 
-/// The answer to a call escalated before its turn was suspended, and the hook that escalated it.
+/// The answer to a call escalated before its turn was suspended: the call, and the hook that
+/// escalated it.
 pub(super) struct Answer {
+    pub(super) call: String,
     pub(super) hook: String,
     pub(super) approval: Approval,
 }
 
-/// The error that suspends the turn at `call`, escalated by `hook` for `reason`.
-#[cold]
-fn suspended(turn: &Turn, call: &ToolCall, hook: &str, reason: String) -> Error {
-    let pending = PendingApproval { call: call.clone(), hook: hook.to_owned(), reason };
-    Error::AwaitingApproval { turn: turn.turn_ref(), pending: Box::new(pending) }
+/// What a suspended step resumes with: the results its calls had, the answer to the call that
+/// waited, and the step's other calls that still wait.
+pub(super) struct Resumed {
+    pub(super) results: Vec<ToolResult>,
+    pub(super) answer: Box<Answer>,
+    pub(super) waiting: Vec<PendingApproval>,
+}
+
+/// What the hooks (and an approver) decided of a call before it runs.
+pub(super) enum Decided {
+    /// It runs, as they left it.
+    Run,
+    /// It does not: refused by whom, and why.
+    Refused { by: String, reason: String },
+    /// It waits for a person's answer: the turn is suspended when the step's other calls are
+    /// done.
+    Waiting(Box<PendingApproval>),
 }
 
 /// What the approver's answer does to an escalated call: lets it run (edited, if the answer
 /// says so), or refuses it — by whom, and why.
-fn approved(call: &mut ToolCall, hook: &str, approval: Approval) -> Option<(String, String)> {
+fn approved(call: &mut ToolCall, hook: &str, approval: Approval) -> Decided {
     let by = || format!("the approver, on escalation by {hook}");
     match approval {
-        Approval::Approve => None,
+        Approval::Approve => Decided::Run,
         Approval::Edit(edited) => {
             let id = mem::take(&mut call.id);
             *call = ToolCall { id, ..edited };
-            None
+            Decided::Run
         }
-        Approval::Reject(reason) => Some((by(), reason)),
-        Approval::Suspend => Some((
-            by(),
-            "the approver suspended the call to wait for a person, and a session's task \
-             cannot wait across runs: refused"
+        Approval::Reject(reason) => Decided::Refused { by: by(), reason },
+        Approval::Suspend => Decided::Refused {
+            by: by(),
+            reason: "the approver suspended the call to wait for a person, and a session's task \
+                     cannot wait across runs: refused"
                 .to_owned(),
-        )),
+        },
     }
 }
 

@@ -57,11 +57,17 @@ pub struct Question {
 /// finished tool call run again.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Suspension {
-    /// The call that waits.
+    /// The call that waits: the one a resumption answers.
     pub pending: PendingApproval,
+    /// The step's other calls that wait for a person, in call order: a resumption that
+    /// answers `pending` suspends the turn again at the first of them, without asking the
+    /// approver again, until each has its own answer.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub also_waiting: Vec<PendingApproval>,
     /// The step's assistant message, its calls as the `before_tool` hooks left them.
     pub message: AssistantMessage,
-    /// The results of the calls before the waiting one, in call order.
+    /// The results of the step's calls that have one — refused, or run beside the waiting
+    /// ones — in call order. A resumption does not run these again.
     pub results: Vec<ToolResult>,
     /// The turn's counters and injections.
     #[serde(flatten)]

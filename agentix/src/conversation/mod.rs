@@ -41,6 +41,11 @@ pub struct Config {
     /// the turn goes on. `None`: no limit.
     #[serde(rename = "tool_timeout_ms", with = "crate::millis::option")]
     pub tool_timeout: Option<Duration>,
+    /// How many of a step's tool calls run at once. A step whose model asks for several tools
+    /// runs them together, each under its own `tool_timeout`, up to this many at a time (a
+    /// [sequential](crate::Tool::SEQUENTIAL) tool's call runs alone); hooks still decide and
+    /// settle them in call order. `1` runs them one after another. Default 8.
+    pub tool_concurrency: usize,
     /// How long one model call may take (inside the `wrap_model` hooks, which may retry it);
     /// past it the call fails with [`ModelError::TimedOut`](crate::ModelError::TimedOut).
     /// `None`: no limit.
@@ -71,6 +76,7 @@ impl Default for Config {
             injection_reserve: 8_000,
             allow_empty_answers: false,
             tool_timeout: None,
+            tool_concurrency: 8,
             model_timeout: None,
             turn_timeout: None,
         }
@@ -353,6 +359,10 @@ fn migrate(mut stored: Stored) -> Result<Stored, NotLoaded> {
             1 => stored.format = 2,
             // Format 3 adds the kept entries of sub-agents, which a format 2 log has none of.
             2 => stored.format = 3,
+            // Format 4 lets a suspended step's results answer calls past the waiting one (run
+            // beside it) and more than one call wait; a format 3 suspension's results are its
+            // first calls', and one call waits. Its config's `tool_concurrency` is the default.
+            3 => stored.format = 4,
             format => return Err(NotLoaded::Format { format }),
         }
     }
@@ -380,7 +390,11 @@ impl Conversation {
     /// 1. The first.
     /// 2. The event before a session task's step is `step_start` (it was `turn_start`).
     /// 3. A log may hold a kept sub-agent's entries ([`Entry::Delegated`]).
-    pub const FORMAT: u32 = 3;
+    /// 4. A step's calls run together: a suspended step holds the results of the calls that
+    ///    ran beside the waiting one, more than one call may wait
+    ///    ([`Suspension::also_waiting`](crate::Suspension::also_waiting)), and the config has
+    ///    [`tool_concurrency`](Config::tool_concurrency).
+    pub const FORMAT: u32 = 4;
 
     /// An empty conversation with the default config.
     pub fn new() -> Self {

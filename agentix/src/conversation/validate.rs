@@ -68,9 +68,9 @@ pub enum LogProblem {
         /// The id.
         id: String,
     },
-    /// A suspended step whose waiting call is not its next unanswered call.
+    /// A suspended step whose waiting call is not one of its unanswered calls, or waits twice.
     WaitingCallMismatch {
-        /// The id of the step's next unanswered call, if it has one.
+        /// The id of the step's first unanswered call, if it has one.
         next: Option<String>,
         /// The id of the call the suspension says waits.
         waiting: String,
@@ -142,13 +142,13 @@ impl fmt::Display for LogProblem {
             }
             LogProblem::WaitingCallMismatch { next: Some(next), waiting } => write!(
                 f,
-                "the suspended step waits on the call `{waiting}`, but its next unanswered call \
-                 is `{next}`"
+                "the suspended step waits on the call `{waiting}`, which is not one of its \
+                 unanswered calls (the first is `{next}`)"
             ),
             LogProblem::WaitingCallMismatch { next: None, waiting } => write!(
                 f,
-                "the suspended step waits on the call `{waiting}`, but every call it has is \
-                 answered"
+                "the suspended step waits on the call `{waiting}`, but every other call it has \
+                 is answered"
             ),
             LogProblem::NotResumed { turn } => {
                 write!(f, "{turn} was suspended by the entry before, and this does not resume it")
@@ -304,32 +304,48 @@ pub(crate) fn validate_log(log: &[Entry], counter: u64) -> Result<(), InvalidLog
     }
 }
 
-/// A suspended step's rules: its calls have distinct ids, its results answer the first of them
-/// in order, and the waiting call is the next.
+/// A suspended step's rules: its calls have distinct ids, its results answer some of them in
+/// call order (those that ran, or were refused, beside the waiting ones), and each call that
+/// waits is one of its unanswered calls, as its message holds it, waiting once.
 fn check_suspension(suspension: &Suspension) -> Result<(), LogProblem> {
-    let Suspension { pending, message, results, .. } = suspension;
+    let Suspension { pending, also_waiting, message, results, .. } = suspension;
     if let Some(id) = message.duplicate_call_id() {
         return Err(LogProblem::DuplicateCallId { id: id.to_owned() });
     }
     let calls: Vec<&ToolCall> = message.tool_calls().collect();
-    let answered = results.len() <= calls.len()
-        && calls.iter().zip(results).all(|(call, result)| call.id == result.call_id);
-    if !answered {
-        return Err(LogProblem::ResultsMismatch {
-            calls: calls.iter().map(|call| call.id.clone()).collect(),
-            results: results.iter().map(|result| result.call_id.clone()).collect(),
+    let mut answered = vec![false; calls.len()];
+    let mut from = 0;
+    for result in results {
+        let Some(at) = calls[from..].iter().position(|call| call.id == result.call_id) else {
+            return Err(LogProblem::ResultsMismatch {
+                calls: calls.iter().map(|call| call.id.clone()).collect(),
+                results: results.iter().map(|result| result.call_id.clone()).collect(),
+            });
+        };
+        answered[from + at] = true;
+        from += at + 1;
+    }
+    for waiting in std::iter::once(pending).chain(also_waiting) {
+        let at = calls.iter().position(|call| call.id == waiting.call.id);
+        match at {
+            Some(at) if answered[at] => {}
+            Some(at) if *calls[at] != waiting.call => {
+                return Err(LogProblem::WaitingCallDiffers { id: waiting.call.id.clone() });
+            }
+            Some(at) => {
+                // A call waits once: marked, a second wait on it is a mismatch.
+                answered[at] = true;
+                continue;
+            }
+            None => {}
+        }
+        let next = answered.iter().position(|answered| !answered);
+        return Err(LogProblem::WaitingCallMismatch {
+            next: next.map(|at| calls[at].id.clone()),
+            waiting: waiting.call.id.clone(),
         });
     }
-    match calls.get(results.len()) {
-        Some(next) if **next == pending.call => Ok(()),
-        Some(next) if next.id == pending.call.id => {
-            Err(LogProblem::WaitingCallDiffers { id: next.id.clone() })
-        }
-        next => Err(LogProblem::WaitingCallMismatch {
-            next: next.map(|call| call.id.clone()),
-            waiting: pending.call.id.clone(),
-        }),
-    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -12,6 +12,7 @@ use crate::approval::record::{Approval, Question};
 use crate::message::{ToolCall, ToolFailure, ToolResult};
 use crate::turn::Turn;
 
+pub(crate) mod at_hand;
 pub(crate) mod pattern;
 pub(crate) mod spec;
 
@@ -68,9 +69,15 @@ pub trait Tool: Send + Sync {
     /// Whether the tool reads its call's identity while it runs
     /// ([`Turn::tool_call_id`], [`Turn::tool_idempotency_key`]): a tool whose side effect must
     /// apply once, however often the call is attempted or replayed. The loop then keeps the
-    /// call's id on the turn for the call's length — a copy of the id per call, paid only by
-    /// the tools that ask (`#[tool(call_id)]`).
+    /// call's id at hand for the call's length — a copy of the id per call, paid only by the
+    /// tools that ask (`#[tool(call_id)]`).
     const WANTS_CALL_ID: bool = false;
+
+    /// Whether a call of the tool runs alone: a step's other calls (which otherwise run
+    /// together, up to [`Config::tool_concurrency`](crate::Config::tool_concurrency)) wait for
+    /// it to finish, and it for them. For a tool that is not safe to run beside others — one
+    /// that holds a lock the others take, or drives one device (`#[tool(sequential)]`).
+    const SEQUENTIAL: bool = false;
 
     /// What the tool does, for the model.
     fn description(&self) -> &str;
@@ -223,6 +230,17 @@ pub trait ToolSet: Send + Sync {
     /// tool call of its turn — so that a journaled turn does not record its call as one step
     /// around them: a crash mid-call then replays the steps the call completed.
     fn nests(&self, name: &str) -> bool {
+        let _ = name;
+        false
+    }
+
+    /// Whether some of the set's tools run alone ([`sequential`](Self::sequential)). A set
+    /// that has none pays nothing.
+    const HAS_SEQUENTIAL: bool = false;
+
+    /// Whether a call of the tool called `name` runs alone, never beside the step's other
+    /// calls ([`Tool::SEQUENTIAL`]).
+    fn sequential(&self, name: &str) -> bool {
         let _ = name;
         false
     }
@@ -477,6 +495,16 @@ impl<Rest: ToolSet, T: Tool + 'static> ToolSet for Toolbox<Rest, T> {
         Rest::NESTS && name != T::NAME && self.rest.nests(name)
     }
 
+    const HAS_SEQUENTIAL: bool = T::SEQUENTIAL || Rest::HAS_SEQUENTIAL;
+
+    fn sequential(&self, name: &str) -> bool {
+        if name == T::NAME {
+            T::SEQUENTIAL
+        } else {
+            Rest::HAS_SEQUENTIAL && self.rest.sequential(name)
+        }
+    }
+
     fn generation(&self) -> u64 {
         self.rest.generation()
     }
@@ -504,13 +532,13 @@ impl<Rest: ToolSet, T: Tool + 'static> ToolSet for Toolbox<Rest, T> {
             Ok(args) => args,
             Err(error) => return Some(invalid_arguments(call, &error)),
         };
-        if T::WANTS_CALL_ID {
-            turn.hand_call_id(Some(&call.id));
-        }
-        let returned = hooks.run_tool(self.tool.call(args, turn)).await;
-        if T::WANTS_CALL_ID {
-            turn.hand_call_id(None);
-        }
+        let returned = if T::WANTS_CALL_ID {
+            // Its id, to the tool alone: calls running together each read their own.
+            let at_hand = at_hand::AtHand::new(turn, Some(&call.id), None);
+            hooks.run_tool(at_hand.scope(self.tool.call(args, turn))).await
+        } else {
+            hooks.run_tool(self.tool.call(args, turn)).await
+        };
         let mut returned = match returned {
             Ok(returned) => returned,
             Err(after) => return Some(ToolResult::failure(call, ToolFailure::TimedOut { after })),

@@ -212,8 +212,9 @@ impl agentix::on::WrapTool for Hold {
     }
 }
 
-#[tokio::test]
-async fn a_turn_dropped_while_a_wrap_hook_holds_a_result_logs_what_the_tool_did() {
+/// Two calls in a step, whose results a wrap hook holds until the turn is dropped; `together`
+/// of them run at once.
+async fn dropped_while_held(together: usize) -> (Vec<String>, Conversation) {
     let model = ScriptedModel::new()
         .tool_calls([
             ("get_weather", json!({ "city": "Oslo" })),
@@ -227,11 +228,32 @@ async fn a_turn_dropped_while_a_wrap_hook_holds_a_result_logs_what_the_tool_did(
         .hook(Hold(Arc::new(tokio::sync::Notify::new())))
         .build();
     let mut conversation = Conversation::new();
+    conversation.config_mut().tool_concurrency = together;
     let turn = agent.run(&mut conversation, "weather?");
     let dropped = tokio::time::timeout(std::time::Duration::from_millis(50), turn).await;
     assert!(dropped.is_err(), "the hook holds the turn until it is dropped");
-    assert_eq!(*performed.lock().unwrap(), ["Oslo"], "the first tool ran; the second never did");
     assert_log_consistent(conversation.log());
+    let performed = performed.lock().unwrap().clone();
+    (performed, conversation)
+}
+
+#[tokio::test]
+async fn calls_running_together_dropped_while_held_are_logged_with_what_their_tools_did() {
+    let (performed, conversation) = dropped_while_held(8).await;
+    assert_eq!(performed, ["Oslo", "Bergen"], "both ran at once");
+    let Some(Entry::ToolResults { results, .. }) = conversation.log().get(2) else {
+        panic!("the step is logged: {:#?}", conversation.log());
+    };
+    let outputs: Vec<(&str, &str)> =
+        results.iter().map(|result| (result.call_id.as_str(), result.output.as_str())).collect();
+    assert_eq!(outputs, [("call_1", "sunny in Oslo"), ("call_2", "sunny in Bergen")]);
+    assert!(results.iter().all(|result| result.error.is_none()), "{results:?}");
+}
+
+#[tokio::test]
+async fn a_turn_dropped_while_a_wrap_hook_holds_a_result_logs_what_the_tool_did() {
+    let (performed, conversation) = dropped_while_held(1).await;
+    assert_eq!(performed, ["Oslo"], "the first tool ran; the second never did");
     let Some(Entry::ToolResults { results, .. }) = conversation.log().get(2) else {
         panic!("the step is logged: {:#?}", conversation.log());
     };

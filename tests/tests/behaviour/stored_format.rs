@@ -18,16 +18,22 @@ use serde_json::{Value, json};
 use tests::Weather;
 
 /// Every format's fixture, oldest first; the last is the current format's.
-const FIXTURES: [(u32, &str); 3] = [
+const FIXTURES: [(u32, &str); 4] = [
     (1, include_str!("../../fixtures/stored/conversation-format-1.json")),
     (2, include_str!("../../fixtures/stored/conversation-format-2.json")),
     (3, include_str!("../../fixtures/stored/conversation-format-3.json")),
+    (4, include_str!("../../fixtures/stored/conversation-format-4.json")),
 ];
 
 /// The turns each format's fixture holds: format 3 added an eighth, whose sub-agent keeps its
-/// conversation; the fixtures before read as the current one's first seven turns.
+/// conversation, and format 4 a ninth, whose step waits at two calls while another runs; the
+/// fixtures before read as the current one's first turns.
 fn turns_of(format: u32) -> u64 {
-    if format < 3 { 7 } else { 8 }
+    match format {
+        ..3 => 7,
+        3 => 8,
+        _ => 9,
+    }
 }
 
 /// The user, kept in the scope.
@@ -178,6 +184,26 @@ async fn every_entry() -> Conversation {
     let budget = conversation.config().context_budget;
     conversation.config_mut().context_budget = 10_000;
     delegating.run(&mut conversation, "Note it.").await.unwrap();
+
+    // Turn 9: a step of three calls, two of which wait for a person while the third runs
+    // beside them; each waiting call is answered in turn.
+    let model = ScriptedModel::new()
+        .tool_calls([
+            ("get_weather", json!({ "city": "Delete" })),
+            ("get_weather", json!({ "city": "Oslo" })),
+            ("get_weather", json!({ "city": "Delete" })),
+        ])
+        .text("One deleted, one kept.");
+    let waiting = Agent::builder(model)
+        .tool(Weather::default())
+        .hook(ask_first)
+        .approver(|_: ToolCall, _: agentix::Escalation| async { Approval::Suspend })
+        .build();
+    let first = waiting.run(&mut conversation, "Delete both.").await;
+    assert!(matches!(first, Err(Error::AwaitingApproval { .. })), "{first:?}");
+    let second = waiting.resume(&mut conversation, Approval::Approve).await;
+    assert!(matches!(second, Err(Error::AwaitingApproval { .. })), "{second:?}");
+    waiting.resume(&mut conversation, Approval::Reject("kept".into())).await.unwrap();
     conversation.config_mut().context_budget = budget;
     conversation
 }
