@@ -98,7 +98,7 @@ fn service() {
         _ => None,
     };
     let model = SendingModel { calls: dir.join("model_calls"), die_in_call };
-    let send = KeyedSend { dir: dir.clone(), die };
+    let send = KeyedSend { dir: dir.clone(), die, slow: None };
     let agent = Agent::builder(model).tool(send);
     let conversations = match mode {
         "run" => Conversations::new(agent.hook(DieInPost(kill)).build()),
@@ -106,7 +106,7 @@ fn service() {
         "team" => {
             let parent = DelegatingModel { calls: dir.join("parent_calls") };
             let model = SendingModel { calls: dir.join("model_calls"), die_in_call };
-            let send = KeyedSend { dir: dir.clone(), die };
+            let send = KeyedSend { dir: dir.clone(), die, slow: None };
             Conversations::new(durable_turn::team(parent, model, send))
         }
         "wait" => {

@@ -3,8 +3,9 @@
 //! twice. The turn's entries are committed when it ends ([`Store::finish_turn`]), with its
 //! journal dropped in the same transaction.
 
+use std::collections::HashMap;
 use std::future::Future;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
 
 use agentix::{Conversation, Entry, Journal, JournalError, JournalStep, replay_recorded};
 use serde::Serialize;
@@ -26,9 +27,12 @@ pub struct StoreJournal<'s> {
     turn: u64,
     /// Which part of the turn: 0 until it is suspended, then one more for each resumption.
     part: u64,
-    /// What a process before this one recorded: replayed in order.
-    recorded: Vec<(String, String)>,
-    next: AtomicUsize,
+    /// What a process before this one recorded, by lane ([`JournalStep::lane`]; `""` for the
+    /// turn's own steps): each lane replayed in its order, whatever order the lanes interleaved
+    /// in.
+    recorded: HashMap<String, Vec<(String, String)>>,
+    /// Each lane's next place.
+    next: Mutex<HashMap<String, usize>>,
 }
 
 impl Store {
@@ -50,25 +54,32 @@ impl Store {
         };
         let rows = sqlx::query(sql(
             self.dialect,
-            "SELECT seq, step, value FROM journal WHERE conversation_id = ? AND turn = ? \
-             AND part = ? ORDER BY seq",
+            "SELECT lane, seq, step, value FROM journal WHERE conversation_id = ? AND turn = ? \
+             AND part = ? ORDER BY lane, seq",
         ))
         .bind(id)
         .bind(to_i64(turn))
         .bind(to_i64(part))
         .fetch_all(&self.pool)
         .await?;
-        let mut recorded = Vec::with_capacity(rows.len());
-        for (index, row) in rows.iter().enumerate() {
+        let mut recorded: HashMap<String, Vec<(String, String)>> = HashMap::new();
+        for row in &rows {
+            let lane: String = row.try_get("lane")?;
             let seq: i64 = row.try_get("seq")?;
-            if seq != index as i64 {
+            let steps = recorded.entry(lane.clone()).or_default();
+            if seq != steps.len() as i64 {
+                let at = steps.len();
+                let message = match lane.as_str() {
+                    "" => format!("step {at} is missing"),
+                    lane => format!("step {at} of the lane `{lane}` is missing"),
+                };
                 return Err(StoreError::CorruptJournal {
                     conversation: id.to_owned(),
                     turn,
-                    message: format!("step {index} is missing"),
+                    message,
                 });
             }
-            recorded.push((row.try_get("step")?, row.try_get("value")?));
+            steps.push((row.try_get("step")?, row.try_get("value")?));
         }
         Ok(StoreJournal {
             store: self,
@@ -76,7 +87,7 @@ impl Store {
             turn,
             part,
             recorded,
-            next: AtomicUsize::new(0),
+            next: Mutex::default(),
         })
     }
 
@@ -96,9 +107,49 @@ impl Store {
 }
 
 impl StoreJournal<'_> {
-    /// The steps recorded before this process: what a run with this journal replays.
+    /// The steps recorded before this process: what a run with this journal replays, the
+    /// turn's own lane first, then each call's, each in its order.
     pub fn recorded(&self) -> impl Iterator<Item = &str> {
-        self.recorded.iter().map(|(step, _)| step.as_str())
+        let mut lanes: Vec<(&String, &Vec<(String, String)>)> = self.recorded.iter().collect();
+        lanes.sort_by_key(|(lane, _)| *lane);
+        lanes.into_iter().flat_map(|(_, steps)| steps.iter().map(|(step, _)| step.as_str()))
+    }
+
+    /// The next place in `lane`.
+    fn place(&self, lane: &str) -> usize {
+        self.next
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .get(lane)
+            .copied()
+            .unwrap_or(0)
+    }
+
+    /// The first recorded step, in the lanes of the calls under `lane`, that this run has not
+    /// replayed.
+    fn skipped_under(&self, lane: &str) -> Option<&str> {
+        let next = self.next.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let under = |other: &str| match lane {
+            "" => !other.is_empty(),
+            lane => other.strip_prefix(lane).is_some_and(|rest| rest.starts_with('/')),
+        };
+        let mut skipped: Vec<(&String, &str)> = self
+            .recorded
+            .iter()
+            .filter(|(other, _)| under(other))
+            .filter_map(|(other, steps)| {
+                let at = next.get(other.as_str()).copied().unwrap_or(0);
+                steps.get(at).map(|(step, _)| (other, step.as_str()))
+            })
+            .collect();
+        skipped.sort();
+        skipped.first().map(|(_, step)| *step)
+    }
+
+    /// Moves `lane` on past the place `from`, replayed or written.
+    fn move_on(&self, lane: &str, from: usize) {
+        let mut next = self.next.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        next.insert(lane.to_owned(), from + 1);
     }
 }
 
@@ -113,6 +164,7 @@ impl Journal for StoreJournal<'_> {
         F: Future<Output = T> + Send,
     {
         let asked = step.to_string();
+        let lane = step.lane().unwrap_or_default();
         let other_turn = step.turn().0 != self.turn;
         async move {
             if other_turn {
@@ -122,33 +174,48 @@ impl Journal for StoreJournal<'_> {
             }
             // A step moves the journal on only once replayed or written: one whose effect never
             // finished (its run was dropped) leaves no gap, and is asked for again.
-            let at = self.next.load(Ordering::SeqCst);
-            if let Some((recorded, value)) = self.recorded.get(at) {
+            // Within a lane, steps come in one order on every run: the lane's place.
+            let at = self.place(&lane);
+            if let Some((recorded, value)) =
+                self.recorded.get(&lane).and_then(|steps| steps.get(at))
+            {
                 let replayed = replay_recorded(asked, recorded, || serde_json::from_str(value));
                 if !matches!(replayed, Err(JournalError::Diverged { .. })) {
-                    self.next.store(at + 1, Ordering::SeqCst);
+                    self.move_on(&lane, at);
                 }
                 return replayed;
+            }
+            // A step that runs afresh comes after every step of the calls under its lane (a
+            // model call after its step's calls): one of theirs recorded but not asked for is
+            // a replay that went another way.
+            if let Some(skipped) = self.skipped_under(&lane) {
+                return Err(JournalError::Diverged { recorded: skipped.to_owned(), asked });
             }
             let value = effect.await;
             let failed = |message: String| JournalError::Failed { step: asked.clone(), message };
             let text = serde_json::to_string(&value).map_err(|error| failed(error.to_string()))?;
             sqlx::query(sql(
                 self.store.dialect,
-                "INSERT INTO journal (conversation_id, turn, part, seq, step, value) \
-                 VALUES (?, ?, ?, ?, ?, ?)",
+                "INSERT INTO journal (conversation_id, turn, part, lane, seq, step, value) \
+                 VALUES (?, ?, ?, ?, ?, ?, ?)",
             ))
             .bind(&self.conversation)
             .bind(to_i64(self.turn))
             .bind(to_i64(self.part))
+            .bind(&lane)
             .bind(at as i64)
             .bind(&asked)
             .bind(text)
             .execute(&self.store.pool)
             .await
             .map_err(|error| failed(error.to_string()))?;
-            self.next.store(at + 1, Ordering::SeqCst);
+            self.move_on(&lane, at);
             Ok(value)
         }
+    }
+
+    // Each call's steps are a lane of their own: a step's calls run together.
+    fn concurrent_calls(&self) -> bool {
+        true
     }
 }

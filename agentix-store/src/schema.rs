@@ -7,7 +7,7 @@ use crate::{Dialect, StoreError, sql};
 
 /// The schema version this crate writes and reads. Each migration below brings a store from
 /// the version before it to its own.
-pub const SCHEMA_VERSION: i64 = 2;
+pub const SCHEMA_VERSION: i64 = 3;
 
 /// Version 1: conversations, their entries, the audit of model calls, and approvals. JSON is
 /// kept as text: both backends read it back byte for byte.
@@ -139,8 +139,31 @@ const V2: &[&str] = &[
     )",
 ];
 
+/// Version 3: the journal keeps each lane of a turn's steps apart (`lane`: `''` for the
+/// turn's own steps, a tool call's id for that call's), so that a step's calls running together
+/// replay whatever order they finished in. The steps a version 2 journal holds are the turn's
+/// own lane's (its calls ran one at a time).
+const V3: &[&str] = &[
+    // Made beside the old table and renamed to it: PostgreSQL names a key's index after its
+    // table as made, so the old table keeps its own until it is dropped.
+    "CREATE TABLE journal_lanes (
+        conversation_id TEXT NOT NULL REFERENCES conversations (id),
+        turn BIGINT NOT NULL,
+        part BIGINT NOT NULL,
+        lane TEXT NOT NULL,
+        seq BIGINT NOT NULL,
+        step TEXT NOT NULL,
+        value TEXT NOT NULL,
+        PRIMARY KEY (conversation_id, turn, part, lane, seq)
+    )",
+    "INSERT INTO journal_lanes (conversation_id, turn, part, lane, seq, step, value)
+        SELECT conversation_id, turn, part, '', seq, step, value FROM journal",
+    "DROP TABLE journal",
+    "ALTER TABLE journal_lanes RENAME TO journal",
+];
+
 /// Every migration, by the version it brings the store to.
-const MIGRATIONS: &[(i64, &[&str])] = &[(1, V1), (2, V2)];
+const MIGRATIONS: &[(i64, &[&str])] = &[(1, V1), (2, V2), (3, V3)];
 
 /// Brings the store's schema to [`SCHEMA_VERSION`], in one transaction per migration; refuses
 /// a store whose version is newer than this crate's.

@@ -22,7 +22,8 @@ use agentix_store::{Store, StoreJournal};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use support::durable_turn::{
-    self, AskFirst, DelegatingModel, HandingModel, KeyedSend, Refuse, SendingModel, ToolDeath,
+    self, AskFirst, DelegatingModel, HandingModel, KeyedSend, PairModel, Refuse, SendingModel,
+    ToolDeath,
 };
 use support::{die, lines};
 
@@ -90,6 +91,9 @@ impl Journal for Dying<'_> {
         }
         Ok(value)
     }
+    fn concurrent_calls(&self) -> bool {
+        self.inner.concurrent_calls()
+    }
 }
 
 /// The child: `run:POINT` runs the turn (dying at the point, `none` for none), `refuse:none`
@@ -113,13 +117,23 @@ fn child() {
         let journal = Dying { inner: journal, steps: AtomicUsize::new(0), kill };
         let model = SendingModel { calls: dir.join("model_calls"), die_in_call: in_model(kill) };
         let after_effect = (kill == Some(Point::AfterEffect)).then_some(ToolDeath::AfterEffect);
-        let send = KeyedSend { dir: dir.clone(), die: after_effect };
+        let send = KeyedSend { dir: dir.clone(), die: after_effect, slow: None };
         let (version, from) = (stored.version, stored.conversation.log().len());
         let conversation = &mut stored.conversation;
         let outcome = match mode {
             "run" => {
                 let agent = Agent::builder(&model).tool(send).build();
                 agent.turn(conversation, "Send it").journal(&journal).await
+            }
+            // The step's two calls run together; `pair-NAME`: sending to NAME is slow, so the
+            // other call finishes first.
+            pair if pair.starts_with("pair-") => {
+                let slow = if pair == "pair-boss" { "boss" } else { "team" };
+                let model =
+                    PairModel { calls: dir.join("model_calls"), die_in_call: in_model(kill) };
+                let send = KeyedSend { slow: Some(slow), ..send };
+                let agent = Agent::builder(&model).tool(send).build();
+                agent.turn(conversation, "Send both").journal(&journal).await
             }
             "team" => {
                 let parent = DelegatingModel { calls: dir.join("parent_calls") };
@@ -211,6 +225,71 @@ async fn killed_at_every_point(fresh: impl AsyncFn(&str) -> (Store, String)) {
         );
         store.close().await;
     }
+}
+
+/// A step of two calls running together (model → two `send`s at once → model), killed at every
+/// point — inside each model call, after the first effect, after each journaled step (the
+/// opening, the model call, each call's `send` as it finishes, the second model call), before
+/// the commit — and run again with the other call slow: the calls finish in the other order,
+/// and each replays from its own lane of the journal. The turn finishes as a clean run does, no
+/// completed model call repeated, each send applied once.
+async fn calls_running_together_killed_at_every_point(
+    fresh: impl AsyncFn(&str) -> (Store, String),
+) {
+    let clean = durable_turn::clean_pair_log("c").await;
+    // The user message, the two calls, their results, the answer.
+    assert_eq!(clean.len(), 4, "{clean:#?}");
+    let mut points = vec![Point::InModel(1), Point::InModel(2), Point::AfterEffect];
+    points.extend((1..=5).map(Point::AfterStep));
+    points.push(Point::BeforeFinish);
+    for point in points {
+        let (store, url) = fresh(&format!("pair_{}", encode(point).replace(':', "_"))).await;
+        let dir = support::TempDir::new("pair");
+        store.create("c", &Conversation::new()).await.unwrap();
+        let status = run_child(&url, &dir.0, "pair-boss", Some(point));
+        assert_eq!(status.signal(), Some(9), "{point:?}: the child was killed");
+        if point == Point::AfterStep(3) {
+            let stored = store.load("c").await.unwrap();
+            let journal = store.journal("c", &stored).await.unwrap();
+            let recorded: Vec<&str> = journal.recorded().collect();
+            assert_eq!(
+                recorded,
+                ["opened (turn 1)", "model (turn 1, step 0)", "tool send (turn 1, step 0, call_2)"],
+                "the team's call finished first"
+            );
+        }
+
+        let again = run_child(&url, &dir.0, "pair-team", None);
+        assert!(again.success(), "{point:?}: run again, the boss's call finishing first");
+        let log = store.load("c").await.unwrap().conversation.log().to_vec();
+        assert_eq!(log, clean, "{point:?}: the stored turn is a clean run's");
+        let in_flight = usize::from(matches!(point, Point::InModel(_)));
+        assert_eq!(lines(&dir.0.join("model_calls")).len(), 2 + in_flight, "{point:?}");
+        let mut applied = lines(&dir.0.join("applied"));
+        applied.sort();
+        assert_eq!(applied, ["c/1/call_1", "c/1/call_2"], "{point:?}: each applied once");
+        let attempts = 2 + usize::from(point == Point::AfterEffect);
+        assert_eq!(lines(&dir.0.join("attempts")).len(), attempts, "{point:?}");
+        store.close().await;
+    }
+}
+
+#[tokio::test]
+async fn calls_running_together_killed_anywhere_replay_from_their_lanes_over_sqlite() {
+    let dirs = std::sync::Mutex::new(Vec::new());
+    calls_running_together_killed_at_every_point(async |name: &str| {
+        let (store, url, dir) = support::sqlite(name).await;
+        dirs.lock().unwrap().push(dir);
+        (store, url)
+    })
+    .await;
+}
+
+#[cfg(feature = "postgres-tests")]
+#[tokio::test]
+async fn calls_running_together_killed_anywhere_replay_from_their_lanes_over_postgres() {
+    calls_running_together_killed_at_every_point(async |name: &str| support::postgres(name).await)
+        .await;
 }
 
 /// How a parent delegates the model → tool → model turn to `worker`: as a sub-agent (`team`,
@@ -362,7 +441,9 @@ async fn a_journal_serves_one_run() {
     store.create("c", &Conversation::new()).await.unwrap();
     let dir = support::TempDir::new("one_run_files");
     let model = SendingModel { calls: dir.0.join("calls"), die_in_call: None };
-    let agent = Agent::builder(&model).tool(KeyedSend { dir: dir.0.clone(), die: None }).build();
+    let agent = Agent::builder(&model)
+        .tool(KeyedSend { dir: dir.0.clone(), die: None, slow: None })
+        .build();
     let mut stored = store.load("c").await.unwrap();
     let journal = store.journal("c", &stored).await.unwrap();
     let (version, from) = (stored.version, stored.conversation.log().len());

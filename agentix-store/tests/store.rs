@@ -459,6 +459,43 @@ async fn a_committer_that_panics_fails_the_turn_naming_it_inside_the_loop_and_at
     }
 }
 
+/// A store whose journal was written at schema version 2 (one run of steps a turn, by `seq`):
+/// migrated to version 3, its steps are the turn's own lane's, and they replay in their order.
+async fn a_version_2_journal_migrates_to_the_turns_own_lane(store: Store, url: String) {
+    store.create("c", &Conversation::new()).await.unwrap();
+    store.close().await;
+    let pool = raw(&url).await;
+    for statement in [
+        "DROP TABLE journal",
+        "CREATE TABLE journal (
+            conversation_id TEXT NOT NULL REFERENCES conversations (id),
+            turn BIGINT NOT NULL,
+            part BIGINT NOT NULL,
+            seq BIGINT NOT NULL,
+            step TEXT NOT NULL,
+            value TEXT NOT NULL,
+            PRIMARY KEY (conversation_id, turn, part, seq)
+        )",
+        "INSERT INTO journal VALUES ('c', 1, 0, 0, 'opened (turn 1)', 'null')",
+        "INSERT INTO journal VALUES ('c', 1, 0, 1, 'model (turn 1, step 0)', 'null')",
+        "DELETE FROM agentix_schema WHERE version = 3",
+    ] {
+        pool.execute(statement).await.unwrap();
+    }
+    pool.close().await;
+
+    let store = Store::open(&url).await.unwrap();
+    let stored = store.load("c").await.unwrap();
+    let journal = store.journal("c", &stored).await.unwrap();
+    let recorded: Vec<&str> = journal.recorded().collect();
+    assert_eq!(recorded, ["opened (turn 1)", "model (turn 1, step 0)"]);
+    assert_eq!(SCHEMA_VERSION, 3);
+}
+
+on_both_backends! {
+    a_version_2_journal_migrates_to_the_turns_own_lane => a_version_2_journal_migrates_to_the_turns_own_lane;
+}
+
 /// Workers opening one new store at once: it is migrated once, and every worker opens it.
 async fn many_open_a_new_store_at_once(url: &str) {
     let mut opens = tokio::task::JoinSet::new();

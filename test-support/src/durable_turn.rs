@@ -45,6 +45,51 @@ impl agentix::Model for SendingModel {
     }
 }
 
+/// The model of a step whose calls run together: calls `send` twice at once — to the boss
+/// (`call_1`) and to the team (`call_2`) — until it has their results, then answers; each call
+/// counted in `calls`.
+pub struct PairModel {
+    /// The file each call is counted in, a line a call.
+    pub calls: PathBuf,
+    /// The call (from 1) the process dies inside, if one (as [`SendingModel`]'s).
+    pub die_in_call: Option<usize>,
+}
+
+impl agentix::Model for PairModel {
+    async fn complete(
+        &self,
+        request: &agentix::ModelRequest,
+    ) -> Result<agentix::ModelResponse, agentix::ModelError> {
+        append(&self.calls, "call");
+        if self.die_in_call == Some(lines(&self.calls).len()) {
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            die();
+        }
+        let sent = request.messages.iter().any(|message| {
+            message.content.iter().any(|part| matches!(part, agentix::Part::ToolResult(_)))
+        });
+        let answer = if sent {
+            AssistantMessage::text("Both sent.")
+        } else {
+            AssistantMessage::default()
+                .with_tool_call(ToolCall::new("call_1", "send", json!({ "to": "boss" })))
+                .with_tool_call(ToolCall::new("call_2", "send", json!({ "to": "team" })))
+        };
+        Ok(answer.into())
+    }
+}
+
+/// The log a clean run of [`PairModel`]'s turn of conversation `key` leaves.
+pub async fn clean_pair_log(key: &str) -> Vec<Entry> {
+    let dir = TempDir::new("clean_pair");
+    let model = PairModel { calls: dir.0.join("calls"), die_in_call: None };
+    let send = KeyedSend { dir: dir.0.clone(), die: None, slow: None };
+    let mut conversation = Conversation::new().with_id(key);
+    let agent = Agent::builder(model).tool(send).build();
+    agent.run(&mut conversation, "Send both").await.unwrap();
+    conversation.log().to_vec()
+}
+
 /// The parent of the crash tests' team: delegates to its sub-agent `worker` (which runs the
 /// turn [`SendingModel`] does, `send` and all) until it has the worker's result, then answers;
 /// each call counted in `calls`.
@@ -121,7 +166,7 @@ pub async fn clean_handing_log(key: &str) -> Vec<Entry> {
     let dir = TempDir::new("clean_handing");
     let parent = HandingModel { calls: dir.0.join("parent_calls") };
     let child = SendingModel { calls: dir.0.join("calls"), die_in_call: None };
-    let send = KeyedSend { dir: dir.0.clone(), die: None };
+    let send = KeyedSend { dir: dir.0.clone(), die: None, slow: None };
     let mut conversation = Conversation::new().with_id(key);
     agentix::AnyAgent::run(&handing_team(parent, child, send), &mut conversation, "Have it sent")
         .await
@@ -135,7 +180,7 @@ pub async fn clean_team_log(key: &str) -> Vec<Entry> {
     let dir = TempDir::new("clean_team");
     let parent = DelegatingModel { calls: dir.0.join("parent_calls") };
     let child = SendingModel { calls: dir.0.join("calls"), die_in_call: None };
-    let send = KeyedSend { dir: dir.0.clone(), die: None };
+    let send = KeyedSend { dir: dir.0.clone(), die: None, slow: None };
     let mut conversation = Conversation::new().with_id(key);
     agentix::AnyAgent::run(&team(parent, child, send), &mut conversation, "Have it sent")
         .await
@@ -159,6 +204,9 @@ pub struct KeyedSend {
     pub dir: PathBuf,
     /// Where in the call the process dies, if anywhere.
     pub die: Option<ToolDeath>,
+    /// The recipient whose sending takes a while (150 ms, before its effect), if one: of a
+    /// step's calls running together, the others finish first.
+    pub slow: Option<&'static str>,
 }
 
 impl agentix::Tool for KeyedSend {
@@ -176,6 +224,10 @@ impl agentix::Tool for KeyedSend {
         if self.die == Some(ToolDeath::BeforeEffect) {
             die();
         }
+        let to = args["to"].as_str().unwrap_or("?");
+        if self.slow == Some(to) {
+            tokio::time::sleep(Duration::from_millis(150)).await;
+        }
         let key = turn.tool_idempotency_key().expect("the tool asked for its call's id");
         append(&self.dir.join("attempts"), &key);
         let applied = self.dir.join("applied");
@@ -185,7 +237,7 @@ impl agentix::Tool for KeyedSend {
         if self.die == Some(ToolDeath::AfterEffect) {
             die();
         }
-        Ok(format!("sent to {}", args["to"].as_str().unwrap_or("?")))
+        Ok(format!("sent to {to}"))
     }
 }
 
@@ -212,7 +264,7 @@ impl agentix::on::BeforeTool for AskFirst {
 pub async fn clean_log(key: &str, turns: usize, answer: Option<Approval>) -> Vec<Entry> {
     let dir = TempDir::new("clean");
     let model = SendingModel { calls: dir.0.join("calls"), die_in_call: None };
-    let send = KeyedSend { dir: dir.0.clone(), die: None };
+    let send = KeyedSend { dir: dir.0.clone(), die: None, slow: None };
     let mut conversation = Conversation::new().with_id(key);
     if let Some(answer) = answer {
         let agent = Agent::builder(model)
