@@ -28,6 +28,7 @@ mod stored_format;
 mod streaming;
 mod sub_agents;
 mod suspended_approvals;
+mod together;
 mod typed_answers;
 mod typed_hooks;
 mod typed_tools;
