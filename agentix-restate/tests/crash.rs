@@ -19,7 +19,7 @@ use agentix::event::Post;
 use agentix::{Agent, Approval, AssistantMessage, Entry, Outcome, ToolCall, Turn, Verdict};
 use agentix_restate::{Conversations, WaitingApproval};
 use agentix_test_support::durable_turn::{
-    self, AskFirst, DelegatingModel, KeyedSend, Refuse, SendingModel, ToolDeath,
+    self, AskFirst, DelegatingModel, KeyedSend, PairModel, Refuse, SendingModel, ToolDeath,
 };
 use agentix_test_support::{TempDir, append, die, lines};
 use restate_sdk::prelude::Endpoint;
@@ -108,6 +108,13 @@ fn service() {
             let model = SendingModel { calls: dir.join("model_calls"), die_in_call };
             let send = KeyedSend { dir: dir.clone(), die, slow: None };
             Conversations::new(durable_turn::team(parent, model, send))
+        }
+        // A step of two calls (the boss's slow): Restate's journal replays by position, so
+        // they run one at a time.
+        "pair" => {
+            let model = PairModel { calls: dir.join("model_calls"), die_in_call };
+            let send = KeyedSend { dir: dir.clone(), die, slow: Some("boss") };
+            Conversations::new(Agent::builder(model).tool(send).build())
         }
         "wait" => {
             let announced = dir.join("announced");
@@ -242,6 +249,48 @@ fn a_team_killed_mid_child_finishes_once() {
         let applied = [format!("{key}/1/call_w/worker/1/call_1")];
         assert_eq!(lines(&dir.0.join("applied")), applied, "{point:?}: applied once");
         let attempts = 1 + usize::from(point == Point::AfterEffect);
+        assert_eq!(lines(&dir.0.join("attempts")).len(), attempts, "{point:?}");
+    }
+}
+
+/// A step of two calls, the service killed inside each model call and around the first
+/// call's effect: Restate runs the invocation again and the turn finishes as a clean run does,
+/// no completed model call made again, each call's effect applied once.
+#[test]
+#[ignore = "needs restate-server: scripts/restate.sh runs it"]
+fn a_step_of_two_calls_killed_anywhere_finishes_once() {
+    let restate = Restate::start("pair");
+    let port = support::free_port();
+    let points = [Point::InModel(1), Point::BeforeEffect, Point::AfterEffect, Point::InModel(2)];
+    for (n, point) in points.into_iter().enumerate() {
+        let key = format!("p{n}");
+        let dir = TempDir::new("pair");
+        let service = spawn(port, &dir, "pair", Some(point));
+        if n == 0 {
+            restate.register(port);
+        }
+        let turn = send_in_background(&restate, &key);
+        assert_eq!(service.wait().signal(), Some(9), "{point:?}: the service was killed");
+
+        let service = spawn(port, &dir, "pair", None);
+        let (status, body) = turn.join().unwrap();
+        stop(service);
+        assert_eq!(status, 200, "{point:?}: {body}");
+        let answer: AssistantMessage = serde_json::from_str(&body).unwrap();
+        assert_eq!(answer, AssistantMessage::text("Both sent."), "{point:?}");
+
+        let service = spawn(port, &dir, "pair", None);
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        let clean = runtime.block_on(durable_turn::clean_pair_log(&key));
+        assert_eq!(history(&restate, &key), clean, "{point:?}: a clean run's");
+        stop(service);
+        let in_flight = usize::from(matches!(point, Point::InModel(_)));
+        assert_eq!(lines(&dir.0.join("model_calls")).len(), 2 + in_flight, "{point:?}");
+        let mut applied = lines(&dir.0.join("applied"));
+        applied.sort();
+        let each = [format!("{key}/1/call_1"), format!("{key}/1/call_2")];
+        assert_eq!(applied, each, "{point:?}: each applied once");
+        let attempts = 2 + usize::from(point == Point::AfterEffect);
         assert_eq!(lines(&dir.0.join("attempts")).len(), attempts, "{point:?}");
     }
 }

@@ -133,7 +133,7 @@ fn child() {
                     PairModel { calls: dir.join("model_calls"), die_in_call: in_model(kill) };
                 let send = KeyedSend { slow: Some(slow), ..send };
                 let agent = Agent::builder(&model).tool(send).build();
-                agent.turn(conversation, "Send both").journal(&journal).await
+                agent.turn(conversation, "Send it").journal(&journal).await
             }
             "team" => {
                 let parent = DelegatingModel { calls: dir.join("parent_calls") };

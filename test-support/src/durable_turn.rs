@@ -86,7 +86,7 @@ pub async fn clean_pair_log(key: &str) -> Vec<Entry> {
     let send = KeyedSend { dir: dir.0.clone(), die: None, slow: None };
     let mut conversation = Conversation::new().with_id(key);
     let agent = Agent::builder(model).tool(send).build();
-    agent.run(&mut conversation, "Send both").await.unwrap();
+    agent.run(&mut conversation, "Send it").await.unwrap();
     conversation.log().to_vec()
 }
 

@@ -41,6 +41,12 @@ impl Parse for Word {
                 Some(Value::Str(input.parse()?))
             } else if input.peek(LitInt) {
                 Some(Value::Int(input.parse()?))
+            } else if input.peek(syn::LitBool) {
+                // Read as a word (`true`, `false`), so that a flag given a value gets the flag's
+                // own error, not a parser's.
+                let flag: syn::LitBool = input.parse()?;
+                let word = if flag.value { "true" } else { "false" };
+                Some(Value::Path(Ident::new(word, flag.span).into()))
             } else {
                 Some(Value::Path(input.parse()?))
             }

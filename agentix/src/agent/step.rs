@@ -113,7 +113,8 @@ pub(super) fn nth_call(message: &mut AssistantMessage, index: usize) -> &mut Too
 pub(super) struct Together<K> {
     /// Its result, once it has one: refused while the hooks decided, or returned.
     pub(super) result: Mutex<Option<ToolResult>>,
-    /// Whether its tool was started.
+    /// Whether its tool was reached: a call cut after it was is interrupted, one cut before
+    /// did not run.
     pub(super) started: AtomicBool,
     /// Its latest result from the tool set, while `wrap_tool` hooks could hold it.
     pub(super) ran: K,
@@ -265,7 +266,7 @@ impl<K: Keep> Drop for StepInFlight<'_, K> {
     }
 }
 
-/// Marks a call run together as started.
+/// Marks a call run together as reaching its tool.
 pub(super) fn start(call: &AtomicBool) {
     call.store(true, Ordering::Release);
 }

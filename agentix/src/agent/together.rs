@@ -4,10 +4,13 @@
 //! finished in. The calls run in the step's own future — polled together, never spawned — so
 //! they borrow the turn as any hook does, and stop when the turn is dropped.
 
+use std::pin::pin;
+use std::task::Poll;
+
 use futures::StreamExt;
 
 use super::effects::Effects;
-use super::step::{StepInFlight, Together, nth_call, start};
+use super::step::{StepInFlight, Together, nth_call};
 use super::tool_call::{Answer, Decided};
 use super::{Agent, fire};
 use crate::approval::{Approver, PendingApproval};
@@ -141,11 +144,12 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
                 .position(|&index| alone(index))
                 .map_or(admitted.len(), |offset| at + offset);
             let batch = admitted[at..end].iter().copied();
-            let mut running = futures::stream::iter(batch).map(run).buffer_unordered(concurrency);
-            while running.next().await.is_some() {
-                if turn.aborted.get().is_some() {
-                    break;
-                }
+            if end - at <= concurrency {
+                // All at once: one allocation for the batch, each call polled in place.
+                until_aborted(turn, futures::future::join_all(batch.map(run))).await;
+            } else {
+                let running = futures::stream::iter(batch).map(run).buffer_unordered(concurrency);
+                until_aborted(turn, running.collect::<()>()).await;
             }
             at = end;
         }
@@ -161,8 +165,7 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
         committer: &D,
     ) {
         fire(observer, turn, EventKind::WrapTool);
-        start(&slot.started);
-        let tool = self.next_tool(turn, &slot.ran, observer, committer);
+        let tool = self.next_tool(turn, &slot.ran, Some(&slot.started), observer, committer);
         let onion = self.hooks.tool_onion(turn, observer, tool);
         let result = if T::HAS_ORIGINS {
             // Its origin, to the hooks and the tool of this call alone.
@@ -177,4 +180,19 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
             *lock(&slot.result) = Some(result);
         }
     }
+}
+
+/// Runs `calls` until they are done, or until the turn is aborted (a hook panicked in one of
+/// them): the others are then dropped where they stand, and the step answers them by what
+/// their tools returned, if they did.
+async fn until_aborted<F: Future>(turn: &Turn, calls: F) {
+    let mut calls = pin!(calls);
+    std::future::poll_fn(|cx| {
+        if calls.as_mut().poll(cx).is_ready() || turn.aborted.get().is_some() {
+            Poll::Ready(())
+        } else {
+            Poll::Pending
+        }
+    })
+    .await;
 }

@@ -4,7 +4,7 @@
 use std::mem;
 use std::time::Duration;
 
-use std::sync::atomic::AtomicU32;
+use std::sync::atomic::{AtomicBool, AtomicU32};
 
 use futures::future::Either;
 
@@ -24,7 +24,7 @@ use crate::turn::{InHand, Turn};
 use crate::verdict::{Escalation, Halt};
 use crate::{caught, panic_message};
 
-use super::step::{StepInFlight, StepSlot, answer_the_call, answering, nth_call};
+use super::step::{StepInFlight, StepSlot, answer_the_call, answering, nth_call, start};
 use super::{Agent, fire, halted};
 
 impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent<M, T, P, A, X> {
@@ -116,7 +116,7 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
         fire(observer, turn, EventKind::WrapTool);
         *started = Some(index);
         // Wrap hooks may hold the tool's result after `next` returns: what ran is kept aside.
-        let tool = self.next_tool(turn, &*ran, observer, committer);
+        let tool = self.next_tool(turn, &*ran, None, observer, committer);
         let result = self.hooks.tool_onion(turn, observer, tool).call(call).await;
         let ran = ran.take();
         if let Some(aborted) = turn.aborted.get() {
@@ -201,6 +201,7 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
         &'a self,
         turn: &'a Turn,
         ran: &'a P::Kept,
+        reached: Option<&'a AtomicBool>,
         observer: &'a O,
         committer: &'a D,
     ) -> impl NextTool + 'a {
@@ -209,6 +210,7 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
             names: &self.tool_names,
             turn,
             ran,
+            reached,
             committer,
             attempts: AtomicU32::new(0),
             hooks: InCall {
@@ -418,6 +420,9 @@ struct CallTool<'a, T, K, C, O, D, A> {
     turn: &'a Turn,
     /// Where each result the tool set returns is kept, while wrap hooks could lose it.
     ran: &'a K,
+    /// Set when the tool set is called, for a call run together: a call cut before it was
+    /// reached did not run.
+    reached: Option<&'a AtomicBool>,
     /// Journals the call, if the turn has a journal.
     committer: &'a D,
     /// Attempts made through this `next`, for the journal's names.
@@ -507,6 +512,9 @@ impl<T: ToolSet, K: Keep, C: Chain, O: Observer, D: Effects, A: Approver> NextTo
     async fn call(&self, call: &ToolCall) -> ToolResult {
         if self.turn.aborted.get().is_some() {
             return not_run(call);
+        }
+        if let Some(reached) = self.reached {
+            start(reached);
         }
         // The tool set bounds the tool's own call (`InCall::run_tool`), not the hooks on it.
         // Through the journal, if the turn has one: a replay returns the result recorded.

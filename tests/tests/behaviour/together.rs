@@ -457,3 +457,45 @@ async fn each_waiting_call_gets_its_own_answer() {
     assert_log_consistent(conversation.log());
     conversation.validate().unwrap();
 }
+
+/// Panics on the call of the key `boom`, and lets every other call through.
+struct Boom;
+
+impl agentix::on::WrapTool for Boom {
+    async fn wrap_tool(
+        &self,
+        call: &ToolCall,
+        _: &Turn,
+        next: &impl agentix::NextTool,
+    ) -> ToolResult {
+        if call.arguments["key"] == "boom" {
+            panic!("the wrap hook broke");
+        }
+        next.call(call).await
+    }
+}
+
+/// A hook that panics in one call ends the turn at once: the calls running beside it are
+/// dropped, not waited for, and answered as interrupted.
+#[tokio::test]
+async fn a_hook_panicking_in_one_call_ends_the_turn_without_waiting_for_the_others() {
+    let model =
+        step_of("lookup", [json!({ "key": "slow", "wait_ms": 30_000 }), json!({ "key": "boom" })]);
+    let lookup = Lookup::default();
+    let calls = Arc::clone(&lookup.0);
+    let agent = Agent::builder(&model).tool(lookup).hook(Boom).build();
+    let mut conversation = Conversation::new();
+    let turn = agent.run(&mut conversation, "look");
+    let outcome = tokio::time::timeout(Duration::from_secs(5), turn).await;
+    let outcome = outcome.expect("the turn ends without waiting for the slow call");
+    assert!(matches!(&outcome, Err(Error::HookPanicked { hook: "Boom", .. })), "{outcome:?}");
+    assert!(calls.finished().is_empty());
+    let results = results_of(&conversation);
+    assert!(
+        matches!(&results[0].1, Err(ToolFailure::Interrupted { .. })),
+        "the slow call was cut: {results:?}"
+    );
+    assert!(matches!(&results[1].1, Err(ToolFailure::NotRun { .. })), "{results:?}");
+    assert_log_consistent(conversation.log());
+    conversation.validate().unwrap();
+}
