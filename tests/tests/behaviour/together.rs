@@ -499,3 +499,77 @@ async fn a_hook_panicking_in_one_call_ends_the_turn_without_waiting_for_the_othe
     assert_log_consistent(conversation.log());
     conversation.validate().unwrap();
 }
+
+/// Two servers' tools, `alpha_*` and `beta_*`, each call meeting the others of its step and
+/// answering with the server its turn says it comes from.
+#[derive(Default)]
+struct Servers(Arc<Calls>);
+
+impl agentix::ToolSet for Servers {
+    const HAS_ORIGINS: bool = true;
+
+    fn specs(&self, specs: &mut Vec<agentix::ToolSpec>) {
+        for name in ["alpha_find", "beta_find"] {
+            let parameters = json!({ "type": "object" });
+            specs.push(agentix::ToolSpec {
+                name: name.into(),
+                description: name.into(),
+                parameters,
+            });
+        }
+    }
+
+    fn origin(&self, name: &str) -> Option<Arc<agentix::ToolOrigin>> {
+        let server = name.split('_').next()?;
+        Some(Arc::new(agentix::ToolOrigin::new("mcp", server, format!("{server}.example"))))
+    }
+
+    async fn call(&self, call: &ToolCall, turn: &Turn) -> Option<ToolResult> {
+        let met = self.0.run(&call.arguments).await;
+        let origin = turn.tool_origin().map(|origin| origin.name.clone());
+        let output = format!("{met:?} from {}", origin.unwrap_or_default());
+        Some(ToolResult::success(call, output))
+    }
+}
+
+/// Notes the server each call's `wrap_tool` hook reads from its turn.
+#[derive(Clone, Default)]
+struct SeenFrom(Arc<Mutex<Vec<(String, String)>>>);
+
+impl agentix::on::WrapTool for SeenFrom {
+    async fn wrap_tool(
+        &self,
+        call: &ToolCall,
+        turn: &Turn,
+        next: &impl agentix::NextTool,
+    ) -> ToolResult {
+        let result = next.call(call).await;
+        let origin = turn.tool_origin().map(|origin| origin.name.clone()).unwrap_or_default();
+        self.0.lock().unwrap().push((call.name.clone(), origin));
+        result
+    }
+}
+
+#[tokio::test]
+async fn calls_running_together_each_read_their_own_origin() {
+    let model = ScriptedModel::new()
+        .tool_calls([
+            ("alpha_find", json!({ "key": "a", "meet": "ab" })),
+            ("beta_find", json!({ "key": "b", "meet": "ab" })),
+        ])
+        .text("done");
+    let seen = SeenFrom::default();
+    let agent = Agent::builder(&model).tools(Servers::default()).hook(seen.clone()).build();
+    let mut conversation = Conversation::new();
+    agent.run(&mut conversation, "find").await.unwrap();
+    assert_eq!(
+        results_of(&conversation),
+        [
+            ("call_1".into(), Ok(r#"Ok("a") from alpha"#.into())),
+            ("call_2".into(), Ok(r#"Ok("b") from beta"#.into())),
+        ]
+    );
+    let mut seen = seen.0.lock().unwrap().clone();
+    seen.sort();
+    assert_eq!(seen, [("alpha_find".into(), "alpha".into()), ("beta_find".into(), "beta".into())]);
+}
