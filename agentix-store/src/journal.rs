@@ -27,13 +27,27 @@ pub struct StoreJournal<'s> {
     turn: u64,
     /// Which part of the turn: 0 until it is suspended, then one more for each resumption.
     part: u64,
-    /// What a process before this one recorded, by lane ([`JournalStep::lane`]; `""` for the
-    /// turn's own steps): each lane replayed in its order, whatever order the lanes interleaved
-    /// in.
-    recorded: HashMap<String, Vec<(String, String)>>,
+    /// What a process before this one recorded, by lane ([`JournalStep::lane`], written as
+    /// its JSON: `[]` for the turn's own steps): each lane replayed in its order, whatever
+    /// order the lanes interleaved in.
+    recorded: HashMap<String, Lane>,
     /// Each lane's next place.
     next: Mutex<HashMap<String, usize>>,
+    /// Whether the turn was recorded before journals had lanes (schema 2, its rows migrated to
+    /// the lane `''`): it goes on as it was recorded, its steps in one order, its calls one at
+    /// a time.
+    legacy: bool,
 }
+
+/// The steps recorded in one lane: the calls it is made in, and each step with its outcome.
+#[derive(Debug, Default)]
+struct Lane {
+    calls: Vec<String>,
+    steps: Vec<(String, String)>,
+}
+
+/// The lane a journal recorded before lanes (schema 2) holds all its steps.
+const LEGACY: &str = "";
 
 impl Store {
     /// The journal for what the conversation `id`, as loaded in `stored`, runs next: its next
@@ -62,25 +76,33 @@ impl Store {
         .bind(to_i64(part))
         .fetch_all(&self.pool)
         .await?;
-        let mut recorded: HashMap<String, Vec<(String, String)>> = HashMap::new();
+        let mut recorded: HashMap<String, Lane> = HashMap::new();
         for row in &rows {
-            let lane: String = row.try_get("lane")?;
+            let key: String = row.try_get("lane")?;
             let seq: i64 = row.try_get("seq")?;
-            let steps = recorded.entry(lane.clone()).or_default();
-            if seq != steps.len() as i64 {
-                let at = steps.len();
-                let message = match lane.as_str() {
-                    "" => format!("step {at} is missing"),
-                    lane => format!("step {at} of the lane `{lane}` is missing"),
-                };
-                return Err(StoreError::CorruptJournal {
-                    conversation: id.to_owned(),
-                    turn,
-                    message,
-                });
+            let corrupt = |message: String| StoreError::CorruptJournal {
+                conversation: id.to_owned(),
+                turn,
+                message,
+            };
+            let lane = match recorded.entry(key.clone()) {
+                std::collections::hash_map::Entry::Occupied(lane) => lane.into_mut(),
+                std::collections::hash_map::Entry::Vacant(vacant) => {
+                    let calls = match key.as_str() {
+                        LEGACY => Vec::new(),
+                        key => serde_json::from_str(key)
+                            .map_err(|error| corrupt(format!("the lane `{key}`: {error}")))?,
+                    };
+                    vacant.insert(Lane { calls, steps: Vec::new() })
+                }
+            };
+            if seq != lane.steps.len() as i64 {
+                let at = lane.steps.len();
+                return Err(corrupt(format!("step {at} of the lane `{key}` is missing")));
             }
-            steps.push((row.try_get("step")?, row.try_get("value")?));
+            lane.steps.push((row.try_get("step")?, row.try_get("value")?));
         }
+        let legacy = recorded.contains_key(LEGACY);
         Ok(StoreJournal {
             store: self,
             conversation: id.to_owned(),
@@ -88,6 +110,7 @@ impl Store {
             part,
             recorded,
             next: Mutex::default(),
+            legacy,
         })
     }
 
@@ -110,9 +133,9 @@ impl StoreJournal<'_> {
     /// The steps recorded before this process: what a run with this journal replays, the
     /// turn's own lane first, then each call's, each in its order.
     pub fn recorded(&self) -> impl Iterator<Item = &str> {
-        let mut lanes: Vec<(&String, &Vec<(String, String)>)> = self.recorded.iter().collect();
-        lanes.sort_by_key(|(lane, _)| *lane);
-        lanes.into_iter().flat_map(|(_, steps)| steps.iter().map(|(step, _)| step.as_str()))
+        let mut lanes: Vec<(&String, &Lane)> = self.recorded.iter().collect();
+        lanes.sort_by_key(|(key, lane)| (lane.calls.len(), *key));
+        lanes.into_iter().flat_map(|(_, lane)| lane.steps.iter().map(|(step, _)| step.as_str()))
     }
 
     /// The next place in `lane`.
@@ -125,21 +148,20 @@ impl StoreJournal<'_> {
             .unwrap_or(0)
     }
 
-    /// The first recorded step, in the lanes of the calls under `lane`, that this run has not
-    /// replayed.
-    fn skipped_under(&self, lane: &str) -> Option<&str> {
+    /// The first recorded step, in the lanes of the calls made under `calls` (the lane of a
+    /// step made in those calls), that this run has not replayed.
+    fn skipped_under(&self, calls: &[&str]) -> Option<&str> {
         let next = self.next.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        let under = |other: &str| match lane {
-            "" => !other.is_empty(),
-            lane => other.strip_prefix(lane).is_some_and(|rest| rest.starts_with('/')),
+        let under = |lane: &Lane| {
+            lane.calls.len() > calls.len() && lane.calls.iter().zip(calls).all(|(a, b)| a == b)
         };
         let mut skipped: Vec<(&String, &str)> = self
             .recorded
             .iter()
-            .filter(|(other, _)| under(other))
-            .filter_map(|(other, steps)| {
-                let at = next.get(other.as_str()).copied().unwrap_or(0);
-                steps.get(at).map(|(step, _)| (other, step.as_str()))
+            .filter(|(_, lane)| under(lane))
+            .filter_map(|(key, lane)| {
+                let at = next.get(key.as_str()).copied().unwrap_or(0);
+                lane.steps.get(at).map(|(step, _)| (key, step.as_str()))
             })
             .collect();
         skipped.sort();
@@ -164,7 +186,12 @@ impl Journal for StoreJournal<'_> {
         F: Future<Output = T> + Send,
     {
         let asked = step.to_string();
-        let lane = step.lane().unwrap_or_default();
+        let calls = step.lane();
+        let lane = if self.legacy {
+            LEGACY.to_owned()
+        } else {
+            serde_json::to_string(&calls).unwrap_or_default()
+        };
         let other_turn = step.turn().0 != self.turn;
         async move {
             if other_turn {
@@ -177,7 +204,7 @@ impl Journal for StoreJournal<'_> {
             // Within a lane, steps come in one order on every run: the lane's place.
             let at = self.place(&lane);
             if let Some((recorded, value)) =
-                self.recorded.get(&lane).and_then(|steps| steps.get(at))
+                self.recorded.get(&lane).and_then(|recorded| recorded.steps.get(at))
             {
                 let replayed = replay_recorded(asked, recorded, || serde_json::from_str(value));
                 if !matches!(replayed, Err(JournalError::Diverged { .. })) {
@@ -188,7 +215,7 @@ impl Journal for StoreJournal<'_> {
             // A step that runs afresh comes after every step of the calls under its lane (a
             // model call after its step's calls): one of theirs recorded but not asked for is
             // a replay that went another way.
-            if let Some(skipped) = self.skipped_under(&lane) {
+            if let Some(skipped) = self.skipped_under(&calls).filter(|_| !self.legacy) {
                 return Err(JournalError::Diverged { recorded: skipped.to_owned(), asked });
             }
             let value = effect.await;
@@ -214,8 +241,9 @@ impl Journal for StoreJournal<'_> {
         }
     }
 
-    // Each call's steps are a lane of their own: a step's calls run together.
+    // Each call's steps are a lane of their own: a step's calls run together (but in a turn
+    // recorded before lanes, which goes on in the one order it was recorded in).
     fn concurrent_calls(&self) -> bool {
-        true
+        !self.legacy
     }
 }

@@ -459,12 +459,58 @@ async fn a_committer_that_panics_fails_the_turn_naming_it_inside_the_loop_and_at
     }
 }
 
-/// A store whose journal was written at schema version 2 (one run of steps a turn, by `seq`):
-/// migrated to version 3, its steps are the turn's own lane's, and they replay in their order.
-async fn a_version_2_journal_migrates_to_the_turns_own_lane(store: Store, url: String) {
+/// Counts its calls: a tool whose effect a replay must not repeat.
+#[derive(Clone, Default)]
+struct Counted(std::sync::Arc<std::sync::atomic::AtomicUsize>);
+
+impl agentix::Tool for Counted {
+    const NAME: &'static str = "count";
+    type Args = serde_json::Value;
+    type Output = String;
+    type Error = std::convert::Infallible;
+
+    fn description(&self) -> &str {
+        "Counts."
+    }
+
+    async fn call(&self, _: serde_json::Value, _: &Turn) -> Result<String, Self::Error> {
+        let n = self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
+        Ok(format!("counted {n}"))
+    }
+}
+
+fn counting_turn() -> ScriptedModel {
+    ScriptedModel::new().tool_call("count", json!({})).text("Counted.")
+}
+
+/// A turn in flight whose journal was written at schema version 2 (one run of steps, by `seq`,
+/// its tool call's among them), the store then migrated to version 3: the turn goes on as it
+/// was recorded — every step replayed in its one order, no model called and no tool run again.
+async fn a_version_2_journal_replays_in_its_one_order(store: Store, url: String) {
     store.create("c", &Conversation::new()).await.unwrap();
+    let stored = store.load("c").await.unwrap();
+    let journal = store.journal("c", &stored).await.unwrap();
+    let (model, tool) = (counting_turn(), Counted::default());
+    let agent = Agent::builder(&model).tool(tool.clone()).build();
+    let mut conversation = stored.conversation;
+    agent.turn(&mut conversation, "Count").journal(&journal).await.unwrap();
+    assert_eq!((model.calls(), tool.0.load(std::sync::atomic::Ordering::SeqCst)), (2, 1));
+    drop(journal);
     store.close().await;
+
+    // The journal as version 2 wrote it: the steps in the order they completed.
     let pool = raw(&url).await;
+    let rows: Vec<(String, i64, String, String)> =
+        sqlx::query_as("SELECT lane, seq, step, value FROM journal ORDER BY lane, seq")
+            .fetch_all(&pool)
+            .await
+            .unwrap();
+    let turns: Vec<&(String, i64, String, String)> =
+        rows.iter().filter(|row| row.0 == "[]").collect();
+    let call: Vec<&(String, i64, String, String)> =
+        rows.iter().filter(|row| row.0 != "[]").collect();
+    assert_eq!((turns.len(), call.len()), (3, 1), "{rows:?}");
+    let in_order = [turns[0], turns[1], call[0], turns[2]];
     for statement in [
         "DROP TABLE journal",
         "CREATE TABLE journal (
@@ -476,11 +522,13 @@ async fn a_version_2_journal_migrates_to_the_turns_own_lane(store: Store, url: S
             value TEXT NOT NULL,
             PRIMARY KEY (conversation_id, turn, part, seq)
         )",
-        "INSERT INTO journal VALUES ('c', 1, 0, 0, 'opened (turn 1)', 'null')",
-        "INSERT INTO journal VALUES ('c', 1, 0, 1, 'model (turn 1, step 0)', 'null')",
         "DELETE FROM agentix_schema WHERE version = 3",
     ] {
         pool.execute(statement).await.unwrap();
+    }
+    for (seq, (_, _, step, value)) in in_order.into_iter().enumerate() {
+        let insert = "INSERT INTO journal VALUES ('c', 1, 0, $1, $2, $3)";
+        sqlx::query(insert).bind(seq as i64).bind(step).bind(value).execute(&pool).await.unwrap();
     }
     pool.close().await;
 
@@ -488,12 +536,27 @@ async fn a_version_2_journal_migrates_to_the_turns_own_lane(store: Store, url: S
     let stored = store.load("c").await.unwrap();
     let journal = store.journal("c", &stored).await.unwrap();
     let recorded: Vec<&str> = journal.recorded().collect();
-    assert_eq!(recorded, ["opened (turn 1)", "model (turn 1, step 0)"]);
+    assert_eq!(
+        recorded,
+        [
+            "opened (turn 1)",
+            "model (turn 1, step 0)",
+            "tool count (turn 1, step 0, call_1)",
+            "model (turn 1, step 1)"
+        ]
+    );
+    let (model, tool) = (counting_turn(), Counted::default());
+    let agent = Agent::builder(&model).tool(tool.clone()).build();
+    let mut conversation = stored.conversation;
+    let reply = agent.turn(&mut conversation, "Count").journal(&journal).await.unwrap();
+    assert_eq!(reply.joined_text(), "Counted.");
+    assert_eq!(model.calls(), 0, "no model called again");
+    assert_eq!(tool.0.load(std::sync::atomic::Ordering::SeqCst), 0, "no tool run again");
     assert_eq!(SCHEMA_VERSION, 3);
 }
 
 on_both_backends! {
-    a_version_2_journal_migrates_to_the_turns_own_lane => a_version_2_journal_migrates_to_the_turns_own_lane;
+    a_version_2_journal_replays_in_its_one_order => a_version_2_journal_replays_in_its_one_order;
 }
 
 /// Workers opening one new store at once: it is migrated once, and every worker opens it.

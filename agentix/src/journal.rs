@@ -114,24 +114,26 @@ impl JournalStep<'_> {
 }
 
 impl JournalStep<'_> {
-    /// Which run of steps within its turn the step belongs to: `None` for the turn's own
-    /// (its model calls, approvals, summaries), the call's id for the steps a tool call makes
-    /// (its attempts; a sub-agent's steps inside it, as `call/…` for the calls of the
-    /// sub-agent's own steps). The calls of one step may run together, so their steps
-    /// interleave as they finish: within a lane they come in one order on every run.
-    pub fn lane(&self) -> Option<String> {
+    /// Which run of steps within its turn the step belongs to, as the tool calls it is made
+    /// in: none for the turn's own steps (its model calls, approvals, summaries), `[call]` for
+    /// the steps a tool call makes (its attempts; a sub-agent's steps inside it), `[call,
+    /// inner]` for those of a call the sub-agent's own step makes. The calls of one step may run
+    /// together, so their steps interleave as they finish: within a lane they come in one
+    /// order on every run.
+    pub fn lane(&self) -> Vec<&str> {
         match *self {
-            JournalStep::Tool { call, .. } => Some(call.to_owned()),
-            JournalStep::Nested { call, step, .. } => Some(match step.lane() {
-                Some(inner) => format!("{call}/{inner}"),
-                None => call.to_owned(),
-            }),
+            JournalStep::Tool { call, .. } => vec![call],
+            JournalStep::Nested { call, step, .. } => {
+                let mut lane = vec![call];
+                lane.extend(step.lane());
+                lane
+            }
             JournalStep::Model { .. }
             | JournalStep::Tools { .. }
             | JournalStep::Approval { .. }
             | JournalStep::Opened { .. }
             | JournalStep::Resumed { .. }
-            | JournalStep::Summary { .. } => None,
+            | JournalStep::Summary { .. } => Vec::new(),
         }
     }
 }

@@ -310,6 +310,13 @@ pub enum ToolFailure {
         /// Why the turn ended.
         reason: String,
     },
+    /// The tool ran and returned, beside a call whose `after_tool` or `tool_error` hook ended
+    /// the turn before this call's hooks settled what it returned: the log does not keep it
+    /// (those hooks may be the ones that redact it).
+    Withheld {
+        /// Why the turn ended.
+        reason: String,
+    },
 }
 
 impl ToolFailure {
@@ -337,6 +344,9 @@ impl fmt::Display for ToolFailure {
             ToolFailure::NotRun { reason } => write!(f, "call not run: {reason}"),
             ToolFailure::Interrupted { reason } => {
                 write!(f, "call interrupted before the tool returned: {reason}")
+            }
+            ToolFailure::Withheld { reason } => {
+                write!(f, "the tool ran; its result is withheld, the turn having ended: {reason}")
             }
         }
     }

@@ -141,14 +141,17 @@ impl<K: Keep> Together<K> {
 /// A step while its calls run, in the loop's future. Committed, it joins the log; dropped
 /// first, it hands itself to the turn's [`StepSlot`].
 ///
-/// A step's first calls are answered in order in `results`. A call run alone is `started`,
-/// what its tool returned kept in `ran`; calls run together are each in `together`, from the
-/// first unanswered one on.
+/// A step's first calls are answered in order in `results`. A call run alone is `started`
+/// (and `reached` once its tool is), what its tool returned kept in `ran`; calls run together
+/// are each in `together`, from the first unanswered one on.
 pub(super) struct StepInFlight<'s, K: Keep> {
     slot: &'s StepSlot,
     pub(super) message: AssistantMessage,
     pub(super) results: Vec<ToolResult>,
     pub(super) started: Option<usize>,
+    /// Whether the started call reached its tool: cut after, it is interrupted; before, it
+    /// did not run.
+    pub(super) reached: AtomicBool,
     /// The started call's latest result from the tool set, while `wrap_tool` hooks could hold
     /// it (nothing, when there are none).
     pub(super) ran: K,
@@ -165,6 +168,7 @@ impl<'s, K: Keep> StepInFlight<'s, K> {
             message,
             results: Vec::with_capacity(calls),
             started: None,
+            reached: AtomicBool::new(false),
             ran: K::default(),
             together: Vec::new(),
             calls,
@@ -214,7 +218,7 @@ impl<'s, K: Keep> StepInFlight<'s, K> {
         let Some(started) = self.started else { return Vec::new() };
         let mut rest: Vec<Unfinished> =
             (self.results.len()..started).map(|_| Unfinished::default()).collect();
-        rest.push(Unfinished { result: self.ran.take(), started: true });
+        rest.push(Unfinished { result: self.ran.take(), started: *self.reached.get_mut() });
         rest
     }
 

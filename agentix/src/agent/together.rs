@@ -13,14 +13,14 @@ use super::effects::Effects;
 use super::step::{StepInFlight, Together, nth_call};
 use super::tool_call::{Answer, Decided};
 use super::{Agent, fire};
-use crate::approval::{Approver, PendingApproval};
+use crate::approval::{Approval, Approver, PendingApproval};
 use crate::error::Error;
 use crate::event::EventKind;
 use crate::hook::NextTool;
 use crate::lock;
 use crate::message::{ToolCall, ToolFailure, ToolResult};
 use crate::model::Model;
-use crate::observe::Observer;
+use crate::observe::{Observation, Observer};
 use crate::pipeline::{Keep, Pipeline};
 use crate::tool::ToolSet;
 use crate::tool::at_hand::AtHand;
@@ -80,14 +80,26 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
         }
 
         // Settled in call order.
-        for &index in &admitted {
+        for (settled, &index) in admitted.iter().enumerate() {
             let StepInFlight { message, together, .. } = &mut *step;
             let call = nth_call(message, index);
             let Some(result) = together[index - from].result_mut() else { continue };
             if T::HAS_ORIGINS {
                 turn.tool_origin = self.tools.origin(&call.name);
             }
-            self.settle(call, result, turn, observer).await?;
+            if let Err(error) = self.settle(call, result, turn, observer).await {
+                // The calls after it ran, but their hooks never settled what they returned
+                // (an `after_tool` hook that redacts, say): the log does not keep it.
+                for &later in &admitted[settled + 1..] {
+                    let call = nth_call(&mut step.message, later);
+                    let slot = step.together[later - from].result_mut();
+                    if slot.is_some() {
+                        let reason = error.to_string();
+                        *slot = Some(ToolResult::failure(call, ToolFailure::Withheld { reason }));
+                    }
+                }
+                return Err(error);
+            }
         }
         if T::HAS_ORIGINS {
             turn.tool_origin = None;
@@ -103,6 +115,13 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
                               conversation the step keeps; it cannot stop to wait for a person"
                     .to_owned();
                 let by = format!("the approver, on escalation by {}", pending.hook);
+                let approval = Approval::Reject(reason.clone());
+                let hook = &pending.hook;
+                observer.observe(&Observation::Approval {
+                    hook,
+                    call: &pending.call,
+                    approval: &approval,
+                });
                 let refused =
                     ToolResult::failure(&pending.call, ToolFailure::Rejected { by, reason });
                 *step.together[index - from].result_mut() = Some(refused);
@@ -165,7 +184,7 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
         committer: &D,
     ) {
         fire(observer, turn, EventKind::WrapTool);
-        let tool = self.next_tool(turn, &slot.ran, Some(&slot.started), observer, committer);
+        let tool = self.next_tool(turn, &slot.ran, &slot.started, observer, committer);
         let onion = self.hooks.tool_onion(turn, observer, tool);
         let result = if T::HAS_ORIGINS {
             // Its origin, to the hooks and the tool of this call alone.

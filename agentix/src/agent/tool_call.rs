@@ -98,7 +98,7 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
         answered: Option<Box<Answer>>,
         committer: &D,
     ) -> Result<Vec<PendingApproval>, Error> {
-        let StepInFlight { message, results, started, ran, .. } = step;
+        let StepInFlight { message, results, started, reached, ran, .. } = step;
         let call = nth_call(message, index);
         match self.decide(call, turn, observer, answered, committer).await? {
             Decided::Run => {}
@@ -116,7 +116,7 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
         fire(observer, turn, EventKind::WrapTool);
         *started = Some(index);
         // Wrap hooks may hold the tool's result after `next` returns: what ran is kept aside.
-        let tool = self.next_tool(turn, &*ran, None, observer, committer);
+        let tool = self.next_tool(turn, &*ran, reached, observer, committer);
         let result = self.hooks.tool_onion(turn, observer, tool).call(call).await;
         let ran = ran.take();
         if let Some(aborted) = turn.aborted.get() {
@@ -201,7 +201,7 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
         &'a self,
         turn: &'a Turn,
         ran: &'a P::Kept,
-        reached: Option<&'a AtomicBool>,
+        reached: &'a AtomicBool,
         observer: &'a O,
         committer: &'a D,
     ) -> impl NextTool + 'a {
@@ -420,9 +420,8 @@ struct CallTool<'a, T, K, C, O, D, A> {
     turn: &'a Turn,
     /// Where each result the tool set returns is kept, while wrap hooks could lose it.
     ran: &'a K,
-    /// Set when the tool set is called, for a call run together: a call cut before it was
-    /// reached did not run.
-    reached: Option<&'a AtomicBool>,
+    /// Set when the tool set is called: a call cut before it was reached did not run.
+    reached: &'a AtomicBool,
     /// Journals the call, if the turn has a journal.
     committer: &'a D,
     /// Attempts made through this `next`, for the journal's names.
@@ -513,9 +512,7 @@ impl<T: ToolSet, K: Keep, C: Chain, O: Observer, D: Effects, A: Approver> NextTo
         if self.turn.aborted.get().is_some() {
             return not_run(call);
         }
-        if let Some(reached) = self.reached {
-            start(reached);
-        }
+        start(self.reached);
         // The tool set bounds the tool's own call (`InCall::run_tool`), not the hooks on it.
         // Through the journal, if the turn has one: a replay returns the result recorded.
         let run = || {

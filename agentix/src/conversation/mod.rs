@@ -393,7 +393,8 @@ impl Conversation {
     /// 4. A step's calls run together: a suspended step holds the results of the calls that
     ///    ran beside the waiting one, more than one call may wait
     ///    ([`Suspension::also_waiting`](crate::Suspension::also_waiting)), and the config has
-    ///    [`tool_concurrency`](Config::tool_concurrency).
+    ///    [`tool_concurrency`](Config::tool_concurrency); a call's result may be withheld
+    ///    ([`ToolFailure::Withheld`](crate::ToolFailure::Withheld)).
     pub const FORMAT: u32 = 4;
 
     /// An empty conversation with the default config.

@@ -573,3 +573,44 @@ async fn calls_running_together_each_read_their_own_origin() {
     seen.sort();
     assert_eq!(seen, [("alpha_find".into(), "alpha".into()), ("beta_find".into(), "beta".into())]);
 }
+
+/// Halts the turn on the result of the key `secret`, as a redacting hook that finds what it
+/// cannot redact would.
+struct HaltOnSecret;
+
+impl agentix::on::AfterTool for HaltOnSecret {
+    async fn after_tool(&self, result: &mut ToolResult, _: &mut Turn) -> Verdict<AfterTool> {
+        if result.output == "secret" {
+            return Verdict::halt("a secret in a tool's output");
+        }
+        Verdict::Continue
+    }
+}
+
+/// The calls after the one whose `after_tool` hook ended the turn ran, but no hook settled
+/// their results: the log withholds them.
+#[tokio::test]
+async fn results_no_hook_settled_are_withheld_when_an_earlier_call_ends_the_turn() {
+    let model = step_of(
+        "lookup",
+        [json!({ "key": "public" }), json!({ "key": "secret" }), json!({ "key": "private" })],
+    );
+    let lookup = Lookup::default();
+    let calls = Arc::clone(&lookup.0);
+    let agent = Agent::builder(&model).tool(lookup).hook(HaltOnSecret).build();
+    let mut conversation = Conversation::new();
+    let outcome = agent.run(&mut conversation, "look").await;
+    assert!(matches!(&outcome, Err(Error::Halted { hook: "HaltOnSecret", .. })), "{outcome:?}");
+    let mut ran = calls.finished();
+    ran.sort();
+    assert_eq!(ran, ["private", "public", "secret"], "all three ran together");
+    let results = results_of(&conversation);
+    assert_eq!(results[0].1, Ok("public".into()));
+    assert_eq!(results[1].1, Ok("secret".into()), "the log keeps what its hook saw");
+    assert!(
+        matches!(&results[2].1, Err(ToolFailure::Withheld { reason })
+            if reason.contains("HaltOnSecret")),
+        "{results:?}"
+    );
+    conversation.validate().unwrap();
+}
