@@ -75,6 +75,30 @@ impl agentix::on::Post for DieInPost {
     }
 }
 
+/// A model that takes two seconds to answer.
+struct Slow;
+
+impl agentix::Model for Slow {
+    async fn complete(
+        &self,
+        _: &agentix::ModelRequest,
+    ) -> Result<agentix::ModelResponse, agentix::ModelError> {
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        Ok(AssistantMessage::text("Done.").into())
+    }
+}
+
+/// Trips, after 50 ms, on a turn whose message holds a secret.
+struct NoSecrets;
+
+impl agentix::on::Tripwire for NoSecrets {
+    async fn tripwire(&self, request: &agentix::ModelRequest, _: &Turn) -> agentix::Trip {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        let last = request.messages.last().map(|message| message.text()).unwrap_or_default();
+        if last.contains("secret") { agentix::Trip::trip("a secret") } else { agentix::Trip::Pass }
+    }
+}
+
 /// The service: `PORT|DIR|MODE=POINT`. `run` serves the agent (dying at the point, `none`
 /// for none); `refuse` serves it with a hook that refuses the call; `wait` with every call
 /// waiting for a person, each announced to a file. Ignored in a test run; without the variable
@@ -109,6 +133,8 @@ fn service() {
             let send = KeyedSend { dir: dir.clone(), die, slow: None };
             Conversations::new(durable_turn::team(parent, model, send))
         }
+        // A tripwire beside a model call of two seconds.
+        "tripwire" => Conversations::new(Agent::builder(Slow).hook(NoSecrets).build()),
         // A step of two calls (the boss's slow): Restate's journal replays by position, so
         // they run one at a time.
         "pair" => {
@@ -293,6 +319,32 @@ fn a_step_of_two_calls_killed_anywhere_finishes_once() {
         let attempts = 2 + usize::from(point == Point::AfterEffect);
         assert_eq!(lines(&dir.0.join("attempts")).len(), attempts, "{point:?}");
     }
+}
+
+/// A tripwire trips while the journaled model call is in flight: the call is cancelled, the
+/// turn ends with the trip (Restate's caller reads it), the log keeps the user message and the
+/// trip, and the conversation's next turn runs as any.
+#[test]
+#[ignore = "needs restate-server: scripts/restate.sh runs it"]
+fn a_tripwire_cancels_a_journaled_call_and_the_conversation_goes_on() {
+    let restate = Restate::start("tripwire");
+    let port = support::free_port();
+    let dir = TempDir::new("tripwire");
+    let service = spawn(port, &dir, "tripwire", None);
+    restate.register(port);
+    let (status, body) = restate.send_in_background("k", "the secret is 42").join().unwrap();
+    assert_eq!(status, 500, "{body}");
+    assert!(body.contains("tripwire hook `NoSecrets` tripped: a secret"), "{body}");
+    let log = history(&restate, "k");
+    assert_eq!(log.len(), 2, "{log:#?}");
+    assert!(matches!(&log[1], Entry::Halted { event: agentix::event::EventKind::Tripwire, .. }));
+
+    let (status, body) = restate.send_in_background("k", "the weather?").join().unwrap();
+    assert_eq!(status, 200, "{body}");
+    let answer: AssistantMessage = serde_json::from_str(&body).unwrap();
+    assert_eq!(answer, AssistantMessage::text("Done."));
+    assert_eq!(history(&restate, "k").len(), 4);
+    stop(service);
 }
 
 /// The last failure restate-server recorded for the conversation's `send`, once it is a

@@ -26,6 +26,15 @@ pub enum Error {
         /// Why.
         reason: String,
     },
+    /// A `tripwire` hook tripped on the turn's input: the model call it ran beside was
+    /// cancelled, and nothing of it was kept.
+    #[error("tripwire hook `{hook}` tripped: {reason}")]
+    Tripped {
+        /// Which hook.
+        hook: &'static str,
+        /// Why.
+        reason: String,
+    },
     /// A session hook rejected the task at `task_start` or `step_start`, or the approver turned
     /// down a `step_start` escalation: the task ends `rejected`.
     #[error("{event} hook `{hook}` rejected the task: {reason}")]

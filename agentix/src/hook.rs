@@ -75,8 +75,9 @@ pub enum PassesBy {}
 impl Membership for Joins {}
 impl Membership for PassesBy {}
 
-/// A hook on any of the ten events, one method per event: the Patinox `AgentLifecycle` style,
-/// where one struct hooks several events.
+/// A hook on any of the turn's ten events but `tripwire`, one method per event: the Patinox
+/// `AgentLifecycle` style, where one struct hooks several events. (A tripwire runs beside the
+/// model call, not in the chain's order: it is a hook of its own, [`on::Tripwire`](crate::on::Tripwire).)
 ///
 /// Every method has a default that continues (or, for the wrap events, calls `next` once), so
 /// an implementation overrides just the events it cares about. The impl is marked `#[hook]`,

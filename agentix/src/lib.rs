@@ -95,7 +95,7 @@ pub use tool::{
 };
 pub use transform::{PatternError, Redactor, StreamTransformer};
 pub use turn::{Injection, Turn};
-pub use verdict::{Escalation, Feedback, Halt, Rejection, Verdict};
+pub use verdict::{Escalation, Feedback, Halt, Rejection, Trip, Verdict};
 
 /// The JSON Schema library a [`Tool`]'s arguments describe themselves with, re-exported so its
 /// version is always the one agentix reads: derive [`JsonSchema`] through it with
@@ -155,12 +155,12 @@ pub use serde;
 pub mod prelude {
     pub use crate::event::{
         AfterModel, AfterTool, BeforeFinal, BeforeModel, BeforeTool, Post, Pre, ToolError,
-        WrapModel, WrapTool,
+        Tripwire, WrapModel, WrapTool,
     };
     pub use crate::{
         Agent, AssistantMessage, Config, Conversation, Entry, Error, Hook, JsonSchema, Message,
         Model, ModelError, ModelRequest, ModelResponse, NextModel, NextTool, ScriptedModel,
-        StreamEvent, Tool, ToolCall, ToolResult, Turn, Usage, Verdict, hook, tool,
+        StreamEvent, Tool, ToolCall, ToolResult, Trip, Turn, Usage, Verdict, hook, tool,
     };
     pub use serde::{Deserialize, Serialize};
 }

@@ -145,8 +145,8 @@ pub enum Observation<'a> {
         call: &'a ToolCall,
     },
     /// What was streamed for the current model call, text and tool calls, is withdrawn: a hook
-    /// sent the message back (RETRY), a `wrap_model` hook called the model again, or the model's
-    /// stream broke off.
+    /// sent the message back (RETRY), a `wrap_model` hook called the model again, the model's
+    /// stream broke off, or a `tripwire` hook tripped and cancelled the call.
     Withdrawn {
         /// Where: `after_model`, `before_final`, or `wrap_model`.
         event: EventKind,
@@ -212,6 +212,11 @@ pub enum Decision<'a> {
     },
     /// HALT, with the reason.
     Halt {
+        /// The reason.
+        reason: &'a str,
+    },
+    /// A `tripwire` hook tripped, with the reason.
+    Tripped {
         /// The reason.
         reason: &'a str,
     },
@@ -285,6 +290,9 @@ impl fmt::Display for Observation<'_> {
             Observation::ToolCallStreamed { call } => {
                 write!(f, "      tool call: {}({})", call.name, call.arguments)
             }
+            Observation::Withdrawn { event: EventKind::Tripwire, hook: Some(hook) } => {
+                write!(f, "      withdrawn: the text so far (tripwire hook `{hook}` tripped)")
+            }
             Observation::Withdrawn { event, hook: Some(hook) } => {
                 write!(
                     f,
@@ -325,6 +333,7 @@ impl fmt::Display for Decision<'_> {
             Decision::Escalate { reason } => write!(f, "escalate ({reason})"),
             Decision::Enqueue { count } => write!(f, "enqueue ({count} task(s))"),
             Decision::Halt { reason } => write!(f, "halt ({reason})"),
+            Decision::Tripped { reason } => write!(f, "tripped ({reason})"),
             Decision::Parts { count } => write!(f, "{count} part(s)"),
             Decision::Returned { ok: true } => f.write_str("returned"),
             Decision::Returned { ok: false } => f.write_str("returned an error"),

@@ -18,7 +18,7 @@ use crate::message::{AssistantMessage, Part, ToolCall, ToolResult};
 use crate::model::{ModelError, ModelRequest, ModelResponse};
 use crate::tool::Tool;
 use crate::turn::Turn;
-use crate::verdict::Verdict;
+use crate::verdict::{Trip, Verdict};
 
 pub use crate::session::hooks::{
     AllTasksComplete, PlanComplete, PlanSubmit, SessionEnd, SessionStart, StepStart, TaskComplete,
@@ -187,6 +187,47 @@ pub trait ParallelPre: Send + Sync {
 
     /// Runs the hook at its event.
     fn pre(&self, turn: &Turn) -> impl Future<Output = Vec<Part>> + Send;
+}
+
+/// A `tripwire` hook: a guard on the turn's input that runs beside the model call of the
+/// turn's first step, not before it, so that a check taking 50 ms adds nothing to a model call
+/// taking 500. It reads the request and the turn through shared borrows and can only pass or
+/// trip ([`Trip`]): a trip cancels the call in flight, withdraws what it streamed, and ends the
+/// turn with [`Error::Tripped`](crate::Error::Tripped), the log keeping nothing of the call.
+/// `#[hook(tripwire)]` on `async fn(&ModelRequest, &Turn) -> Trip` implements it.
+pub trait Tripwire: Send + Sync {
+    /// What the hook's panic, error or timeout does: trip (the default: a guard fails closed),
+    /// or, for a check the turn can do without, let the call go on — the failure is recorded
+    /// in the log and reported (`on_error = skip`).
+    const ON_ERROR: OnError = OnError::Fail;
+
+    /// How long one call of the hook may take; past it, the hook failed, as
+    /// [`ON_ERROR`](Self::ON_ERROR) says. `None`: no limit, and no timer.
+    const TIMEOUT: Option<Duration> = None;
+
+    /// Whether the hook has a condition ([`applies`](Self::applies)).
+    #[doc(hidden)]
+    const CONDITIONAL: bool = false;
+
+    /// Whether [`name`](Self::name) is a literal (a `#[hook]` function's).
+    #[doc(hidden)]
+    const NAMED: bool = false;
+
+    /// Whether the hook runs on this request; asked only when
+    /// [`CONDITIONAL`](Self::CONDITIONAL) is true.
+    #[doc(hidden)]
+    fn applies(&self, request: &ModelRequest, turn: &Turn) -> bool {
+        let _ = (request, turn);
+        true
+    }
+
+    /// The hook's name in errors, the log and traces. Defaults to the type's name.
+    fn name(&self) -> &'static str {
+        short_type_name::<Self>()
+    }
+
+    /// Checks the request the model is being asked.
+    fn tripwire(&self, request: &ModelRequest, turn: &Turn) -> impl Future<Output = Trip> + Send;
 }
 
 /// A per-tool `before_tool` hook: it runs on the calls of one tool, [`Tool`](Self::Tool), and

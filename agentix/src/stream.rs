@@ -41,8 +41,8 @@ pub enum StreamEvent {
     /// The model asked for a tool call.
     ToolCall(ToolCall),
     /// Discard what was streamed for the current model call, text and tool calls: a hook sent
-    /// the message back (RETRY), a `wrap_model` hook called the model again, or the model's
-    /// stream broke off.
+    /// the message back (RETRY), a `wrap_model` hook called the model again, the model's
+    /// stream broke off, or a `tripwire` hook tripped and cancelled the call.
     Withdrawn {
         /// Where: `after_model`, `before_final`, or `wrap_model`.
         event: EventKind,

@@ -7,7 +7,7 @@ use agentix::event::{
 };
 use agentix::{
     Agent, AssistantMessage, Conversation, Hook, ModelError, ModelRequest, ModelResponse,
-    NextModel, NextTool, Outcome, ScriptedModel, ToolCall, ToolResult, Turn, Verdict,
+    NextModel, NextTool, Outcome, ScriptedModel, ToolCall, ToolResult, Trip, Turn, Verdict,
 };
 use serde_json::json;
 use tracing::Instrument;
@@ -104,6 +104,21 @@ impl Hook for Telemetry {
     }
 }
 
+/// Reports the check beside the first model call: a tripwire is a hook of its own, not a
+/// method of a `Hook` struct (it runs beside the call, not in the chain's order).
+pub struct TraceInput;
+
+impl agentix::on::Tripwire for TraceInput {
+    fn name(&self) -> &'static str {
+        "telemetry"
+    }
+
+    async fn tripwire(&self, request: &ModelRequest, turn: &Turn) -> Trip {
+        tracing::info!(event = "tripwire", step = turn.step(), messages = request.messages.len());
+        Trip::Pass
+    }
+}
+
 /// One turn with a good tool call and a bad one, reported through whatever `tracing`
 /// subscriber is installed. Returns the outcome.
 pub async fn run() -> Outcome {
@@ -113,6 +128,6 @@ pub async fn run() -> Outcome {
             ("get_weather", json!({ "town": "Bergen" })),
         ])
         .text("A clear sky in Bergen, 21 °C: no umbrella needed.");
-    let agent = Agent::builder(model).tool(GetWeather).hook(Telemetry).build();
+    let agent = Agent::builder(model).tool(GetWeather).hook(Telemetry).hook(TraceInput).build();
     agent.run(&mut Conversation::new(), "Do I need an umbrella in Bergen?").await
 }

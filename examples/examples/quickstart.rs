@@ -1,4 +1,4 @@
-//! One turn with tool calls over the scripted model, with a hook on each of the ten events,
+//! One turn with tool calls over the scripted model, with a hook on each of the eleven events,
 //! printing a trace of each event as it fires and what each hook decided.
 //!
 //! Run it with `cargo run -p examples --example quickstart`.

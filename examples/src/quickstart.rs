@@ -1,11 +1,11 @@
 //! The quickstart: one turn with tool calls over the scripted model, with a hook on each of
-//! the ten events, reporting each event as it fires and what each hook decided.
+//! the eleven events, reporting each event as it fires and what each hook decided.
 
 use agentix::event::{AfterModel, BeforeFinal, BeforeTool, Pre};
 use agentix::{
     Agent, AssistantMessage, Conversation, ModelError, ModelRequest, ModelResponse, NextModel,
     NextTool, Observation, Outcome, Scope, ScopeValue, ScriptedModel, Tool, ToolCall, ToolFailure,
-    ToolResult, Turn, Verdict, hook,
+    ToolResult, Trip, Turn, Verdict, hook,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -47,6 +47,15 @@ async fn user_profile(turn: &mut Turn) -> Verdict<Pre> {
 #[hook(before_model)]
 async fn pin_temperature(request: &mut ModelRequest) {
     request.params.temperature = Some(0.2);
+}
+
+/// `tripwire`: a check of the user's message that runs beside the model call; a trip would
+/// cancel the call and end the turn.
+#[hook(tripwire)]
+async fn no_secrets(request: &ModelRequest) -> Trip {
+    let asks_for_secrets =
+        request.messages.iter().any(|message| message.text().contains("password"));
+    if asks_for_secrets { Trip::trip("the message asks for a password") } else { Trip::Pass }
 }
 
 /// `wrap_model`: a dropped connection gets a second try.
@@ -139,6 +148,7 @@ pub async fn run(out: &(dyn Fn(&str) + Sync)) -> Outcome {
         .tool(GetWeather)
         .hook(user_profile)
         .hook(pin_temperature)
+        .hook(no_secrets)
         .hook(retry_transport_errors)
         .hook(no_empty_answers)
         .hook(known_tools_only)

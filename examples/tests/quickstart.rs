@@ -1,10 +1,10 @@
-//! The quickstart reports every one of the ten events as it fires, in lifecycle order, with
+//! The quickstart reports every one of the eleven events as it fires, in lifecycle order, with
 //! the decision of the hook on it.
 
 use std::sync::Mutex;
 
 #[tokio::test]
-async fn the_quickstart_fires_all_ten_events() {
+async fn the_quickstart_fires_all_eleven_events() {
     let lines = Mutex::new(Vec::<String>::new());
     let reply =
         examples::quickstart::run(&|line| lines.lock().unwrap().push(line.to_owned())).await;

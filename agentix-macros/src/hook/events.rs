@@ -1,4 +1,4 @@
-//! The events a hook attaches to: the turn's ten and the session's eight, with what each
+//! The events a hook attaches to: the turn's eleven and the session's eight, with what each
 //! one's hook function receives.
 
 /// An event, by attribute word.
@@ -6,6 +6,7 @@
 pub enum Event {
     Pre,
     BeforeModel,
+    Tripwire,
     WrapModel,
     AfterModel,
     BeforeTool,
@@ -25,9 +26,10 @@ pub enum Event {
 }
 
 impl Event {
-    const ALL: [Event; 18] = [
+    const ALL: [Event; 19] = [
         Event::Pre,
         Event::BeforeModel,
+        Event::Tripwire,
         Event::WrapModel,
         Event::AfterModel,
         Event::BeforeTool,
@@ -51,6 +53,7 @@ impl Event {
         match self {
             Event::Pre => "pre",
             Event::BeforeModel => "before_model",
+            Event::Tripwire => "tripwire",
             Event::WrapModel => "wrap_model",
             Event::AfterModel => "after_model",
             Event::BeforeTool => "before_tool",
@@ -75,6 +78,7 @@ impl Event {
         match self {
             Event::Pre => "Pre",
             Event::BeforeModel => "BeforeModel",
+            Event::Tripwire => "Tripwire",
             Event::WrapModel => "WrapModel",
             Event::AfterModel => "AfterModel",
             Event::BeforeTool => "BeforeTool",
@@ -100,7 +104,7 @@ impl Event {
         match self {
             Event::Pre | Event::SessionStart | Event::AllTasksComplete | Event::SessionEnd => "",
             Event::BeforeModel => "the request (`&ModelRequest` or `&mut ModelRequest`)",
-            Event::WrapModel => "the request (`&ModelRequest`)",
+            Event::WrapModel | Event::Tripwire => "the request (`&ModelRequest`)",
             Event::AfterModel => {
                 "the assistant message (`&AssistantMessage` or `&mut AssistantMessage`)"
             }
@@ -146,6 +150,7 @@ impl Event {
         !matches!(
             self,
             Event::WrapModel
+                | Event::Tripwire
                 | Event::WrapTool
                 | Event::Post
                 | Event::TaskComplete

@@ -30,7 +30,7 @@ pub fn hook(attr: TokenStream, item: TokenStream) -> TokenStream {
     };
     let krate = crate_of(Some(&args));
     // A parallel hook that injects: its body would add a borrow error to the one that says so.
-    let parallel = args.words.iter().any(|word| word.key == "parallel");
+    let parallel = args.words.iter().any(|word| word.key == "parallel" || word.key == "tripwire");
     let keep_body = !(parallel && calls_inject(function.block.to_token_stream()).is_some());
     match validate(args, &function) {
         Ok(hook) => expand(&hook, function),
@@ -274,7 +274,7 @@ fn implementation(hook: &Hook, ident: &Ident, private: &TokenStream) -> TokenStr
     let returned = Ident::new("returned", Span::mixed_site());
     let event = hook.event;
     let event_type = format_ident!("{}", event.type_name());
-    let shared_turn = hook.parallel || event.is_wrap();
+    let shared_turn = hook.parallel || event.is_wrap() || event == Event::Tripwire;
 
     let args: Vec<TokenStream> = hook
         .params
@@ -285,8 +285,10 @@ fn implementation(hook: &Hook, ident: &Ident, private: &TokenStream) -> TokenStr
             match param.role {
                 Role::Value => {
                     let lend = format_ident!("{}Value", event.type_name());
-                    let lent = if matches!(event, Event::WrapModel | Event::WrapTool | Event::Post)
-                    {
+                    let lent = if matches!(
+                        event,
+                        Event::WrapModel | Event::WrapTool | Event::Post | Event::Tripwire
+                    ) {
                         quote! { #value }
                     } else {
                         quote! { &mut *#value }
@@ -298,6 +300,9 @@ fn implementation(hook: &Hook, ident: &Ident, private: &TokenStream) -> TokenStr
                 }
                 Role::Turn if event.is_wrap() => {
                     quote_spanned! {span=> <#ty as #private::WrapTurnParam<'_>>::lend(#turn) }
+                }
+                Role::Turn if event == Event::Tripwire => {
+                    quote_spanned! {span=> <#ty as #private::TripwireTurnParam<'_>>::lend(#turn) }
                 }
                 Role::Turn => {
                     quote_spanned! {span=> <#ty as #private::TurnParam<'_>>::lend(&mut *#turn) }
@@ -337,6 +342,23 @@ fn implementation(hook: &Hook, ident: &Ident, private: &TokenStream) -> TokenStr
                 quote! { #private::Verdict<#private::Pre> },
                 quote! { #private::verdict(#returned_as(#returned)) },
             )
+        }
+        Event::Tripwire => {
+            // As a wrap hook's: the user's future, converted by a plain one.
+            let into = quote_spanned! {output_span=> #private::trip_result::<#output, _> };
+            let converted = quote! { #into(#ident::call(#(#args),*)) };
+            let value_type = quote! { #private::ModelRequest };
+            let params = quote! { #value: &#value_type, #turn: #turn_type };
+            let future_span = hook.future_span;
+            let returns = quote_spanned! {future_span=> impl #private::CoreFuture<Output = #private::Trip> + #private::CoreSend };
+            let condition = condition(hook, private, Some(&value_type));
+            return quote! {
+                #condition
+
+                fn tripwire(&self, #params) -> #returns {
+                    #converted
+                }
+            };
         }
         Event::WrapModel | Event::WrapTool => {
             let (method, value_type, next_trait, result_type, into_result) =

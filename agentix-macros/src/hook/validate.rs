@@ -58,7 +58,7 @@ pub struct Hook {
     pub runs_in_place: bool,
 }
 
-const WORDS: &str = "pre, before_model, wrap_model, after_model, before_tool, wrap_tool, after_tool, \
+const WORDS: &str = "pre, before_model, tripwire, wrap_model, after_model, before_tool, wrap_tool, after_tool, \
                      tool_error, before_final, post, session_start, task_start, step_start, \
                      plan_submit, task_complete, plan_complete, all_tasks_complete, session_end, \
                      parallel, durable, name, when, tool, tools, timeout, timeout_ms, on_error, crate";
@@ -135,13 +135,17 @@ pub fn validate(args: Args, function: &ItemFn) -> Result<Hook, syn::Error> {
     if let Some(span) = attribute.parallel
         && event != Event::Pre
     {
-        errors.push(
-            span,
+        let message = if event == Event::Tripwire {
+            "`parallel` is legal only on `pre`: `tripwire` hooks already run at once, beside the \
+             model call and each other"
+                .to_owned()
+        } else {
             format!(
                 "`parallel` is legal only on `pre`: `{}` hooks run one at a time, in declaration order",
                 event.word()
-            ),
-        );
+            )
+        };
+        errors.push(span, message);
     }
     if let Some(span) = attribute.durable
         && !matches!(event, Event::Pre | Event::Post)
@@ -157,12 +161,13 @@ pub fn validate(args: Args, function: &ItemFn) -> Result<Hook, syn::Error> {
     let parallel = attribute.parallel.is_some() && event == Event::Pre;
     if let Some((true, span)) = attribute.on_error
         && !parallel
+        && event != Event::Tripwire
     {
         errors.push(
             span,
             format!(
-                "`on_error = skip` is legal only on `pre, parallel` hooks: {} is a guard, and a \
-                 guard fails closed ({})",
+                "`on_error = skip` is legal only on `pre, parallel` and `tripwire` hooks: {} is a \
+                 guard, and a guard fails closed ({})",
                 match event {
                     Event::Pre => "a sequential `pre` hook".to_owned(),
                     other => format!("a `{}` hook", other.word()),
@@ -228,6 +233,17 @@ pub fn validate(args: Args, function: &ItemFn) -> Result<Hook, syn::Error> {
         param.role == Role::Turn
             && matches!(&param.ty, Type::Reference(reference) if reference.mutability.is_some())
     });
+    if event == Event::Tripwire
+        && !takes_mut_turn
+        && let Some(inject) = calls_inject(function.block.to_token_stream())
+    {
+        errors.push(
+            inject,
+            "a tripwire cannot inject: it runs beside the model call, whose request is already \
+             sent, and can only pass or trip (`Trip::Pass`, `Trip::trip(reason)`); a hook that \
+             injects is a `pre` or `before_model` hook",
+        );
+    }
     if parallel
         && !takes_mut_turn
         && let Some(inject) = calls_inject(function.block.to_token_stream())
@@ -279,6 +295,7 @@ pub fn validate(args: Args, function: &ItemFn) -> Result<Hook, syn::Error> {
             && !event.is_session()
             && !parallel
             && !event.is_wrap()
+            && event != Event::Tripwire
             && attribute.timeout.is_none()
             && function.attrs.iter().all(is_doc_or_lint)
             && !awaits(function.block.to_token_stream()),
@@ -613,6 +630,9 @@ fn check_params(
                 event.word(),
                 event.value()
             ),
+            Event::Tripwire => "a hook on `tripwire` takes at most 2 parameters: the request \
+                                (`&ModelRequest`), then the turn (`&Turn`)"
+                .to_owned(),
             Event::SessionStart | Event::AllTasksComplete | Event::SessionEnd => format!(
                 "a hook on `{}` takes at most 1 parameter: the session (`&SessionState`)",
                 event.word()
@@ -659,7 +679,7 @@ fn check_params(
         }
         if *role != Role::Next && !matches!(ty, Type::Reference(_) | Type::ImplTrait(_)) {
             let expected = match role {
-                Role::Turn if parallel || event.is_wrap() => {
+                Role::Turn if parallel || event.is_wrap() || event == Event::Tripwire => {
                     "the turn by reference: `&Turn`".to_owned()
                 }
                 Role::Turn => "the turn by reference: `&mut Turn` or `&Turn`".to_owned(),
@@ -680,6 +700,18 @@ fn check_params(
                 mutability.span,
                 "a parallel hook reads the turn through a shared borrow: take `&Turn`, not `&mut Turn`; \
                  a hook that changes the turn is a sequential `pre` hook (drop `parallel`)",
+            );
+        }
+        if event == Event::Tripwire
+            && *role == Role::Turn
+            && let Type::Reference(reference) = &ty
+            && let Some(mutability) = &reference.mutability
+        {
+            errors.push(
+                mutability.span,
+                "a tripwire reads the turn through a shared borrow: take `&Turn`, not `&mut Turn`; \
+                 it runs beside the model call and can only pass or trip, so it cannot inject \
+                 (a hook that injects is a `pre` or `before_model` hook)",
             );
         }
         params.push(Param { role: *role, ty });

@@ -187,6 +187,18 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
             BeforeModel,
             before_model / before_model_in_place(&mut request)
         ) {
+            // The first step's call, with tripwires beside it: an agent without any compiles
+            // this out.
+            Flow::Continue
+                if handles(self.hooks.chain(), EventKind::Tripwire)
+                    && turn.step == 0
+                    && retry.is_none() =>
+            {
+                let guarded = self.call_beside_tripwires(&request, turn, observer, committer);
+                let (response, spent) = Box::pin(guarded).await?;
+                turn.record_usage(spent, response.as_ref().ok().map(|answer| answer.usage));
+                response?.message
+            }
             Flow::Continue => {
                 let (response, spent) = self.call_model(&request, turn, observer, committer).await;
                 turn.record_usage(spent, response.as_ref().ok().map(|answer| answer.usage));

@@ -500,6 +500,13 @@ fn record(turn: &mut Turn, error: &Error) {
                 reason: reason.clone(),
             }
         }
+        // A trip is a guard's decision, as a halt is: the log names the hook and why.
+        Error::Tripped { hook, reason } => Entry::Halted {
+            turn: turn.turn_ref(),
+            event: EventKind::Tripwire,
+            hook: (*hook).to_owned(),
+            reason: reason.clone(),
+        },
         other => Entry::Failed { turn: turn.turn_ref(), error: other.to_string() },
     };
     turn.append(entry);

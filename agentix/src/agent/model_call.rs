@@ -3,7 +3,10 @@
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Mutex, PoisonError};
 
+use std::pin::pin;
+
 use futures::StreamExt;
+use futures::future::{Either, select};
 
 use std::time::{Duration, Instant};
 
@@ -17,7 +20,7 @@ use crate::hook::NextModel;
 use crate::message::{AssistantMessage, Part, ToolCall};
 use crate::model::{Chunk, Model, ModelError, ModelRequest, ModelResponse, Usage};
 use crate::observe::{Observation, Observer};
-use crate::pipeline::Pipeline;
+use crate::pipeline::{Chain, Pipeline, SkippedWires};
 use crate::tool::ToolSet;
 use crate::transform::StreamTransformer;
 use crate::turn::{Blame, Turn};
@@ -59,6 +62,42 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
         let result = self.hooks.model_onion(turn, observer, model).call(request).await;
         let spent = spent.into_inner().unwrap_or_else(PoisonError::into_inner);
         (self.settle_model_result(result, turn), spent)
+    }
+
+    /// Calls the model as [`call_model`](Self::call_model) does, the `tripwire` hooks beside
+    /// it, polled first: a trip drops the call where it stands — nothing of it is journaled,
+    /// committed or counted, what it streamed is withdrawn — and ends the turn. A call that
+    /// answers first waits for the tripwires, which may still trip and discard the answer.
+    pub(super) async fn call_beside_tripwires<O: Observer, K: Effects>(
+        &self,
+        request: &ModelRequest,
+        turn: &mut Turn,
+        observer: &O,
+        committer: &K,
+    ) -> Result<(Result<ModelResponse, Error>, Usage), Error> {
+        let skipped = SkippedWires::default();
+        let checked = {
+            let shared = &*turn;
+            fire(observer, shared, EventKind::Tripwire);
+            let wires = pin!(self.hooks.chain().tripwire(request, shared, observer, &skipped));
+            let call = pin!(self.call_model(request, shared, observer, committer));
+            match select(wires, call).await {
+                Either::Left((Ok(()), call)) => Ok(call.await),
+                Either::Left((Err(tripped), _cancelled)) => Err(tripped),
+                Either::Right((answered, wires)) => wires.await.map(|()| answered),
+            }
+        };
+        for (hook, failure) in skipped.into_inner().unwrap_or_else(PoisonError::into_inner) {
+            let reason = failure.describe(EventKind::Tripwire, hook);
+            turn.record_skipped(EventKind::Tripwire, hook, reason);
+        }
+        checked.map_err(|tripped| {
+            if O::STREAMS {
+                let hook = Some(tripped.hook());
+                observer.observe(&Observation::Withdrawn { event: EventKind::Tripwire, hook });
+            }
+            tripped.error()
+        })
     }
 
     fn settle_model_result(

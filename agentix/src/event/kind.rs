@@ -22,8 +22,8 @@ macro_rules! event_kinds {
         }
 
         impl EventKind {
-            /// Every event: the turn's ten, then the session's eight.
-            pub const ALL: [EventKind; 18] = [$(EventKind::$kind),*];
+            /// Every event: the turn's eleven, then the session's eight.
+            pub const ALL: [EventKind; 19] = [$(EventKind::$kind),*];
 
             /// The event's attribute word, as written in `#[hook(...)]`.
             pub const fn name(self) -> &'static str {
@@ -36,10 +36,12 @@ macro_rules! event_kinds {
 with_events!(event_kinds);
 
 impl EventKind {
-    /// The turn's ten events, in the order they fire.
-    pub const TURN: [EventKind; 10] = [
+    /// The turn's eleven events, in the order they fire (a tripwire beside the first step's
+    /// model call).
+    pub const TURN: [EventKind; 11] = [
         EventKind::Pre,
         EventKind::BeforeModel,
+        EventKind::Tripwire,
         EventKind::WrapModel,
         EventKind::AfterModel,
         EventKind::BeforeTool,

@@ -1,4 +1,4 @@
-//! The lifecycle events and their contracts: the turn's ten, and the session's eight.
+//! The lifecycle events and their contracts: the turn's eleven, and the session's eight.
 //!
 //! Each event is a type whose associated types *are* its contract: the value that flows through
 //! it, and the payload of each verdict a hook may return there. A verdict the contract forbids has
@@ -10,6 +10,7 @@
 //! | [`Pre`] | the [`Turn`] | — | no | halt; inject | ends the turn (fail closed) |
 //! | [`Pre`], parallel | the [`Turn`], shared | — | no | — (returns content) | ends the turn; with `on_error = skip`, the group goes on without it, logged |
 //! | [`BeforeModel`] | [`ModelRequest`] | [`AssistantMessage`] (skips the call) | no | halt | ends the turn (fail closed) |
+//! | [`Tripwire`] | [`ModelRequest`], shared, beside the first model call | — | no | trip (cancels the call, ends the turn) | trips (fail closed); with `on_error = skip`, the call goes on, logged |
 //! | [`WrapModel`] | request → response | — | by calling `next` again | — | fails the model call, and the turn |
 //! | [`AfterModel`] | [`AssistantMessage`] | [`AssistantMessage`] (final) | bounded | halt | ends the turn (fail closed) |
 //! | [`BeforeTool`] | [`ToolCall`] | — | no | reject, escalate, halt | refuses the call, which never runs; the turn goes on |
@@ -212,6 +213,12 @@ macro_rules! with_events {
             BeforeModel = "before_model", BeforeModel {
                 value: ModelRequest, stop: AssistantMessage, retry: Forbidden, reject: Forbidden, escalate: Forbidden,
             } impl Stoppable;
+            /// Beside the model call of the turn's first step: a check of the request (moderation, a
+            /// policy classifier) that runs while the model answers, and can only pass or trip. A
+            /// trip cancels the call in flight and ends the turn; nothing of the call is kept.
+            Tripwire = "tripwire", Tripwire {
+                value: ModelRequest, stop: Forbidden, retry: Forbidden, reject: Forbidden, escalate: Forbidden,
+            };
             /// Around every model call; a hook owns the call and may call `next` any number of times.
             WrapModel = "wrap_model", WrapModel {
                 value: ModelRequest, stop: Forbidden, retry: Forbidden, reject: Forbidden, escalate: Forbidden,

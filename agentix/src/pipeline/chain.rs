@@ -49,6 +49,20 @@ macro_rules! chain_trait {
                 ready(())
             }
 
+            /// Runs the node's `tripwire` hooks on `request`, beside the model call of the
+            /// turn's first step, all at once: `Err` for the first that trips (or fails, unless
+            /// it may be skipped: then into `skipped`).
+            fn tripwire<O: Observer>(
+                &self,
+                request: &ModelRequest,
+                turn: &Turn,
+                observer: &O,
+                skipped: &SkippedWires,
+            ) -> impl Future<Output = Result<(), Tripped>> + Send {
+                let _ = (request, turn, observer, skipped);
+                ready(Ok(()))
+            }
+
             $(
                 #[doc = concat!("Runs the node's `", stringify!($method), "` hooks.")]
                 fn $method<O: Observer>(
@@ -568,6 +582,36 @@ macro_rules! tuple_per_tool_method {
     };
 }
 
+/// One node's `tripwire` checks, boxed: a tuple's run together without a combinator per node
+/// (as deep as the tuple is long, which the compiler pays for on every agent). Only the nodes
+/// that have tripwires are boxed, and only a turn that runs them.
+type WireCheck<'a> = Pin<Box<dyn Future<Output = Result<(), Tripped>> + Send + 'a>>;
+
+/// A tuple's `tripwire` hooks: every node's at once, the first trip ending the wait.
+macro_rules! tuple_tripwire_method {
+    ([$($node:ident $index:tt)*]) => {
+        fn tripwire<O: Observer>(
+            &self,
+            request: &ModelRequest,
+            turn: &Turn,
+            observer: &O,
+            skipped: &SkippedWires,
+        ) -> impl Future<Output = Result<(), Tripped>> + Send {
+            async move {
+                #[allow(unused_mut)]
+                let mut checks: Vec<WireCheck<'_>> = Vec::new();
+                $(
+                    if $node::EVENTS.contains(EventKind::Tripwire) {
+                        checks.push(Box::pin(self.$index.tripwire(request, turn, observer, skipped)));
+                    }
+                )*
+                let _ = (request, turn, observer, skipped);
+                futures::future::try_join_all(checks).await.map(drop)
+            }
+        }
+    };
+}
+
 macro_rules! tuple_chain {
     ($($node:ident $index:tt)*) => {
         impl<$($node: Chain),*> Chain for ($($node,)*) {
@@ -582,6 +626,7 @@ macro_rules! tuple_chain {
 
             tuple_per_tool_method!(after_tool_of(output: Output) [$($node $index)*]);
             tuple_per_tool_method!(tool_error_of(error: Error) [$($node $index)*]);
+            tuple_tripwire_method!([$($node $index)*]);
         }
     };
 }

@@ -74,6 +74,7 @@ macro_rules! push_node {
         push_parallel_after!([$($node)*] Single<Last, Kind>; Last, Kind);
         push_parallel_after!([$($node)*] OutputOf<Last>; Last);
         push_parallel_after!([$($node)*] ErrorOf<Last>; Last);
+        push_parallel_after!([$($node)*] Wire<Last>; Last);
     };
 }
 

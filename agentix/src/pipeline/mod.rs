@@ -53,6 +53,7 @@ mod onion;
 mod per_tool;
 mod policy;
 mod register;
+mod tripwire;
 
 pub use crate::model::OutputType;
 pub use answer::{Answering, AnyAnswer, ReadFrom, Text, Typed, Validator};
@@ -71,6 +72,8 @@ pub use policy::{
     Within,
 };
 pub use register::{AllEvents, AsStandIn, Factory, Grow, Parallel, Register};
+pub(crate) use tripwire::SkippedWires;
+pub use tripwire::{Tripped, Wire};
 
 pub use crate::error::HookFailure;
 

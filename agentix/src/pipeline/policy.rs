@@ -134,6 +134,16 @@ macro_rules! policed_chain {
                 self.0.tool_error_of::<T, O>(error, turn, observer)
             }
 
+            fn tripwire<O: Observer>(
+                &self,
+                request: &ModelRequest,
+                turn: &Turn,
+                observer: &O,
+                skipped: &SkippedWires,
+            ) -> impl Future<Output = Result<(), Tripped>> + Send {
+                self.0.tripwire(request, turn, observer, skipped)
+            }
+
             $(
                 #[inline(always)]
                 fn $method<O: Observer>(

@@ -141,6 +141,25 @@ where
     }
 }
 
+/// A `tripwire` hook is a node of its own in the chain: run beside the model call, not in
+/// the chain's order.
+impl<H, C, M, T, F: Answering> Register<event::Tripwire, Hooks<C, M, T, F>> for H
+where
+    H: on::Tripwire,
+    C: Push<Wire<H>>,
+    M: ModelWraps,
+    T: ToolWraps,
+{
+    type Output = Hooks<C::Output, M, T, F>;
+    type Tool = ();
+    type Reads = AnyAnswer;
+
+    fn register(self, hooks: Hooks<C, M, T, F>) -> Self::Output {
+        let chain = hooks.chain.push(Wire::new(self));
+        Hooks { chain, model: hooks.model, tool: hooks.tool, answering: hooks.answering }
+    }
+}
+
 macro_rules! register_single_event {
     ($($event:ident),*) => {$(
         impl<H, C, M, T, F: Answering> Register<event::$event, Hooks<C, M, T, F>> for H

@@ -12,7 +12,7 @@ pub use crate::Outcome;
 pub use crate::event::{
     AfterModel, AfterTool, AllTasksComplete, BeforeFinal, BeforeModel, BeforeTool, Event,
     PlanComplete, PlanSubmit, Post, Pre, SessionEnd, SessionStart, StepStart, TaskComplete,
-    TaskStart, ToolError, WrapModel, WrapTool,
+    TaskStart, ToolError, Tripwire, WrapModel, WrapTool,
 };
 pub use crate::event::{EventKind, EventSet};
 pub use crate::hook::{HookMethods, Joins, NextModel, NextTool, PassesBy};
@@ -21,7 +21,7 @@ pub use crate::model::{ModelError, ModelRequest, ModelResponse};
 pub use crate::on;
 pub use crate::task::{Plan, PlanReport, QueuedTask, SessionState, TaskReport};
 pub use crate::turn::Turn;
-pub use crate::verdict::{Halt, Verdict};
+pub use crate::verdict::{Halt, Trip, Verdict};
 pub use core::future::Future as CoreFuture;
 pub use core::marker::{PhantomData, Send as CoreSend, Sync as CoreSync};
 pub use core::option::Option;

@@ -48,6 +48,24 @@ impl<'a> WrapModelValue<'a> for &'a ModelRequest {
     }
 }
 
+/// A parameter that can receive the value of `tripwire`.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not the value a hook on `tripwire` receives",
+    label = "expected `&ModelRequest`",
+    note = "a tripwire reads the request beside the model call, which is already on its way: it takes `&ModelRequest` and cannot edit it (a hook that edits the request is a `before_model` hook)"
+)]
+pub trait TripwireValue<'a> {
+    /// Lends the value to the hook.
+    fn lend(value: &'a ModelRequest) -> Self;
+}
+
+#[diagnostic::do_not_recommend]
+impl<'a> TripwireValue<'a> for &'a ModelRequest {
+    fn lend(value: &'a ModelRequest) -> Self {
+        value
+    }
+}
+
 /// A parameter that can receive the value of `after_model`.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not the value a hook on `after_model` receives",
@@ -265,6 +283,24 @@ pub trait WrapTurnParam<'a> {
 
 #[diagnostic::do_not_recommend]
 impl<'a> WrapTurnParam<'a> for &'a Turn {
+    fn lend(turn: &'a Turn) -> Self {
+        turn
+    }
+}
+
+/// A parameter that can receive the turn of a `tripwire` hook: a shared borrow only.
+#[diagnostic::on_unimplemented(
+    message = "a `tripwire` hook cannot take `{Self}`",
+    label = "expected `&Turn`",
+    note = "a tripwire runs beside the model call and can only pass or trip: it reads the turn through a shared borrow, and cannot inject (take `&Turn`)"
+)]
+pub trait TripwireTurnParam<'a> {
+    /// Lends the turn to the hook.
+    fn lend(turn: &'a Turn) -> Self;
+}
+
+#[diagnostic::do_not_recommend]
+impl<'a> TripwireTurnParam<'a> for &'a Turn {
     fn lend(turn: &'a Turn) -> Self {
         turn
     }

@@ -196,6 +196,31 @@ impl IntoToolResult for ToolResult {
     }
 }
 
+/// What a `tripwire` hook returns.
+#[diagnostic::on_unimplemented(
+    message = "a `tripwire` hook cannot return `{Self}`",
+    label = "expected `Trip`",
+    note = "a tripwire can only pass or trip: return `Trip::Pass` or `Trip::trip(reason)`; a hook that edits the request or halts with a verdict is a `before_model` hook, run before the call"
+)]
+pub trait IntoTrip {
+    /// The decision.
+    fn into_trip(self) -> crate::verdict::Trip;
+}
+
+#[diagnostic::do_not_recommend]
+impl IntoTrip for crate::verdict::Trip {
+    fn into_trip(self) -> crate::verdict::Trip {
+        self
+    }
+}
+
+/// A `tripwire` hook's future, its return converted to its decision; as [`model_result`].
+pub fn trip_result<R: IntoTrip, F: CoreFuture<Output = R>>(
+    future: F,
+) -> Converted<F, fn(R) -> crate::verdict::Trip> {
+    converted(future, R::into_trip)
+}
+
 /// A `wrap_model` hook's future, its return converted to the call's result.
 /// Its type names no bound on `R`: a return type that cannot convert is one error, at the call.
 #[allow(clippy::type_complexity)]

@@ -540,7 +540,9 @@ impl Ended {
     /// `error` otherwise.
     fn failed(error: &Error, turn: Option<TurnRef>) -> Self {
         let status = match error {
-            Error::Rejected { .. } | Error::Halted { .. } => TaskStatus::Rejected,
+            Error::Rejected { .. } | Error::Halted { .. } | Error::Tripped { .. } => {
+                TaskStatus::Rejected
+            }
             Error::StepLimit { .. } => TaskStatus::MaxSteps,
             _ => TaskStatus::Error,
         };

@@ -133,3 +133,24 @@ where
         }
     }
 }
+
+/// What a `tripwire` hook decides of the turn's input: it passes, or it trips — the model call
+/// it ran beside is cancelled and the turn ends with [`Error::Tripped`](crate::Error::Tripped).
+/// A tripwire has no other say: it cannot edit the request or inject content.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[must_use = "a tripwire's decision: return it"]
+pub enum Trip {
+    /// The input may go on to the model.
+    Pass,
+    /// The input must not: why.
+    Tripped(String),
+}
+
+impl Trip {
+    /// Trips, saying why.
+    // `Trip::trip(reason)` reads as the decision it is, beside `Trip::Pass`.
+    #[allow(clippy::self_named_constructors)]
+    pub fn trip(reason: impl Into<String>) -> Self {
+        Trip::Tripped(reason.into())
+    }
+}

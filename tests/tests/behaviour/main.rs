@@ -29,6 +29,7 @@ mod streaming;
 mod sub_agents;
 mod suspended_approvals;
 mod together;
+mod tripwires;
 mod typed_answers;
 mod typed_hooks;
 mod typed_tools;

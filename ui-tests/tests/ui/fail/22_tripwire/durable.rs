@@ -1,0 +1,10 @@
+use agentix::{ModelRequest, Trip, hook};
+
+/// A tripwire produces nothing for the log.
+#[hook(tripwire, durable)]
+async fn moderation(request: &ModelRequest) -> Trip {
+    let _ = request;
+    Trip::Pass
+}
+
+fn main() {}

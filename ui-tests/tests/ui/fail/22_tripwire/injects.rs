@@ -1,0 +1,11 @@
+use agentix::{ModelRequest, Trip, Turn, hook};
+
+/// A tripwire cannot inject: the request it checks is already on its way.
+#[hook(tripwire)]
+async fn moderation(request: &ModelRequest, turn: &Turn) -> Trip {
+    turn.inject("Be careful.");
+    let _ = request;
+    Trip::Pass
+}
+
+fn main() {}

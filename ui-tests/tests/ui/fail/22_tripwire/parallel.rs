@@ -1,0 +1,10 @@
+use agentix::{ModelRequest, Trip, hook};
+
+/// Tripwires already run beside the call and each other: `parallel` is `pre`'s.
+#[hook(tripwire, parallel)]
+async fn moderation(request: &ModelRequest) -> Trip {
+    let _ = request;
+    Trip::Pass
+}
+
+fn main() {}

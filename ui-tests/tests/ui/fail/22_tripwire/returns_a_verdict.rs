@@ -1,0 +1,11 @@
+use agentix::event::BeforeModel;
+use agentix::{ModelRequest, Verdict, hook};
+
+/// A tripwire can only pass or trip: it has no verdicts.
+#[hook(tripwire)]
+async fn moderation(request: &ModelRequest) -> Verdict<BeforeModel> {
+    let _ = request;
+    Verdict::halt("no")
+}
+
+fn main() {}

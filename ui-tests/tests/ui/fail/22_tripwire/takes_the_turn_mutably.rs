@@ -1,0 +1,10 @@
+use agentix::{ModelRequest, Trip, Turn, hook};
+
+/// A tripwire reads the turn: it cannot change it.
+#[hook(tripwire)]
+async fn moderation(request: &ModelRequest, turn: &mut Turn) -> Trip {
+    let _ = (request, turn);
+    Trip::Pass
+}
+
+fn main() {}
