@@ -394,7 +394,8 @@ impl Conversation {
     ///    ran beside the waiting one, more than one call may wait
     ///    ([`Suspension::also_waiting`](crate::Suspension::also_waiting)), and the config has
     ///    [`tool_concurrency`](Config::tool_concurrency); a call's result may be withheld
-    ///    ([`ToolFailure::Withheld`](crate::ToolFailure::Withheld)).
+    ///    ([`ToolFailure::Withheld`](crate::ToolFailure::Withheld)); a turn may end halted at
+    ///    `tripwire`.
     pub const FORMAT: u32 = 4;
 
     /// An empty conversation with the default config.
