@@ -6,14 +6,18 @@
 //! sum of the waits. After criterion's report, the bench prints each k's latency against the
 //! slowest hook alone (the turn with k = 1) and against the sum.
 
+#[path = "support/median.rs"]
+mod support;
+
 use std::hint::black_box;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use agentix::{
     Agent, AssistantMessage, Conversation, Model, ModelError, ModelRequest, ModelResponse, Part,
     Turn, on,
 };
 use criterion::{Criterion, criterion_group};
+use support::{RunTurn, median};
 use tokio::runtime::Runtime;
 
 /// What the slowest hook of every group waits.
@@ -50,8 +54,6 @@ fn retrieval(i: u32, k: u32) -> Retrieval {
 }
 
 /// One turn of an agent whose `pre` event is a parallel group of `k` retrievals.
-type RunTurn = Box<dyn Fn(&Runtime)>;
-
 fn group_of(k: u32) -> RunTurn {
     macro_rules! turn_with {
         ($($i:literal)*) => {{
@@ -84,19 +86,6 @@ fn parallel(c: &mut Criterion) {
         group.bench_function(format!("{k}_hooks"), |bencher| bencher.iter(|| run(&runtime)));
     }
     group.finish();
-}
-
-/// The median latency of `turns` turns.
-fn median(run: &RunTurn, runtime: &Runtime, turns: usize) -> Duration {
-    let mut times: Vec<Duration> = (0..turns)
-        .map(|_| {
-            let started = Instant::now();
-            run(runtime);
-            started.elapsed()
-        })
-        .collect();
-    times.sort_unstable();
-    times[turns / 2]
 }
 
 /// Prints each group's latency against the slowest hook alone and against the sum of the waits.

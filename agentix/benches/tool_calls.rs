@@ -9,8 +9,11 @@
 //! `calls` calls of an instant tool, for `scripts/tool-call-instructions.sh` to count the
 //! instructions each call costs under valgrind.
 
+#[path = "support/median.rs"]
+mod support;
+
 use std::hint::black_box;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use agentix::{
     Agent, AssistantMessage, Config, Conversation, Model, ModelError, ModelRequest, ModelResponse,
@@ -18,6 +21,7 @@ use agentix::{
 };
 use criterion::{Criterion, criterion_group};
 use serde_json::{Value, json};
+use support::{RunTurn, median};
 use tokio::runtime::Runtime;
 
 /// What one call of the slow tools waits.
@@ -102,8 +106,6 @@ impl Tool for Immediate {
     }
 }
 
-type RunTurn = Box<dyn Fn(&Runtime)>;
-
 fn config(concurrency: usize) -> Config {
     Config { tool_concurrency: concurrency, ..Config::default() }
 }
@@ -163,19 +165,6 @@ fn tool_calls(c: &mut Criterion) {
         }
     }
     group.finish();
-}
-
-/// The median of `turns` turns.
-fn median(run: &RunTurn, runtime: &Runtime, turns: usize) -> Duration {
-    let mut times: Vec<Duration> = (0..turns)
-        .map(|_| {
-            let started = Instant::now();
-            run(runtime);
-            started.elapsed()
-        })
-        .collect();
-    times.sort_unstable();
-    times[turns / 2]
 }
 
 /// Prints each way's median turn against one call's 200 ms.

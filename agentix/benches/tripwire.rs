@@ -5,14 +5,18 @@
 //! the call's 500 ms, the check adding nothing. After criterion's report, each one's median
 //! turn.
 
+#[path = "support/median.rs"]
+mod support;
+
 use std::hint::black_box;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use agentix::{
     Agent, AssistantMessage, Conversation, Model, ModelError, ModelRequest, ModelResponse, Trip,
     Turn,
 };
 use criterion::{Criterion, criterion_group};
+use support::{RunTurn, median};
 use tokio::runtime::Runtime;
 
 const CALL: Duration = Duration::from_millis(500);
@@ -40,8 +44,6 @@ impl agentix::on::Tripwire for Check {
     }
 }
 
-type RunTurn = Box<dyn Fn(&Runtime)>;
-
 fn turn(trips: bool) -> RunTurn {
     let agent = Agent::builder(Slow).hook(Check { trips }).build();
     Box::new(move |runtime: &Runtime| {
@@ -65,19 +67,6 @@ fn tripwire(c: &mut Criterion) {
         group.bench_function(name, |bencher| bencher.iter(|| run(&runtime)));
     }
     group.finish();
-}
-
-/// The median of `turns` turns.
-fn median(run: &RunTurn, runtime: &Runtime, turns: usize) -> Duration {
-    let mut times: Vec<Duration> = (0..turns)
-        .map(|_| {
-            let started = Instant::now();
-            run(runtime);
-            started.elapsed()
-        })
-        .collect();
-    times.sort_unstable();
-    times[turns / 2]
 }
 
 criterion_group!(benches, tripwire);

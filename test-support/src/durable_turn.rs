@@ -27,14 +27,7 @@ impl agentix::Model for SendingModel {
         &self,
         request: &agentix::ModelRequest,
     ) -> Result<agentix::ModelResponse, agentix::ModelError> {
-        append(&self.calls, "call");
-        if self.die_in_call == Some(lines(&self.calls).len()) {
-            tokio::time::sleep(Duration::from_millis(200)).await;
-            die();
-        }
-        let sent = request.messages.iter().any(|message| {
-            message.content.iter().any(|part| matches!(part, agentix::Part::ToolResult(_)))
-        });
+        let sent = counted_call(&self.calls, self.die_in_call, request).await;
         let answer = if sent {
             AssistantMessage::text("Done.")
         } else {
@@ -43,6 +36,24 @@ impl agentix::Model for SendingModel {
         };
         Ok(answer.into())
     }
+}
+
+/// Counts a model call in `calls`, dies inside it if it is call `die_in_call` (after a pause:
+/// what the turn sent before the call reaches the other side first), and says whether the
+/// request holds the tools' results.
+async fn counted_call(
+    calls: &std::path::Path,
+    die_in_call: Option<usize>,
+    request: &agentix::ModelRequest,
+) -> bool {
+    append(calls, "call");
+    if die_in_call == Some(lines(calls).len()) {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        die();
+    }
+    request.messages.iter().any(|message| {
+        message.content.iter().any(|part| matches!(part, agentix::Part::ToolResult(_)))
+    })
 }
 
 /// The model of a step whose calls run together: calls `send` twice at once — to the boss
@@ -60,14 +71,7 @@ impl agentix::Model for PairModel {
         &self,
         request: &agentix::ModelRequest,
     ) -> Result<agentix::ModelResponse, agentix::ModelError> {
-        append(&self.calls, "call");
-        if self.die_in_call == Some(lines(&self.calls).len()) {
-            tokio::time::sleep(Duration::from_millis(200)).await;
-            die();
-        }
-        let sent = request.messages.iter().any(|message| {
-            message.content.iter().any(|part| matches!(part, agentix::Part::ToolResult(_)))
-        });
+        let sent = counted_call(&self.calls, self.die_in_call, request).await;
         let answer = if sent {
             AssistantMessage::text("Both sent.")
         } else {
