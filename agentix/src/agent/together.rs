@@ -101,12 +101,10 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
                 return Err(error);
             }
         }
-        if T::HAS_ORIGINS {
-            turn.tool_origin = None;
-        }
 
         // What a sub-agent said in a call of this step (kept, or an answer handed back) lives
-        // only as long as the step runs: a step that holds it does not stop to wait.
+        // only as long as the step runs: a step that holds it does not stop to wait. (The
+        // approver is asked before any call runs, so only here can a step hold it.)
         if !waiting.is_empty() && turn.holds_delegated() {
             for pending in waiting.drain(..) {
                 let index = step.message.tool_calls().position(|call| call.id == pending.call.id);

@@ -306,17 +306,6 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
         } else {
             review.await
         };
-        // What a sub-agent said in a call of this step (kept, or an answer handed back) lives
-        // only as long as the step runs: a step that holds it does not stop to wait.
-        let approval = if approval == Approval::Suspend && turn.holds_delegated() {
-            Approval::Reject(
-                "this step already ran an agent whose answer or conversation it keeps; it \
-                 cannot stop to wait for a person"
-                    .to_owned(),
-            )
-        } else {
-            approval
-        };
         observer.observe(&Observation::Approval { hook, call, approval: &approval });
         if approval == Approval::Suspend && !turn.runs_task() {
             let pending = PendingApproval {
