@@ -26,11 +26,11 @@ pub(super) struct PendingStep {
 }
 
 /// A call after a step's answered first ones, as the step was left: its result if it has one
-/// (or what its tool returned, if it was started), and whether it was started.
+/// (or what its tool returned, if it returned), and whether its tool was reached.
 #[derive(Default)]
 struct Unfinished {
     result: Option<ToolResult>,
-    started: bool,
+    reached: bool,
 }
 
 impl PendingStep {
@@ -44,7 +44,7 @@ impl PendingStep {
 }
 
 /// Answers the calls after the first ones `results` holds, with what `rest` knows of them: a
-/// result, or, for a started call without one, interrupted; a call never started, not run.
+/// result, or, for a call that reached its tool without one, interrupted; any other, not run.
 #[cold]
 fn answer_the_rest(
     message: &AssistantMessage,
@@ -54,10 +54,10 @@ fn answer_the_rest(
 ) {
     let mut rest = rest.into_iter();
     for call in message.tool_calls().skip(results.len()) {
-        let Unfinished { result, started } = rest.next().unwrap_or_default();
+        let Unfinished { result, reached } = rest.next().unwrap_or_default();
         let reason = reason.to_owned();
         let result = result.unwrap_or_else(|| {
-            if started {
+            if reached {
                 ToolResult::failure(call, ToolFailure::Interrupted { reason })
             } else {
                 ToolResult::failure(call, ToolFailure::NotRun { reason })
@@ -115,14 +115,14 @@ pub(super) struct Together<K> {
     pub(super) result: Mutex<Option<ToolResult>>,
     /// Whether its tool was reached: a call cut after it was is interrupted, one cut before
     /// did not run.
-    pub(super) started: AtomicBool,
+    pub(super) reached: AtomicBool,
     /// Its latest result from the tool set, while `wrap_tool` hooks could hold it.
     pub(super) ran: K,
 }
 
 impl<K: Keep> Together<K> {
     fn new() -> Self {
-        Together { result: Mutex::new(None), started: AtomicBool::new(false), ran: K::default() }
+        Together { result: Mutex::new(None), reached: AtomicBool::new(false), ran: K::default() }
     }
 
     /// Its result, for the settling phase, which has the step to itself.
@@ -131,28 +131,27 @@ impl<K: Keep> Together<K> {
     }
 
     fn unfinished(mut self) -> Unfinished {
-        let started = *self.started.get_mut();
+        let reached = *self.reached.get_mut();
         let result =
-            self.result_mut().take().or_else(|| if started { self.ran.take() } else { None });
-        Unfinished { result, started }
+            self.result_mut().take().or_else(|| if reached { self.ran.take() } else { None });
+        Unfinished { result, reached }
     }
 }
 
 /// A step while its calls run, in the loop's future. Committed, it joins the log; dropped
 /// first, it hands itself to the turn's [`StepSlot`].
 ///
-/// A step's first calls are answered in order in `results`. A call run alone is `started`
-/// (and `reached` once its tool is), what its tool returned kept in `ran`; calls run together
-/// are each in `together`, from the first unanswered one on.
+/// A step's first calls are answered in order in `results`. The call after them, run alone, is
+/// `reached` once its tool is, what its tool returned kept in `ran`; calls run together are
+/// each in `together`, from the first unanswered one on.
 pub(super) struct StepInFlight<'s, K: Keep> {
     slot: &'s StepSlot,
     pub(super) message: AssistantMessage,
     pub(super) results: Vec<ToolResult>,
-    pub(super) started: Option<usize>,
-    /// Whether the started call reached its tool: cut after, it is interrupted; before, it
+    /// Whether the call run alone reached its tool: cut after, it is interrupted; before, it
     /// did not run.
     pub(super) reached: AtomicBool,
-    /// The started call's latest result from the tool set, while `wrap_tool` hooks could hold
+    /// The call run alone's latest result from the tool set, while `wrap_tool` hooks could hold
     /// it (nothing, when there are none).
     pub(super) ran: K,
     pub(super) together: Vec<Together<K>>,
@@ -167,7 +166,6 @@ impl<'s, K: Keep> StepInFlight<'s, K> {
             slot,
             message,
             results: Vec::with_capacity(calls),
-            started: None,
             reached: AtomicBool::new(false),
             ran: K::default(),
             together: Vec::new(),
@@ -215,11 +213,8 @@ impl<'s, K: Keep> StepInFlight<'s, K> {
         if !self.together.is_empty() {
             return mem::take(&mut self.together).into_iter().map(Together::unfinished).collect();
         }
-        let Some(started) = self.started else { return Vec::new() };
-        let mut rest: Vec<Unfinished> =
-            (self.results.len()..started).map(|_| Unfinished::default()).collect();
-        rest.push(Unfinished { result: self.ran.take(), started: *self.reached.get_mut() });
-        rest
+        // The call run alone: the one after the answered ones.
+        vec![Unfinished { result: self.ran.take(), reached: *self.reached.get_mut() }]
     }
 
     /// Appends the step to the log; `reason` answers the calls that did not run (all ran, when
@@ -270,7 +265,7 @@ impl<K: Keep> Drop for StepInFlight<'_, K> {
     }
 }
 
-/// Marks a call run together as reaching its tool.
-pub(super) fn start(call: &AtomicBool) {
+/// Marks a call as having reached its tool.
+pub(super) fn reach(call: &AtomicBool) {
     call.store(true, Ordering::Release);
 }

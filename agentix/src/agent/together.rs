@@ -182,7 +182,7 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
         committer: &D,
     ) {
         fire(observer, turn, EventKind::WrapTool);
-        let tool = self.next_tool(turn, &slot.ran, &slot.started, observer, committer);
+        let tool = self.next_tool(turn, &slot.ran, &slot.reached, observer, committer);
         let onion = self.hooks.tool_onion(turn, observer, tool);
         let result = if T::HAS_ORIGINS {
             // Its origin, to the hooks and the tool of this call alone.

@@ -24,7 +24,7 @@ use crate::turn::{InHand, Turn};
 use crate::verdict::{Escalation, Halt};
 use crate::{caught, panic_message};
 
-use super::step::{StepInFlight, StepSlot, answer_the_call, answering, nth_call, start};
+use super::step::{StepInFlight, StepSlot, answer_the_call, answering, nth_call, reach};
 use super::{Agent, fire, halted};
 
 impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent<M, T, P, A, X> {
@@ -98,7 +98,7 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
         answered: Option<Box<Answer>>,
         committer: &D,
     ) -> Result<Vec<PendingApproval>, Error> {
-        let StepInFlight { message, results, started, reached, ran, .. } = step;
+        let StepInFlight { message, results, reached, ran, .. } = step;
         let call = nth_call(message, index);
         match self.decide(call, turn, observer, answered, committer).await? {
             Decided::Run => {}
@@ -114,7 +114,6 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
         }
 
         fire(observer, turn, EventKind::WrapTool);
-        *started = Some(index);
         // Wrap hooks may hold the tool's result after `next` returns: what ran is kept aside.
         let tool = self.next_tool(turn, &*ran, reached, observer, committer);
         let result = self.hooks.tool_onion(turn, observer, tool).call(call).await;
@@ -501,7 +500,7 @@ impl<T: ToolSet, K: Keep, C: Chain, O: Observer, D: Effects, A: Approver> NextTo
         if self.turn.aborted.get().is_some() {
             return not_run(call);
         }
-        start(self.reached);
+        reach(self.reached);
         // The tool set bounds the tool's own call (`InCall::run_tool`), not the hooks on it.
         // Through the journal, if the turn has one: a replay returns the result recorded.
         let run = || {
