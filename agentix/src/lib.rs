@@ -60,6 +60,7 @@ mod scope;
 pub mod session;
 mod task;
 mod tool;
+pub mod trace;
 mod transform;
 mod turn;
 mod verdict;

@@ -10,6 +10,7 @@ use crate::error::{Component, Error};
 use crate::event::EventKind;
 use crate::message::{ToolCall, ToolResult};
 use crate::tool::ToolProgress;
+use crate::trace;
 
 /// Watches a turn: every event as it fires and every hook's decision. It cannot change anything.
 ///
@@ -23,6 +24,15 @@ pub trait Observer: Sync {
     /// Whether the observer ignores every observation (`()`): the loop then skips the guard it
     /// keeps around the others.
     const SILENT: bool = false;
+
+    /// Whether the turn is traced, so that what is worth an event on its span is observed even
+    /// by an observer that is otherwise [`SILENT`](Observer::SILENT): the loop's own observer
+    /// answers; any other is not asked.
+    #[doc(hidden)]
+    #[inline(always)]
+    fn traced(&self) -> bool {
+        false
+    }
 
     /// Called for each thing that happens, in order. A panic here is contained: the observer is
     /// not called again in the turn, and the turn ends with
@@ -38,15 +48,17 @@ impl Observer for () {
 }
 
 /// The turn's observer: the caller's, with its panics contained. The first panic is kept and
-/// the observer is not called again.
+/// the observer is not called again. What is worth an event on the turn's (or the session's)
+/// span goes there too ([`trace::observed`]).
 pub(crate) struct Watched<'o, O> {
     observer: &'o O,
     panicked: OnceLock<String>,
+    span: Option<&'o tracing::Span>,
 }
 
 impl<'o, O: Observer> Watched<'o, O> {
-    pub(crate) fn new(observer: &'o O) -> Self {
-        Watched { observer, panicked: OnceLock::new() }
+    pub(crate) fn new(observer: &'o O, span: Option<&'o tracing::Span>) -> Self {
+        Watched { observer, panicked: OnceLock::new(), span }
     }
 
     /// The observer's panic, as the turn's error, if it panicked.
@@ -69,8 +81,18 @@ impl<O: Observer> Observer for Watched<'_, O> {
     const STREAMS: bool = O::STREAMS;
     const SILENT: bool = O::SILENT;
 
+    #[inline(always)]
+    fn traced(&self) -> bool {
+        self.span.is_some()
+    }
+
     #[inline]
     fn observe(&self, observation: &Observation<'_>) {
+        if trace::worth_an_event(observation)
+            && let Some(span) = self.span
+        {
+            trace::observed(span, observation);
+        }
         if O::SILENT || self.panicked.get().is_some() {
             return;
         }

@@ -131,6 +131,10 @@ pub struct Turn {
     /// ([`Entry::Delegated`]), until the step joins the log.
     #[serde(skip)]
     kept: Mutex<Vec<Entry>>,
+    /// The turn's span (`invoke_agent`), under which its model and tool calls open theirs:
+    /// none when nobody listens.
+    #[serde(skip)]
+    pub(crate) span: Option<tracing::Span>,
 }
 
 /// The tools a step offers the model, from a tool set whose list can change
@@ -272,6 +276,7 @@ impl Turn {
             deadline: None,
             handoff: Mutex::default(),
             kept: Mutex::default(),
+            span: None,
         }
     }
 

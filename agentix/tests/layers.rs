@@ -45,6 +45,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "commit",
             "journal",
             "observe",
+            "trace",
             "transform",
             "session::hooks",
         ],

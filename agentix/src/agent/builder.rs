@@ -43,6 +43,13 @@ impl<M: Model> Agent<M> {
 }
 
 impl<M, T, P, A, X> AgentBuilder<M, T, P, A, X> {
+    /// Names the agent: its turns' spans are `invoke_agent {name}`, with `gen_ai.agent.name`
+    /// (see [`trace`](crate::trace)).
+    pub fn name(mut self, name: impl Into<Arc<str>>) -> Self {
+        self.settings.name = Some(name.into());
+        self
+    }
+
     /// Sets the system prompt.
     pub fn system(mut self, prompt: impl Into<Arc<str>>) -> Self {
         self.settings.system = Some(prompt.into());

@@ -143,6 +143,12 @@ pub trait Effects: Sync + Send {
         Box::pin(ready(Approval::Reject(format!("nobody reviews the call of `{}`", call.name))))
     }
 
+    /// The name the turn's agent runs under when it has none of its own: a sub-agent's, its
+    /// tool's (for its turn's span).
+    fn agent_name(&self) -> Option<&str> {
+        None
+    }
+
     /// The effects with their types erased.
     fn erased(&self) -> ErasedEffects<'_>;
 }
@@ -200,6 +206,10 @@ impl<J: Journal, E: Effects> Effects for Journaled<'_, J, E> {
     const COMMITS: bool = E::COMMITS;
     const JOURNALS: bool = true;
     const DELEGATES_REVIEW: bool = E::DELEGATES_REVIEW;
+
+    fn agent_name(&self) -> Option<&str> {
+        self.inner.agent_name()
+    }
 
     fn review<'a>(
         &'a self,
@@ -384,6 +394,10 @@ impl<E: Effects> Effects for &E {
     const JOURNALS: bool = E::JOURNALS;
     const DELEGATES_REVIEW: bool = E::DELEGATES_REVIEW;
 
+    fn agent_name(&self) -> Option<&str> {
+        (**self).agent_name()
+    }
+
     fn review<'a>(
         &'a self,
         call: &'a ToolCall,
@@ -539,6 +553,10 @@ impl Commit for ErasedCommit<'_> {
 /// An erased journaled turn's committer, if it has one.
 impl<E: Effects> Effects for Option<E> {
     const COMMITS: bool = E::COMMITS;
+
+    fn agent_name(&self) -> Option<&str> {
+        self.as_ref().and_then(Effects::agent_name)
+    }
 
     async fn commit(&self, conversation: &Conversation) -> Result<(), CommitError> {
         match self {

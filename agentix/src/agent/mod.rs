@@ -43,6 +43,7 @@ use crate::observe::{Observation, Observer, Watched};
 use crate::pipeline::{Chain, Flow, Hooks, Pipeline, hook_panic};
 use crate::task::TaskContext;
 use crate::tool::{NoTools, ToolSet, ToolSpec};
+use crate::trace::{self, Within};
 use crate::transform::StreamTransformer;
 use crate::turn::Turn;
 use crate::{Outcome, caught};
@@ -86,6 +87,8 @@ pub struct Agent<M, T = NoTools, P = Hooks, A = NoApprover, X = ()> {
 /// What an agent is configured with beside its model, tools, hooks and approver.
 #[derive(Clone)]
 struct Settings {
+    /// The agent's name, for traces (`gen_ai.agent.name`).
+    name: Option<Arc<str>>,
     system: Option<Arc<str>>,
     model_name: Option<String>,
     params: ModelParams,
@@ -97,6 +100,7 @@ struct Settings {
 impl Default for Settings {
     fn default() -> Self {
         Settings {
+            name: None,
             system: None,
             model_name: None,
             params: ModelParams::default(),
@@ -274,6 +278,8 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
 
     /// Drives an open turn to its end — or to a suspension — and ends it: `post`, the record of
     /// a failure, the last commit.
+    ///
+    /// Traced, it runs in the turn's span (`invoke_agent`), which records how it ended.
     async fn conclude<O: Observer, G: TurnGate, E: Effects>(
         &self,
         turn: &mut OpenTurn<'_>,
@@ -282,7 +288,11 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
         gate: &G,
         effects: &E,
     ) -> Outcome {
-        let watched = Watched::new(observer);
+        if trace::listening() {
+            turn.span = self.turn_span(turn, resume.is_none(), effects.agent_name());
+        }
+        let span = turn.span.clone();
+        let watched = Watched::new(observer, span.as_ref());
         let observer = &watched;
         // The turn's one panic guard, for the hooks of the events `drive` runs unguarded, and
         // its time limit.
@@ -290,7 +300,10 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
         turn.deadline = limit.map(|limit| std::time::Instant::now() + limit);
         let driven = bounded!(
             limit,
-            caught(|| self.drive(&mut turn.turn, &turn.step, observer, gate, effects, resume))
+            Within::new(
+                span.as_ref(),
+                caught(|| self.drive(&mut turn.turn, &turn.step, observer, gate, effects, resume))
+            )
         );
         let caught = driven.unwrap_or_else(|after| {
             // What was running when time ran out stopped there.
@@ -321,13 +334,27 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
         // `post` sees every outcome, recorded first.
         before_post(&outcome, turn);
         fire(observer, turn, EventKind::Post);
-        let post_flow = run_guarded_chain!(
-            self,
-            &mut *turn,
-            observer,
-            Post,
-            post / post_in_place(&mut outcome)
-        );
+        // In the turn's span: entered around hooks that never await, polled within it otherwise.
+        let chain = self.hooks.chain();
+        let post_flow = if !chains::handles(chain, EventKind::Post) {
+            Flow::Continue
+        } else if chains::runs_in_place(chain, EventKind::Post) {
+            let _entered = span.as_ref().map(tracing::Span::enter);
+            let run = || chain.post_in_place(&mut outcome, &mut *turn, observer);
+            let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(run));
+            crate::pipeline::settle(caught, turn, observer)
+        } else {
+            let post = async {
+                run_guarded_chain!(
+                    self,
+                    &mut *turn,
+                    observer,
+                    Post,
+                    post / post_in_place(&mut outcome)
+                )
+            };
+            Within::new(span.as_ref(), post).await
+        };
         after_post(post_flow, &mut outcome, turn);
         // The observer panicked at `post`.
         observer_failed(&mut outcome, turn, observer);
@@ -340,6 +367,9 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
         {
             outcome = Err(error);
         }
+        if let Some(span) = &turn.span {
+            trace::turn_ended(span, &outcome, turn.usage());
+        }
         // Told once the turn is committed: a stream's `Finished` comes after its last commit.
         observer.observe(&Observation::TurnEnded { turn: turn.turn_ref(), outcome: &outcome });
         if observer_failed(&mut outcome, turn, observer)
@@ -350,6 +380,25 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
             outcome = Err(error);
         }
         outcome
+    }
+}
+
+impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent<M, T, P, A, X> {
+    /// The span of `turn` (`invoke_agent`), `opened` by its user message or resumed, unless
+    /// the subscriber leaves it out; the agent's name is its own, or the one it runs under
+    /// (`called`: a sub-agent's tool's).
+    #[cold]
+    fn turn_span(&self, turn: &Turn, opened: bool, called: Option<&str>) -> Option<tracing::Span> {
+        let model = self.settings.model_name.as_deref().or_else(|| self.model.default_model());
+        let span = trace::turn_span(
+            self.settings.name.as_deref().or(called),
+            self.model.provider(),
+            model,
+            turn.conversation().id(),
+            turn.turn_ref(),
+            opened.then(|| turn.user_message()),
+        );
+        Some(span).filter(|span| !span.is_disabled())
     }
 }
 
@@ -390,6 +439,9 @@ async fn suspended<E: Effects>(
         && let Err(error) = commit_end(effects, turn).await
     {
         outcome = Err(error);
+    }
+    if let Some(span) = &turn.span {
+        trace::turn_ended(span, &outcome, turn.usage());
     }
     observer.observe(&Observation::TurnEnded { turn: turn.turn_ref(), outcome: &outcome });
     outcome

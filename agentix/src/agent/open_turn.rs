@@ -73,6 +73,9 @@ impl Drop for OpenTurn<'_> {
         if !self.finished {
             self.commit_left_step("the turn was cancelled");
             let error = "the turn was cancelled before it ended".to_owned();
+            if let Some(span) = &self.turn.span {
+                crate::trace::turn_cancelled(span, &error);
+            }
             self.turn.append(Entry::Failed { turn: self.turn.turn_ref(), error });
         }
         // The conversation goes home; the turn keeps the empty one `open` left there.

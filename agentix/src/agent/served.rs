@@ -66,7 +66,7 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
             let opening = Message::user(format!("(a call of `{}` from outside a turn)", call.name));
             let mut turn = OpenTurn::open(&mut conversation, opening, None);
             let message = AssistantMessage::default().with_tool_call(call);
-            let observer = Watched::new(&());
+            let observer = Watched::new(&(), None);
             let (open, step) = (&mut turn.turn, &turn.step);
             let ran = self.run_tools(message, None, open, step, &observer, &()).await;
             turn.finish();

@@ -418,6 +418,10 @@ impl<H: OutputHooks> Effects for Delegated<'_, H> {
         self.hooks.spent(self.parent, usage);
     }
 
+    fn agent_name(&self) -> Option<&str> {
+        Some(self.agent)
+    }
+
     fn review<'a>(
         &'a self,
         call: &'a ToolCall,

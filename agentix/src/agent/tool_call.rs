@@ -4,7 +4,8 @@
 use std::mem;
 use std::time::Duration;
 
-use std::sync::atomic::{AtomicBool, AtomicU32};
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 
 use futures::future::Either;
 
@@ -19,6 +20,7 @@ use crate::model::Model;
 use crate::observe::{Observation, Observer};
 use crate::pipeline::{Chain, Flow, HookFailure, Keep, Pipeline, not_run};
 use crate::tool::{OutputHooks, Tool, ToolProgress, ToolSet};
+use crate::trace::{self, Traced};
 use crate::transform::StreamTransformer;
 use crate::turn::{InHand, Turn};
 use crate::verdict::{Escalation, Halt};
@@ -212,6 +214,7 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
             reached,
             committer,
             attempts: AtomicU32::new(0),
+            traced: AtomicU32::new(0),
             hooks: InCall {
                 chain: self.hooks.chain(),
                 observer,
@@ -414,6 +417,8 @@ struct CallTool<'a, T, K, C, O, D, A> {
     committer: &'a D,
     /// Attempts made through this `next`, for the journal's names.
     attempts: AtomicU32,
+    /// Attempts traced through this `next`, for their spans' `agentix.attempt`.
+    traced: AtomicU32,
     /// The per-tool `after_tool` and `tool_error` hooks, which the tool set runs.
     hooks: InCall<'a, C, O, A, D>,
 }
@@ -503,8 +508,11 @@ impl<T: ToolSet, K: Keep, C: Chain, O: Observer, D: Effects, A: Approver> NextTo
         reach(self.reached);
         // The tool set bounds the tool's own call (`InCall::run_tool`), not the hooks on it.
         // Through the journal, if the turn has one: a replay returns the result recorded.
+        let span = OnceLock::new();
         let run = || {
+            let open = self.turn.span.as_ref().map(|turn| move || self.tool_span(turn, call));
             let result = self.tools.call_hooked(call, self.turn, &self.hooks);
+            let result = Traced::new(&span, open, result);
             // A sub-agent's call journals its turn's steps inside: it is not one step itself.
             if D::JOURNALS && T::NESTS && self.tools.nests(&call.name) {
                 Either::Left(result)
@@ -525,7 +533,22 @@ impl<T: ToolSet, K: Keep, C: Chain, O: Observer, D: Effects, A: Approver> NextTo
             }
             Err(payload) => ToolResult::panicked(call, payload.as_ref()),
         };
+        if let Some(span) = span.get() {
+            trace::tool_ended(span, &result);
+        }
         self.ran.keep(&result);
         result
+    }
+}
+
+impl<T: ToolSet, K: Keep, C: Chain, O: Observer, D: Effects, A: Approver>
+    CallTool<'_, T, K, C, O, D, A>
+{
+    /// The span of one call of a tool (`execute_tool`), under the turn's: a sub-agent's turn,
+    /// and whatever the tool reports, nest under it.
+    #[cold]
+    fn tool_span(&self, turn: &tracing::Span, call: &ToolCall) -> tracing::Span {
+        let attempt = self.traced.fetch_add(1, Ordering::Relaxed) + 1;
+        trace::tool_span(turn, call, attempt)
     }
 }

@@ -45,9 +45,30 @@ pub trait Model: Send + Sync {
             }
         }
     }
+
+    /// Who serves the model, as OpenTelemetry's GenAI conventions name providers (`openai`,
+    /// `anthropic`, `gcp.gemini`, …): the `gen_ai.provider.name` of the turn's spans. By
+    /// default, the model's type.
+    fn provider(&self) -> &str {
+        std::any::type_name::<Self>()
+    }
+
+    /// The model a request that names none goes to, if the model knows: the
+    /// `gen_ai.request.model` of the turn's spans.
+    fn default_model(&self) -> Option<&str> {
+        None
+    }
 }
 
 impl<M: Model + ?Sized> Model for &M {
+    fn provider(&self) -> &str {
+        (**self).provider()
+    }
+
+    fn default_model(&self) -> Option<&str> {
+        (**self).default_model()
+    }
+
     fn complete(
         &self,
         request: &ModelRequest,
@@ -64,6 +85,14 @@ impl<M: Model + ?Sized> Model for &M {
 }
 
 impl<M: Model + ?Sized> Model for Arc<M> {
+    fn provider(&self) -> &str {
+        (**self).provider()
+    }
+
+    fn default_model(&self) -> Option<&str> {
+        (**self).default_model()
+    }
+
     fn complete(
         &self,
         request: &ModelRequest,
@@ -164,6 +193,10 @@ impl ScriptedModel {
 }
 
 impl Model for ScriptedModel {
+    fn provider(&self) -> &str {
+        "scripted"
+    }
+
     async fn complete(&self, request: &ModelRequest) -> Result<ModelResponse, ModelError> {
         let call = {
             let mut requests = lock(&self.requests);

@@ -347,6 +347,9 @@ macro_rules! single_chain {
                 ended(name, flow, true, turn, observer)
             }
 
+            // Inlined into the tuple's: a hook's decision reported to a traced turn's span
+            // makes it too big for the inliner's own choice.
+            #[inline]
             fn $in_place<O: Observer>(&self, $($arg: $ty,)? turn: &mut Turn, observer: &O) -> Flow<$event> {
                 other_tool!($event, H, turn $(, $arg)?);
                 let name = if H::NAMED { self.0.name() } else { self.2 };

@@ -210,10 +210,21 @@ impl<E: Event> Flow<E> {
 /// Reports a hook's decision: always when it did not continue, and when it continued only if
 /// the hook declares the event (a `Hook` struct is traced at its `EVENTS`).
 #[inline]
-fn report<E: Event>(observer: &impl Observer, hook: &'static str, declared: bool, flow: &Flow<E>) {
-    if declared || !flow.is_continue() {
-        observer.observe(&Observation::Hook { event: E::KIND, hook, decision: flow.decision() });
+fn report<O: Observer>(observer: &O, hook: &'static str, declared: bool, flow: &Flow<impl Event>) {
+    // Nobody to tell: the decision is not even made into an observation.
+    if (declared || !flow.is_continue()) && (!O::SILENT || observer.traced()) {
+        observer.observe(&Observation::Hook {
+            event: flow_kind(flow),
+            hook,
+            decision: flow.decision(),
+        });
     }
+}
+
+/// The event of a flow.
+#[inline(always)]
+fn flow_kind<E: Event>(_: &Flow<E>) -> crate::event::EventKind {
+    E::KIND
 }
 
 /// What an event's contract requires of the value a hook leaves behind, beyond its type.

@@ -15,13 +15,20 @@ pub struct SessionBuilder<R, S = ()> {
     hooks: S,
     conversation: Conversation,
     max_follow_ups: u32,
+    name: Option<Arc<str>>,
 }
 
 impl<R: AnyAgent> Session<R> {
     /// A builder for a session running its tasks on `agent` (an [`Agent`](crate::Agent), a
     /// reference to one, or an `Arc`).
     pub fn builder(agent: R) -> SessionBuilder<R> {
-        SessionBuilder { agent, hooks: (), conversation: Conversation::new(), max_follow_ups: 16 }
+        SessionBuilder {
+            agent,
+            hooks: (),
+            conversation: Conversation::new(),
+            max_follow_ups: 16,
+            name: None,
+        }
     }
 }
 
@@ -39,7 +46,15 @@ impl<R, S> SessionBuilder<R, S> {
             hooks: Then { rest: self.hooks, hook: hook.session_hook() },
             conversation: self.conversation,
             max_follow_ups: self.max_follow_ups,
+            name: self.name,
         }
+    }
+
+    /// Names the session: its runs' spans are `invoke_workflow {name}`, with
+    /// `gen_ai.workflow.name` (see [`trace`](crate::trace)).
+    pub fn name(mut self, name: impl Into<Arc<str>>) -> Self {
+        self.name = Some(name.into());
+        self
     }
 
     /// The conversation the session's tasks run in; a new one by default.
@@ -67,6 +82,9 @@ impl<R, S> SessionBuilder<R, S> {
             state: SessionState::default(),
             inbox,
             max_follow_ups: self.max_follow_ups,
+            name: self.name,
+            span: None,
+            plan_spans: Default::default(),
         }
     }
 }

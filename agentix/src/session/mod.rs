@@ -67,6 +67,7 @@ use crate::event::{Event, EventKind, Forbidden};
 use crate::message::{AssistantMessage, Message};
 use crate::observe::{Observation, Observer, Watched};
 use crate::pipeline::Flow;
+use crate::trace::{self, Within};
 use run::StartsSession;
 
 use runner::Gate;
@@ -96,6 +97,12 @@ pub struct Session<R, S = ()> {
     state: SessionState,
     inbox: Arc<PlanInbox>,
     max_follow_ups: u32,
+    /// The session's name, for traces (`gen_ai.workflow.name`).
+    name: Option<Arc<str>>,
+    /// The span of the run in progress (`invoke_workflow`), when it is traced.
+    span: Option<tracing::Span>,
+    /// The spans of the accepted plans not yet complete, which their tasks' turns run under.
+    plan_spans: std::collections::BTreeMap<PlanId, tracing::Span>,
 }
 
 impl<R: AnyAgent, S: SessionChain> Session<R, S> {
@@ -158,8 +165,14 @@ impl<R: AnyAgent, S: SessionChain> Session<R, S> {
         observer: &O,
         effects: E,
     ) -> Result<Vec<TaskReport>, Error> {
-        let watched = Watched::new(observer);
-        let result = self.run_tasks(&watched, &effects).await;
+        let span = trace::workflow_span(self.name.as_deref(), self.conversation.id());
+        self.span = span.clone();
+        let watched = Watched::new(observer, span.as_ref());
+        let result = Within::new(span.as_ref(), self.run_tasks(&watched, &effects)).await;
+        if let Some(span) = &span {
+            trace::workflow_ended(span, &result);
+        }
+        self.span = None;
         if O::STREAMS || !O::SILENT {
             let result = result.clone();
             watched.observe(&Observation::Session(&SessionEvent::RunEnded { result }));
@@ -184,7 +197,7 @@ impl<R: AnyAgent, S: SessionChain> Session<R, S> {
             self.run_queue(observer, effects).await;
             self.state.ending = true;
         }
-        emit(observer, || SessionEvent::Ended);
+        emit(observer, &self.span, || SessionEvent::Ended);
         let end = settle(self.hooks.session_end(&self.state, observer).await);
         self.state.ended = true;
         let committed = self.commit_session(effects).await;
@@ -207,7 +220,7 @@ impl<R: AnyAgent, S: SessionChain> Session<R, S> {
     /// the session, whose tasks left then end `cancelled`.
     async fn run_queue<O: Observer, E: Effects>(&mut self, observer: &Watched<'_, O>, effects: &E) {
         if !self.state.started {
-            emit(observer, || SessionEvent::Started);
+            emit(observer, &self.span, || SessionEvent::Started);
             let started = settle(self.hooks.session_start(&self.state, observer).await);
             self.state.started = true;
             self.stop_on(started);
@@ -241,7 +254,10 @@ impl<R: AnyAgent, S: SessionChain> Session<R, S> {
             while let Some(plan) = self.inbox.first() {
                 self.inbox.reviewed();
                 let reason = format!("the session ended before the plan was reviewed: {error}");
-                emit(observer, || SessionEvent::PlanDropped { title: plan.title.clone(), reason });
+                emit(observer, &self.span, || SessionEvent::PlanDropped {
+                    title: plan.title.clone(),
+                    reason,
+                });
             }
             // The session has its cause: a hook's halt as it winds down is not another.
             self.deliver(observer).await;
@@ -290,7 +306,7 @@ impl<R: AnyAgent, S: SessionChain> Session<R, S> {
     ) {
         let (id, plan) = (task.id(), task.plan());
         self.state.running = Some(Running::new(task.clone(), self.state.steps()));
-        emit(observer, || SessionEvent::TaskStarted { task: task.clone() });
+        emit(observer, &self.span, || SessionEvent::TaskStarted { task: task.clone() });
         let flow = self.hooks.task_start(&mut task, &self.state, observer).await;
         // The work as its hooks left it is what runs, and what is reported; its identity is
         // the queue's, whatever a hook wrote over it.
@@ -348,8 +364,10 @@ impl<R: AnyAgent, S: SessionChain> Session<R, S> {
         };
         let message = Message::user(task.task.prompt);
         let conversation = &mut self.conversation;
-        let outcome =
-            self.agent.run_task(conversation, message, observer, &gate, context, effects).await;
+        // A plan's task runs under the plan's span; another under the run's.
+        let within = plan.and_then(|plan| self.plan_spans.get(&plan));
+        let run = self.agent.run_task(conversation, message, observer, &gate, context, effects);
+        let outcome = Within::new(within, run).await;
         let (ended, stop) = match outcome {
             Ok(answer) => (Ended::succeeded(answer, turn), None),
             Err(error) if ends_the_session(&error) => {
@@ -394,7 +412,7 @@ impl<R: AnyAgent, S: SessionChain> Session<R, S> {
                     self.deliver(observer).await;
                 }
                 Flow::Reject { hook, rejection } => {
-                    emit(observer, || SessionEvent::PlanRejected {
+                    emit(observer, &self.span, || SessionEvent::PlanRejected {
                         title: plan.title.clone(),
                         hook: hook.to_owned(),
                         reason: rejection.reason.clone(),
@@ -423,11 +441,15 @@ impl<R: AnyAgent, S: SessionChain> Session<R, S> {
         }
         let Plan { title, tasks, .. } = plan;
         let total = u32::try_from(tasks.len()).unwrap_or(u32::MAX);
+        if let Some(run) = &self.span {
+            let span = trace::plan_span(run, plan_id, title.as_deref(), total);
+            self.plan_spans.insert(plan_id, span);
+        }
         let progress = PlanProgress { id: plan_id, title, total, completed: 0, succeeded: 0 };
         self.state.plans.insert(plan_id, progress);
         let ids: Vec<TaskId> =
             tasks.into_iter().map(|task| self.state.queue_task(Some(plan_id), task)).collect();
-        emit(observer, || SessionEvent::PlanAccepted {
+        emit(observer, &self.span, || SessionEvent::PlanAccepted {
             plan: plan_id,
             title: self.state.plans[&plan_id].title.clone(),
             tasks: ids.clone(),
@@ -465,14 +487,21 @@ impl<R: AnyAgent, S: SessionChain> Session<R, S> {
         while let Some(&Delivery { report, plan }) = self.state.pending.front() {
             if let Some(index) = report {
                 let report = &self.state.completed[index];
-                emit(observer, || SessionEvent::TaskCompleted { report: report.clone() });
+                emit(observer, &self.span, || SessionEvent::TaskCompleted {
+                    report: report.clone(),
+                });
                 let result = settle(self.hooks.task_complete(report, &self.state, observer).await);
                 self.stop_on(result);
                 self.state.pending[0].report = None;
             }
             if let Some(plan) = plan {
                 let progress = &self.state.plans[&plan];
-                emit(observer, || SessionEvent::PlanCompleted { plan: progress.clone() });
+                if let Some(span) = self.plan_spans.remove(&plan) {
+                    trace::plan_ended(&span, progress);
+                }
+                emit(observer, &self.span, || SessionEvent::PlanCompleted {
+                    plan: progress.clone(),
+                });
                 let result =
                     settle(self.hooks.plan_complete(progress, &self.state, observer).await);
                 self.stop_on(result);
@@ -497,7 +526,7 @@ impl<R: AnyAgent, S: SessionChain> Session<R, S> {
                         .map(|task| self.state.queue_task(None, task))
                         .collect();
                     let more = !ids.is_empty();
-                    emit(observer, || SessionEvent::FollowUpEnqueued { tasks: ids });
+                    emit(observer, &self.span, || SessionEvent::FollowUpEnqueued { tasks: ids });
                     return more;
                 }
             }
@@ -586,9 +615,15 @@ where
 
 /// Reports a session event to the observer; a silent observer costs nothing, not even the
 /// event's making.
+/// Tells the observer of a session's event, and the run's span (through the observer, a
+/// [`Watched`]).
 #[inline]
-fn emit<O: Observer>(observer: &O, event: impl FnOnce() -> SessionEvent) {
-    if !O::SILENT {
+fn emit<O: Observer>(
+    observer: &O,
+    span: &Option<tracing::Span>,
+    event: impl FnOnce() -> SessionEvent,
+) {
+    if !O::SILENT || span.is_some() {
         observer.observe(&Observation::Session(&event()));
     }
 }
