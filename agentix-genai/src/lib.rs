@@ -62,6 +62,7 @@ mod error;
 mod schema;
 #[cfg(feature = "bpe")]
 mod tokens;
+mod trace;
 
 use std::fmt;
 use std::sync::Arc;
@@ -132,8 +133,9 @@ impl GenaiModel {
         }
     }
 
-    /// The provider, as genai names its adapter (`openai`, `anthropic`, `gemini`…).
-    pub fn provider(&self) -> &'static str {
+    /// The adapter that serves it, as genai names it (`openai`, `openai_resp`, `anthropic`,
+    /// `gemini`…); its provider as OpenTelemetry names it is [`Model::provider`].
+    pub fn adapter(&self) -> &'static str {
         self.kind.as_lower_str()
     }
 
@@ -293,6 +295,14 @@ fn place(spec: &str) -> Result<(String, AdapterKind), UnknownModel> {
 }
 
 impl Model for GenaiModel {
+    fn provider(&self) -> &str {
+        trace::provider_name(self.kind)
+    }
+
+    fn default_model(&self) -> Option<&str> {
+        Some(self.model.split_once("::").map_or(self.model.as_str(), |(_, name)| name))
+    }
+
     async fn complete(&self, request: &ModelRequest) -> Result<ModelResponse, ModelError> {
         let (model, kind) = self.target(request)?;
         let chat = convert::chat_request(request, Dialect { kind });
@@ -305,6 +315,9 @@ impl Model for GenaiModel {
             .exec_chat(model.as_str(), chat, Some(&options))
             .await
             .map_err(|error| error::model_error(provider, &error))?;
+        let answered = &response.provider_model_iden.model_name;
+        let (id, stop) = (response.response_id.as_deref(), response.stop_reason.as_ref());
+        trace::record(&self.client, &model, id, Some(answered), stop).await;
         let usage = convert::usage(&response.usage);
         if request.model.is_none() {
             // The estimate is of this model's tokens; another model's would skew it.
@@ -362,6 +375,8 @@ impl Model for GenaiModel {
                         yield Ok(Chunk::Text(chunk.content));
                     }
                     Ok(ChatStreamEvent::End(end)) => {
+                        let (id, stop) = (end.captured_response_id.as_deref(), end.captured_stop_reason.as_ref());
+                        trace::record(&self.client, &model, id, None, stop).await;
                         if let Some(usage) = &end.captured_usage
                             && request.model.is_none()
                         {

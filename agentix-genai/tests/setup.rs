@@ -9,9 +9,8 @@ use support::{Reply, Server, openai_json};
 
 #[test]
 fn a_model_is_named_by_provider_and_name_or_by_a_name_genai_knows() {
-    let place = |spec: &str| {
-        GenaiModel::new(spec).map(|model| (model.provider(), model.model().to_owned()))
-    };
+    let place =
+        |spec: &str| GenaiModel::new(spec).map(|model| (model.adapter(), model.model().to_owned()));
     assert_eq!(place("openai:gpt-4.1-mini"), Ok(("openai", "openai::gpt-4.1-mini".to_owned())));
     assert_eq!(
         place("anthropic:claude-sonnet-4-5"),
@@ -29,6 +28,15 @@ fn a_model_is_named_by_provider_and_name_or_by_a_name_genai_knows() {
         "a bare name genai knows"
     );
     assert_eq!(place("gemini-2.5-flash").map(|(provider, _)| provider), Ok("gemini"));
+    // Traces name the provider as OpenTelemetry's GenAI conventions do, and the model bare.
+    let traced = |spec: &str| {
+        let model = GenaiModel::new(spec).unwrap();
+        (Model::provider(&model).to_owned(), model.default_model().map(str::to_owned))
+    };
+    assert_eq!(traced("openai_resp:gpt-5"), ("openai".into(), Some("gpt-5".into())));
+    assert_eq!(traced("gemini-2.5-flash"), ("gcp.gemini".into(), Some("gemini-2.5-flash".into())));
+    assert_eq!(traced("xai:grok-3"), ("x_ai".into(), Some("grok-3".into())));
+    assert_eq!(traced("ollama:llama3.2:3b"), ("ollama".into(), Some("llama3.2:3b".into())));
     let unknown = GenaiModel::new("nope:some-model").unwrap_err();
     assert_eq!(
         unknown,
