@@ -1,126 +1,85 @@
-//! Telemetry: one hook struct that reports every event of the lifecycle through `tracing` —
-//! an event per sequential hook point, a span around each model and tool call (the wraps), so
-//! any `tracing` subscriber (logs, OpenTelemetry, …) sees the turn as it runs.
+//! Telemetry: a turn's spans and metrics, named as OpenTelemetry's GenAI conventions name them,
+//! sent over OTLP (HTTP, protobuf) to a collector — Jaeger, Grafana Tempo, Honeycomb, Datadog,
+//! Langfuse. Nothing in the agent is written for it: the loop reports its spans through
+//! `tracing`; `tracing-opentelemetry` turns them into OpenTelemetry spans, and
+//! [`agentix_otel::GenAiMetrics`] derives the metrics.
 
-use agentix::event::{
-    AfterModel, AfterTool, BeforeFinal, BeforeModel, BeforeTool, Post, Pre, ToolError,
-};
-use agentix::{
-    Agent, AssistantMessage, Conversation, Hook, ModelError, ModelRequest, ModelResponse,
-    NextModel, NextTool, Outcome, ScriptedModel, ToolCall, ToolResult, Trip, Turn, Verdict,
-};
+use agentix::event::BeforeTool;
+use agentix::session::{Plan, Session, Task};
+use agentix::{Agent, Conversation, Outcome, ScriptedModel, ToolCall, Turn, Verdict};
+use opentelemetry::KeyValue;
+use opentelemetry::metrics::MeterProvider as _;
+use opentelemetry::trace::TracerProvider as _;
+use opentelemetry_otlp::{MetricExporter, Protocol, SpanExporter, WithExportConfig};
+use opentelemetry_sdk::Resource;
+use opentelemetry_sdk::metrics::{PeriodicReader, SdkMeterProvider};
+use opentelemetry_sdk::trace::SdkTracerProvider;
 use serde_json::json;
-use tracing::Instrument;
+use tracing::subscriber::DefaultGuard;
+use tracing_subscriber::layer::SubscriberExt;
 
 use examples::weather::GetWeather;
 
-/// Reports every event; decides nothing.
-pub struct Telemetry;
+/// The OpenTelemetry pipeline, while it is installed: traces and metrics to an OTLP endpoint.
+pub struct Otlp {
+    tracer: SdkTracerProvider,
+    meter: SdkMeterProvider,
+    _installed: DefaultGuard,
+}
 
-#[agentix::hook]
-impl Hook for Telemetry {
-    fn name(&self) -> &'static str {
-        "telemetry"
+impl Otlp {
+    /// Exports to the OTLP/HTTP collector at `endpoint` (`http://localhost:4318`, what
+    /// `OTEL_EXPORTER_OTLP_ENDPOINT` says): spans to `/v1/traces`, metrics to `/v1/metrics`.
+    /// Installed as this thread's subscriber until dropped.
+    pub fn install(endpoint: &str) -> Result<Otlp, Box<dyn std::error::Error>> {
+        let endpoint = endpoint.trim_end_matches('/');
+        let resource = Resource::builder()
+            .with_service_name("agentix-telemetry-example")
+            .with_attribute(KeyValue::new("deployment.environment.name", "example"))
+            .build();
+        let spans = SpanExporter::builder()
+            .with_http()
+            .with_protocol(Protocol::HttpBinary)
+            .with_endpoint(format!("{endpoint}/v1/traces"))
+            .build()?;
+        let tracer = SdkTracerProvider::builder()
+            .with_batch_exporter(spans)
+            .with_resource(resource.clone())
+            .build();
+        let metrics = MetricExporter::builder()
+            .with_http()
+            .with_protocol(Protocol::HttpBinary)
+            .with_endpoint(format!("{endpoint}/v1/metrics"))
+            .build()?;
+        let meter = SdkMeterProvider::builder()
+            .with_reader(PeriodicReader::builder(metrics).build())
+            .with_resource(resource)
+            .build();
+        let subscriber = tracing_subscriber::registry()
+            .with(tracing_opentelemetry::layer().with_tracer(tracer.tracer("agentix")))
+            .with(agentix_otel::GenAiMetrics::new(&meter.meter("agentix")));
+        let installed = tracing::subscriber::set_default(subscriber);
+        Ok(Otlp { tracer, meter, _installed: installed })
     }
 
-    async fn pre(&self, turn: &mut Turn) -> Verdict<Pre> {
-        let question = turn.user_message().text();
-        tracing::info!(event = "pre", turn = turn.turn_ref().0, %question);
-        Verdict::Continue
-    }
-
-    async fn before_model(
-        &self,
-        request: &mut ModelRequest,
-        turn: &mut Turn,
-    ) -> Verdict<BeforeModel> {
-        tracing::info!(
-            event = "before_model",
-            step = turn.step(),
-            messages = request.messages.len()
-        );
-        Verdict::Continue
-    }
-
-    async fn wrap_model(
-        &self,
-        request: &ModelRequest,
-        turn: &Turn,
-        next: &impl NextModel,
-    ) -> Result<ModelResponse, ModelError> {
-        let span = tracing::info_span!("model_call", step = turn.step());
-        let result = next.call(request).instrument(span.clone()).await;
-        span.in_scope(|| tracing::info!(event = "wrap_model", ok = result.is_ok()));
-        result
-    }
-
-    async fn after_model(
-        &self,
-        message: &mut AssistantMessage,
-        _turn: &mut Turn,
-    ) -> Verdict<AfterModel> {
-        let calls = message.tool_calls().count();
-        tracing::info!(event = "after_model", tool_calls = calls, text = %message.joined_text());
-        Verdict::Continue
-    }
-
-    async fn before_tool(&self, call: &mut ToolCall, _turn: &mut Turn) -> Verdict<BeforeTool> {
-        tracing::info!(event = "before_tool", tool = %call.name, arguments = %call.arguments);
-        Verdict::Continue
-    }
-
-    async fn wrap_tool(&self, call: &ToolCall, _turn: &Turn, next: &impl NextTool) -> ToolResult {
-        let span = tracing::info_span!("tool_call", tool = %call.name);
-        let result = next.call(call).instrument(span.clone()).await;
-        span.in_scope(|| tracing::info!(event = "wrap_tool", failed = result.is_error()));
-        result
-    }
-
-    async fn after_tool(&self, result: &mut ToolResult, _turn: &mut Turn) -> Verdict<AfterTool> {
-        tracing::info!(event = "after_tool", tool = %result.name, output = %result.output);
-        Verdict::Continue
-    }
-
-    async fn tool_error(&self, result: &mut ToolResult, _turn: &mut Turn) -> Verdict<ToolError> {
-        tracing::warn!(event = "tool_error", tool = %result.name, error = %result.output);
-        Verdict::Continue
-    }
-
-    async fn before_final(
-        &self,
-        message: &mut AssistantMessage,
-        _turn: &mut Turn,
-    ) -> Verdict<BeforeFinal> {
-        tracing::info!(event = "before_final", chars = message.joined_text().len());
-        Verdict::Continue
-    }
-
-    async fn post(&self, outcome: &Outcome, turn: &mut Turn) -> Verdict<Post> {
-        match outcome {
-            Ok(_) => tracing::info!(event = "post", turn = turn.turn_ref().0, ok = true),
-            Err(error) => tracing::error!(event = "post", turn = turn.turn_ref().0, %error),
-        }
-        Verdict::Continue
+    /// Sends what is left and stops: every span and metric reaches the collector first.
+    pub fn shutdown(self) -> Result<(), Box<dyn std::error::Error>> {
+        self.tracer.shutdown()?;
+        self.meter.shutdown()?;
+        Ok(())
     }
 }
 
-/// Reports the check beside the first model call: a tripwire is a hook of its own, not a
-/// method of a `Hook` struct (it runs beside the call, not in the chain's order).
-pub struct TraceInput;
-
-impl agentix::on::Tripwire for TraceInput {
-    fn name(&self) -> &'static str {
-        "telemetry"
-    }
-
-    async fn tripwire(&self, request: &ModelRequest, turn: &Turn) -> Trip {
-        tracing::info!(event = "tripwire", step = turn.step(), messages = request.messages.len());
-        Trip::Pass
-    }
+/// Lets every call through: its decision is an event on the turn's span.
+#[agentix::hook(before_tool)]
+async fn allow_weather(_call: &mut ToolCall, _turn: &mut Turn) -> Verdict<BeforeTool> {
+    Verdict::Continue
 }
 
-/// One turn with a good tool call and a bad one, reported through whatever `tracing`
-/// subscriber is installed. Returns the outcome.
+/// One turn with a good tool call and a bad one, then a session running a plan of two tasks:
+/// `invoke_agent forecaster` over `chat` and `execute_tool get_weather` spans (one failed),
+/// then `invoke_workflow trip` over `plan packing` and its tasks' turns. Returns the first
+/// turn's outcome.
 pub async fn run() -> Outcome {
     let model = ScriptedModel::new()
         .tool_calls([
@@ -128,6 +87,16 @@ pub async fn run() -> Outcome {
             ("get_weather", json!({ "town": "Bergen" })),
         ])
         .text("A clear sky in Bergen, 21 °C: no umbrella needed.");
-    let agent = Agent::builder(model).tool(GetWeather).hook(Telemetry).hook(TraceInput).build();
-    agent.run(&mut Conversation::new(), "Do I need an umbrella in Bergen?").await
+    let agent =
+        Agent::builder(model).name("forecaster").tool(GetWeather).hook(allow_weather).build();
+    let mut conversation = Conversation::new().with_id("umbrella-question");
+    let answer = agent.run(&mut conversation, "Do I need an umbrella in Bergen?").await;
+
+    let packer = ScriptedModel::new().text("Sunglasses.").text("A light jacket.");
+    let packer = Agent::builder(packer).name("packer").build();
+    let mut session = Session::builder(&packer).name("trip").build();
+    let plan = Plan::new([Task::new("What for the sun?"), Task::new("What for the evening?")]);
+    session.submit_plan(plan.titled("packing")).expect("a new session takes a plan");
+    session.run().await.expect("the session runs its plan");
+    answer
 }
