@@ -9,3 +9,8 @@ pub mod persistent_chat;
 pub mod real_model;
 pub mod server;
 pub mod telemetry;
+
+/// The guide's chapter on traces, whose export example builds with this crate's dependencies.
+#[cfg(doctest)]
+#[doc = include_str!("../../docs/telemetry.md")]
+struct TelemetryGuide;
