@@ -184,6 +184,17 @@ impl GenaiModel {
         call
     }
 
+    /// The provider a request for `model` goes to (`None`: the default), as [`target`] places
+    /// it.
+    ///
+    /// [`target`]: GenaiModel::target
+    fn kind_of(&self, model: Option<&str>) -> AdapterKind {
+        match model.and_then(|spec| spec.split_once(':')) {
+            Some((provider, _)) => AdapterKind::from_lower_str(provider).unwrap_or(self.kind),
+            None => self.kind,
+        }
+    }
+
     /// The model and provider for `request`: its own model if it names one, else the default.
     /// A bare name is a model of this adapter's provider; `provider:model` may name another.
     fn target(&self, request: &ModelRequest) -> Result<(String, AdapterKind), ModelError> {
@@ -295,12 +306,19 @@ fn place(spec: &str) -> Result<(String, AdapterKind), UnknownModel> {
 }
 
 impl Model for GenaiModel {
-    fn provider(&self) -> &str {
-        trace::provider_name(self.kind)
+    fn provider(&self, model: Option<&str>) -> &str {
+        trace::provider_name(self.kind_of(model))
     }
 
-    fn default_model(&self) -> Option<&str> {
-        Some(self.model.split_once("::").map_or(self.model.as_str(), |(_, name)| name))
+    fn model_name<'a>(&'a self, model: Option<&'a str>) -> Option<&'a str> {
+        Some(match model {
+            // A request that names its provider goes to that provider's model.
+            Some(spec) => match spec.split_once(':') {
+                Some((provider, name)) if AdapterKind::from_lower_str(provider).is_some() => name,
+                _ => spec,
+            },
+            None => self.model.split_once("::").map_or(self.model.as_str(), |(_, name)| name),
+        })
     }
 
     async fn complete(&self, request: &ModelRequest) -> Result<ModelResponse, ModelError> {
@@ -310,6 +328,7 @@ impl Model for GenaiModel {
         let options = convert::chat_options(&self.options, &request.params, kind)
             .with_capture_raw_body(error::refusal_in_body(kind));
         let provider = kind.as_lower_str();
+        trace::record_server(&self.client, &model).await;
         let response = self
             .client
             .exec_chat(model.as_str(), chat, Some(&options))
@@ -317,7 +336,7 @@ impl Model for GenaiModel {
             .map_err(|error| error::model_error(provider, &error))?;
         let answered = &response.provider_model_iden.model_name;
         let (id, stop) = (response.response_id.as_deref(), response.stop_reason.as_ref());
-        trace::record(&self.client, &model, id, Some(answered), stop).await;
+        trace::record_answer(id, Some(answered), stop);
         let usage = convert::usage(&response.usage);
         if request.model.is_none() {
             // The estimate is of this model's tokens; another model's would skew it.
@@ -360,6 +379,7 @@ impl Model for GenaiModel {
             };
             let provider = kind.as_lower_str();
             let chat = chat.expect("made with the target");
+            trace::record_server(&self.client, &model).await;
             let response = match self.client.exec_chat_stream(model.as_str(), chat, Some(&options)).await {
                 Ok(response) => response,
                 Err(error) => {
@@ -376,7 +396,7 @@ impl Model for GenaiModel {
                     }
                     Ok(ChatStreamEvent::End(end)) => {
                         let (id, stop) = (end.captured_response_id.as_deref(), end.captured_stop_reason.as_ref());
-                        trace::record(&self.client, &model, id, None, stop).await;
+                        trace::record_answer(id, None, stop);
                         if let Some(usage) = &end.captured_usage
                             && request.model.is_none()
                         {

@@ -25,28 +25,35 @@ pub(crate) fn provider_name(kind: AdapterKind) -> &'static str {
     }
 }
 
-/// Records where the call to `model` went and what answered, on the loop's span, if the call
-/// is traced; a server genai cannot resolve (no key) is left out.
-pub(crate) async fn record(
-    client: &Client,
-    model: &str,
-    response_id: Option<&str>,
-    response_model: Option<&str>,
-    stop: Option<&StopReason>,
-) {
+/// Records where a call to `model` goes, on the loop's span, before it is made, if it is
+/// traced (a server genai cannot resolve, missing a key, is left out).
+pub(crate) async fn record_server(client: &Client, model: &str) {
     if !in_model_call() {
         return;
     }
     let target = client.resolve_service_target(model).await.ok();
-    let server = target.as_ref().and_then(|target| server(target.endpoint.base_url()));
+    let Some((host, port)) = target.as_ref().and_then(|target| server(target.endpoint.base_url()))
+    else {
+        return;
+    };
+    let details = ProviderDetails {
+        server_address: Some(&host),
+        server_port: Some(port),
+        ..ProviderDetails::default()
+    };
+    record_provider_details(&details);
+}
+
+/// Records what answered — the answer's id, the model, why it stopped — on the loop's span.
+pub(crate) fn record_answer(id: Option<&str>, model: Option<&str>, stop: Option<&StopReason>) {
     let reasons: Vec<&str> = stop.map(StopReason::raw).into_iter().collect();
-    record_provider_details(&ProviderDetails {
-        server_address: server.as_ref().map(|(host, _)| host.as_str()),
-        server_port: server.as_ref().map(|(_, port)| *port),
-        response_id,
-        response_model,
+    let details = ProviderDetails {
+        response_id: id,
+        response_model: model,
         finish_reasons: &reasons,
-    });
+        ..ProviderDetails::default()
+    };
+    record_provider_details(&details);
 }
 
 /// The host and port of a base URL; the port its scheme's when it names none.

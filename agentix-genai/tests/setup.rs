@@ -29,14 +29,20 @@ fn a_model_is_named_by_provider_and_name_or_by_a_name_genai_knows() {
     );
     assert_eq!(place("gemini-2.5-flash").map(|(provider, _)| provider), Ok("gemini"));
     // Traces name the provider as OpenTelemetry's GenAI conventions do, and the model bare.
-    let traced = |spec: &str| {
+    let traced = |spec: &str, requested: Option<&str>| {
         let model = GenaiModel::new(spec).unwrap();
-        (Model::provider(&model).to_owned(), model.default_model().map(str::to_owned))
+        let provider = Model::provider(&model, requested).to_owned();
+        (provider, model.model_name(requested).map(str::to_owned))
     };
-    assert_eq!(traced("openai_resp:gpt-5"), ("openai".into(), Some("gpt-5".into())));
-    assert_eq!(traced("gemini-2.5-flash"), ("gcp.gemini".into(), Some("gemini-2.5-flash".into())));
-    assert_eq!(traced("xai:grok-3"), ("x_ai".into(), Some("grok-3".into())));
-    assert_eq!(traced("ollama:llama3.2:3b"), ("ollama".into(), Some("llama3.2:3b".into())));
+    let named = |provider: &str, model: &str| (provider.to_owned(), Some(model.to_owned()));
+    assert_eq!(traced("openai_resp:gpt-5", None), named("openai", "gpt-5"));
+    assert_eq!(traced("gemini-2.5-flash", None), named("gcp.gemini", "gemini-2.5-flash"));
+    assert_eq!(traced("xai:grok-3", None), named("x_ai", "grok-3"));
+    assert_eq!(traced("ollama:llama3.2:3b", None), named("ollama", "llama3.2:3b"));
+    // A request may name another model, or another provider's.
+    assert_eq!(traced("openai:gpt-4.1-mini", Some("gpt-4.1")), named("openai", "gpt-4.1"));
+    let other = traced("openai:gpt-4.1-mini", Some("anthropic:claude-sonnet-4-5"));
+    assert_eq!(other, named("anthropic", "claude-sonnet-4-5"));
     let unknown = GenaiModel::new("nope:some-model").unwrap_err();
     assert_eq!(
         unknown,

@@ -68,8 +68,7 @@ where
     S: Subscriber + for<'a> LookupSpan<'a>,
 {
     fn on_new_span(&self, attrs: &Attributes<'_>, id: &Id, ctx: Context<'_, S>) {
-        let metadata = attrs.metadata();
-        if metadata.target() != agentix::trace::TARGET || metadata.name() != "chat" {
+        if !is_model_call(attrs.metadata()) {
             return;
         }
         let mut call = Call::new();
@@ -80,7 +79,9 @@ where
     }
 
     fn on_record(&self, id: &Id, values: &Record<'_>, ctx: Context<'_, S>) {
+        // Only a model call's span holds a `Call`: any other is left unlocked.
         if let Some(span) = ctx.span(id)
+            && is_model_call(span.metadata())
             && let Some(call) = span.extensions_mut().get_mut::<Call>()
         {
             values.record(call);
@@ -92,6 +93,11 @@ where
         let Some(call) = span.extensions_mut().remove::<Call>() else { return };
         self.record(call);
     }
+}
+
+/// Whether a span is the loop's span of a model call.
+fn is_model_call(metadata: &tracing::Metadata<'_>) -> bool {
+    metadata.target() == agentix::trace::TARGET && metadata.name() == "chat"
 }
 
 impl GenAiMetrics {

@@ -92,6 +92,23 @@ async fn a_providers_call_is_one_chat_span_with_what_the_provider_said() {
     assert_eq!(int(chat, "gen_ai.usage.input_tokens"), 12);
     assert_eq!(int(chat, "gen_ai.usage.output_tokens"), 3);
     assert_eq!(int(chat, "gen_ai.usage.cache_read.input_tokens"), 8);
+
+    // The metrics carry what the span learned from the provider.
+    let tokens = collected.histogram(agentix_otel::TOKEN_USAGE);
+    assert_eq!(tokens.len(), 2, "input and output: {tokens:?}");
+    for (attributes, count, _) in &tokens {
+        assert_eq!(*count, 1);
+        let port = server.address().port().to_string();
+        for (key, value) in [
+            ("gen_ai.provider.name", "openai"),
+            ("gen_ai.request.model", "gpt-4.1-mini"),
+            ("gen_ai.response.model", "gpt-4.1-mini-2025-04-14"),
+            ("server.address", "127.0.0.1"),
+            ("server.port", port.as_str()),
+        ] {
+            assert_eq!(support::point_attr(attributes, key).as_deref(), Some(value), "{key}");
+        }
+    }
 }
 
 #[tokio::test]

@@ -24,12 +24,12 @@ use tests::Weather;
 struct Metered(ScriptedModel);
 
 impl Model for Metered {
-    fn provider(&self) -> &str {
+    fn provider(&self, _model: Option<&str>) -> &str {
         "test-provider"
     }
 
-    fn default_model(&self) -> Option<&str> {
-        Some("model-1")
+    fn model_name<'a>(&'a self, model: Option<&'a str>) -> Option<&'a str> {
+        Some(model.unwrap_or("model-1"))
     }
 
     async fn complete(&self, request: &ModelRequest) -> Result<ModelResponse, ModelError> {
@@ -53,6 +53,13 @@ async fn each_model_call_counts_its_tokens_and_time_failed_calls_with_their_erro
 
     assert_eq!(collected.unit(TOKEN_USAGE), "{token}");
     assert_eq!(collected.unit(OPERATION_DURATION), "s");
+    // The buckets the conventions advise.
+    let powers_of_4: Vec<f64> = (0..14).map(|n| 4f64.powi(n)).collect();
+    assert_eq!(collected.bounds(TOKEN_USAGE), powers_of_4);
+    let doubling: Vec<f64> = (0..14).map(|n| 0.01 * 2f64.powi(n)).collect();
+    let seconds = collected.bounds(OPERATION_DURATION);
+    assert_eq!(seconds.len(), 14);
+    assert!(seconds.iter().zip(&doubling).all(|(a, b)| (a - b).abs() < 1e-9), "{seconds:?}");
     let tokens = collected.histogram(TOKEN_USAGE);
     let of = |kind: &str| {
         let points: Vec<_> = tokens
@@ -223,18 +230,68 @@ async fn a_replayed_call_was_not_made_again_and_has_no_span() {
     assert!(collected.histogram(TOKEN_USAGE).is_empty());
 }
 
+/// Runs the ignored test `name` in a process of its own, the capture switch `on` or not (it is
+/// read once per process, from the environment).
+fn in_own_process(name: &str, on: bool) {
+    let mut child = std::process::Command::new(std::env::current_exe().unwrap());
+    child.args(["--exact", name, "--ignored", "--test-threads=1"]);
+    if on {
+        child.env(agentix::trace::CAPTURE_CONTENT, "true");
+    } else {
+        child.env_remove(agentix::trace::CAPTURE_CONTENT);
+    }
+    let ran = child.output().unwrap();
+    let said = String::from_utf8_lossy(&ran.stdout);
+    assert!(ran.status.success(), "{name} failed: {said}");
+    assert!(said.contains("1 passed"), "{name} ran: {said}");
+}
+
+#[test]
+fn content_is_captured_only_when_asked() {
+    in_own_process("captured_content", true);
+    in_own_process("uncaptured_content", false);
+}
+
+/// A turn with a good call and one whose arguments do not read, and a hook's halt.
+async fn a_turn_with_content(
+    collected: &support::Collected,
+) -> Vec<opentelemetry_sdk::trace::SpanData> {
+    let model = ScriptedModel::new()
+        .tool_calls([
+            ("get_weather", json!({ "city": "Oslo" })),
+            ("get_weather", json!({ "town": "Oslo" })),
+        ])
+        .text("Sunny in Oslo.");
+    let agent = Agent::builder(&model).system("You forecast.").tool(Weather::default()).build();
+    agent.run(&mut Conversation::new(), "Weather in Oslo?").await.unwrap();
+    collected.spans()
+}
+
 #[tokio::test]
-async fn content_is_captured_only_when_asked() {
-    // The switch is read once per process: the captured case runs in a process of its own.
-    let child = std::process::Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "captured_content", "--ignored", "--test-threads=1"])
-        .env(agentix::trace::CAPTURE_CONTENT, "true")
-        .output()
-        .unwrap();
-    let said = String::from_utf8_lossy(&child.stdout);
-    assert!(child.status.success(), "the captured case failed: {said}");
-    assert!(said.contains("1 passed"), "the captured case ran: {said}");
-    assert!(!agentix::trace::captures_content(), "not asked here");
+#[ignore = "run by content_is_captured_only_when_asked, in a process where capture is off"]
+async fn uncaptured_content() {
+    assert!(!agentix::trace::captures_content());
+    let collected = collect();
+    let spans = a_turn_with_content(&collected).await;
+    for span in &spans {
+        for key in [
+            "gen_ai.input.messages",
+            "gen_ai.output.messages",
+            "gen_ai.system_instructions",
+            "gen_ai.tool.definitions",
+            "gen_ai.tool.call.arguments",
+            "gen_ai.tool.call.result",
+        ] {
+            assert_eq!(attr(span, key), None, "{key} on {}", span.name);
+        }
+        if let opentelemetry::trace::Status::Error { description } = &span.status {
+            assert!(description.is_empty(), "{} says {description}", span.name);
+        }
+    }
+    assert_eq!(
+        operations(&spans, "execute_tool").iter().filter(|call| support::failed(call)).count(),
+        1
+    );
 }
 
 #[tokio::test]
@@ -242,13 +299,7 @@ async fn content_is_captured_only_when_asked() {
 async fn captured_content() {
     assert!(agentix::trace::captures_content());
     let collected = collect();
-    let model = ScriptedModel::new()
-        .tool_call("get_weather", json!({ "city": "Oslo" }))
-        .text("Sunny in Oslo.");
-    let agent = Agent::builder(&model).system("You forecast.").tool(Weather::default()).build();
-    agent.run(&mut Conversation::new(), "Weather in Oslo?").await.unwrap();
-
-    let spans = collected.spans();
+    let spans = a_turn_with_content(&collected).await;
     let turn = one(&spans, "invoke_agent");
     let input: Value = serde_json::from_str(&text(turn, "gen_ai.input.messages")).unwrap();
     assert_eq!(
@@ -276,7 +327,14 @@ async fn captured_content() {
     assert_eq!(last["parts"][0]["type"], "tool_call_response");
     assert_eq!(last["parts"][0]["result"], "sunny in Oslo");
 
-    let tool = one(&spans, "execute_tool get_weather");
-    assert_eq!(text(tool, "gen_ai.tool.call.arguments"), r#"{"city":"Oslo"}"#);
-    assert_eq!(text(tool, "gen_ai.tool.call.result"), "sunny in Oslo");
+    let tools = operations(&spans, "execute_tool");
+    assert_eq!(text(tools[0], "gen_ai.tool.call.arguments"), r#"{"city":"Oslo"}"#);
+    assert_eq!(text(tools[0], "gen_ai.tool.call.result"), "sunny in Oslo");
+    // The failed call's message, which quotes its arguments, is its status's description.
+    match &tools[1].status {
+        opentelemetry::trace::Status::Error { description } => {
+            assert!(description.contains("town"), "{description}");
+        }
+        other => panic!("the failed call's status: {other:?}"),
+    }
 }

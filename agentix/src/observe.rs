@@ -93,6 +93,14 @@ impl<O: Observer> Observer for Watched<'_, O> {
         {
             trace::observed(span, observation);
         }
+        self.forward(observation);
+    }
+}
+
+impl<O: Observer> Watched<'_, O> {
+    /// Passes `observation` on to the caller's observer, its panic contained.
+    #[inline]
+    fn forward(&self, observation: &Observation<'_>) {
         if O::SILENT || self.panicked.get().is_some() {
             return;
         }
@@ -100,6 +108,21 @@ impl<O: Observer> Observer for Watched<'_, O> {
         if let Err(payload) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(observe)) {
             let _ = self.panicked.set(crate::panic_message(payload.as_ref()));
         }
+    }
+}
+
+/// A session run's observer as a task's turn sees it: the turn's own [`Watched`] puts what is
+/// worth an event on the turn's span, so this one only passes its observations on (and the
+/// run's span does not hear of them twice).
+pub(crate) struct Forwarded<'w, 'o, O>(pub(crate) &'w Watched<'o, O>);
+
+impl<O: Observer> Observer for Forwarded<'_, '_, O> {
+    const STREAMS: bool = O::STREAMS;
+    const SILENT: bool = O::SILENT;
+
+    #[inline]
+    fn observe(&self, observation: &Observation<'_>) {
+        self.0.forward(observation);
     }
 }
 

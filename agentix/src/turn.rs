@@ -21,6 +21,7 @@ use crate::task::{PlanId, TaskContext, TaskId, TaskTag};
 use crate::tool::ToolId;
 use crate::tool::at_hand::AtHand;
 use crate::tool::spec::{ToolOrigin, ToolSpec};
+use crate::trace::TurnTrace;
 use crate::verdict::Halt;
 
 /// The tool a call names, as per-tool `before_tool` hooks ask it.
@@ -134,7 +135,7 @@ pub struct Turn {
     /// The turn's span (`invoke_agent`), under which its model and tool calls open theirs:
     /// none when nobody listens.
     #[serde(skip)]
-    pub(crate) span: Option<tracing::Span>,
+    pub(crate) trace: Option<Arc<TurnTrace>>,
 }
 
 /// The tools a step offers the model, from a tool set whose list can change
@@ -276,7 +277,7 @@ impl Turn {
             deadline: None,
             handoff: Mutex::default(),
             kept: Mutex::default(),
-            span: None,
+            trace: None,
         }
     }
 

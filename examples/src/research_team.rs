@@ -53,6 +53,15 @@ pub struct Metered<S = ScriptedModel> {
 }
 
 impl<S: Model> Model for Metered<S> {
+    // Traced as the model it wraps.
+    fn provider(&self, model: Option<&str>) -> &str {
+        self.script.provider(model)
+    }
+
+    fn model_name<'a>(&'a self, model: Option<&'a str>) -> Option<&'a str> {
+        self.script.model_name(model)
+    }
+
     async fn complete(&self, request: &ModelRequest) -> Result<ModelResponse, ModelError> {
         let mut response = self.script.complete(request).await?;
         let tokens = self.tokens;

@@ -79,6 +79,26 @@ impl Collected {
         points
     }
 
+    /// The bucket boundaries of histogram `name`'s first point.
+    pub fn bounds(&self, name: &str) -> Vec<f64> {
+        for resource in self.exported() {
+            for scope in resource.scope_metrics() {
+                if let Some(metric) = scope.metrics().find(|metric| metric.name() == name) {
+                    return match metric.data() {
+                        AggregatedMetrics::U64(MetricData::Histogram(histogram)) => {
+                            histogram.data_points().next().unwrap().bounds().collect()
+                        }
+                        AggregatedMetrics::F64(MetricData::Histogram(histogram)) => {
+                            histogram.data_points().next().unwrap().bounds().collect()
+                        }
+                        _ => panic!("{name} is not a histogram"),
+                    };
+                }
+            }
+        }
+        panic!("no metric {name}")
+    }
+
     /// The unit of metric `name`.
     pub fn unit(&self, name: &str) -> String {
         for resource in self.exported() {

@@ -24,8 +24,25 @@ macro_rules! run_chain {
 
 /// [`run_chain!`] under a panic guard of its own, for the events after which the loop must still
 /// write something to the log: the tool events (the step, with a result for every call) and
-/// `post` (which runs after the turn's guard).
+/// `post` (which runs after the turn's guard). `in SPAN;` runs the hooks in the turn's span
+/// (`Option<&Span>`): entered around hooks that never await, polled within it otherwise.
 macro_rules! run_guarded_chain {
+    (in $span:expr; $agent:expr, $turn:expr, $observer:expr, $event:ident, $method:ident / $in_place:ident($($value:expr)?)) => {{
+        let chain = $agent.hooks.chain();
+        if !$crate::agent::chains::handles(chain, $crate::event::EventKind::$event) {
+            $crate::pipeline::Flow::Continue
+        } else if $crate::agent::chains::runs_in_place(chain, $crate::event::EventKind::$event) {
+            let _entered = $span.map(::tracing::Span::enter);
+            let run = || chain.$in_place($($value,)? &mut *$turn, $observer);
+            let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(run));
+            $crate::pipeline::settle(caught, $turn, $observer)
+        } else {
+            let future = chain.$method($($value,)? &mut *$turn, $observer);
+            let guarded = ::futures::FutureExt::catch_unwind(std::panic::AssertUnwindSafe(future));
+            let caught = $crate::trace::Within::new($span, guarded).await;
+            $crate::pipeline::settle(caught, $turn, $observer)
+        }
+    }};
     ($agent:expr, $turn:expr, $observer:expr, $event:ident, $method:ident / $in_place:ident($($value:expr)?)) => {{
         let chain = $agent.hooks.chain();
         if !$crate::agent::chains::handles(chain, $crate::event::EventKind::$event) {

@@ -43,7 +43,7 @@ use crate::observe::{Observation, Observer, Watched};
 use crate::pipeline::{Chain, Flow, Hooks, Pipeline, hook_panic};
 use crate::task::TaskContext;
 use crate::tool::{NoTools, ToolSet, ToolSpec};
-use crate::trace::{self, Within};
+use crate::trace::{self, TurnTrace, Within};
 use crate::transform::StreamTransformer;
 use crate::turn::Turn;
 use crate::{Outcome, caught};
@@ -289,10 +289,11 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
         effects: &E,
     ) -> Outcome {
         if trace::listening() {
-            turn.span = self.turn_span(turn, resume.is_none(), effects.agent_name());
+            turn.trace = self.turn_trace(turn, resume.is_none(), effects.agent_name());
         }
-        let span = turn.span.clone();
-        let watched = Watched::new(observer, span.as_ref());
+        let trace = turn.trace.clone();
+        let span = trace.as_deref().map(|trace| &trace.span);
+        let watched = Watched::new(observer, span);
         let observer = &watched;
         // The turn's one panic guard, for the hooks of the events `drive` runs unguarded, and
         // its time limit.
@@ -301,7 +302,7 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
         let driven = bounded!(
             limit,
             Within::new(
-                span.as_ref(),
+                span,
                 caught(|| self.drive(&mut turn.turn, &turn.step, observer, gate, effects, resume))
             )
         );
@@ -334,27 +335,14 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
         // `post` sees every outcome, recorded first.
         before_post(&outcome, turn);
         fire(observer, turn, EventKind::Post);
-        // In the turn's span: entered around hooks that never await, polled within it otherwise.
-        let chain = self.hooks.chain();
-        let post_flow = if !chains::handles(chain, EventKind::Post) {
-            Flow::Continue
-        } else if chains::runs_in_place(chain, EventKind::Post) {
-            let _entered = span.as_ref().map(tracing::Span::enter);
-            let run = || chain.post_in_place(&mut outcome, &mut *turn, observer);
-            let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(run));
-            crate::pipeline::settle(caught, turn, observer)
-        } else {
-            let post = async {
-                run_guarded_chain!(
-                    self,
-                    &mut *turn,
-                    observer,
-                    Post,
-                    post / post_in_place(&mut outcome)
-                )
-            };
-            Within::new(span.as_ref(), post).await
-        };
+        let post_flow = run_guarded_chain!(
+            in span;
+            self,
+            &mut *turn,
+            observer,
+            Post,
+            post / post_in_place(&mut outcome)
+        );
         after_post(post_flow, &mut outcome, turn);
         // The observer panicked at `post`.
         observer_failed(&mut outcome, turn, observer);
@@ -367,8 +355,8 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
         {
             outcome = Err(error);
         }
-        if let Some(span) = &turn.span {
-            trace::turn_ended(span, &outcome, turn.usage());
+        if let Some(trace) = &trace {
+            trace::turn_ended(trace, &outcome, turn.usage());
         }
         // Told once the turn is committed: a stream's `Finished` comes after its last commit.
         observer.observe(&Observation::TurnEnded { turn: turn.turn_ref(), outcome: &outcome });
@@ -388,17 +376,22 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
     /// the subscriber leaves it out; the agent's name is its own, or the one it runs under
     /// (`called`: a sub-agent's tool's).
     #[cold]
-    fn turn_span(&self, turn: &Turn, opened: bool, called: Option<&str>) -> Option<tracing::Span> {
-        let model = self.settings.model_name.as_deref().or_else(|| self.model.default_model());
+    fn turn_trace(
+        &self,
+        turn: &Turn,
+        opened: bool,
+        called: Option<&str>,
+    ) -> Option<Arc<TurnTrace>> {
+        let requested = self.settings.model_name.as_deref();
         let span = trace::turn_span(
             self.settings.name.as_deref().or(called),
-            self.model.provider(),
-            model,
+            self.model.provider(requested),
+            self.model.model_name(requested),
             turn.conversation().id(),
             turn.turn_ref(),
             opened.then(|| turn.user_message()),
         );
-        Some(span).filter(|span| !span.is_disabled())
+        (!span.is_disabled()).then(|| Arc::new(TurnTrace::new(span, turn.usage())))
     }
 }
 
@@ -440,8 +433,8 @@ async fn suspended<E: Effects>(
     {
         outcome = Err(error);
     }
-    if let Some(span) = &turn.span {
-        trace::turn_ended(span, &outcome, turn.usage());
+    if let Some(trace) = &turn.trace {
+        trace::turn_ended(trace, &outcome, turn.usage());
     }
     observer.observe(&Observation::TurnEnded { turn: turn.turn_ref(), outcome: &outcome });
     outcome

@@ -1,7 +1,7 @@
 //! Calling the model through the `wrap_model` onion, and assembling its answer.
 
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
-use std::sync::{Mutex, OnceLock, PoisonError};
+use std::sync::{Mutex, PoisonError};
 
 use std::pin::pin;
 
@@ -22,7 +22,7 @@ use crate::model::{Chunk, Model, ModelError, ModelRequest, ModelResponse, Usage}
 use crate::observe::{Observation, Observer};
 use crate::pipeline::{Chain, Pipeline, SkippedWires};
 use crate::tool::ToolSet;
-use crate::trace::{self, Within};
+use crate::trace::{self, Spanned, TurnTrace};
 use crate::transform::StreamTransformer;
 use crate::turn::{Blame, Turn};
 use std::any::Any;
@@ -59,7 +59,6 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
             spent: &spent,
             committer,
             calls: AtomicU32::new(0),
-            traced: AtomicU32::new(0),
         };
         let result = self.hooks.model_onion(turn, observer, model).call(request).await;
         let spent = spent.into_inner().unwrap_or_else(PoisonError::into_inner);
@@ -140,8 +139,6 @@ struct CallModel<'a, M, O, X, K> {
     committer: &'a K,
     /// Calls made through this `next`, for the journal's names.
     calls: AtomicU32,
-    /// Calls traced through this `next`, for their spans' `agentix.attempt`.
-    traced: AtomicU32,
 }
 
 impl<M: Model, O: Observer, X: StreamTransformer, K: Effects> NextModel
@@ -162,9 +159,7 @@ impl<M: Model, O: Observer, X: StreamTransformer, K: Effects> NextModel
         let started = K::COMMITS.then(Instant::now);
         // Through the journal, if the turn has one: the model's own answer or error is
         // recorded, and a replay returns it without calling the model (nor opening its span).
-        let chat = OnceLock::new();
-        let answer =
-            || self.committer.answer(&self.calls, limit, self.turn, self.answer(request, &chat));
+        let answer = || self.committer.answer(&self.calls, limit, self.turn, self.answer(request));
         // A journal bounds the call itself, to record the timeout as the call's outcome.
         let outer = if K::JOURNALS { None } else { limit };
         let result = match bounded!(outer, caught(answer)) {
@@ -174,8 +169,10 @@ impl<M: Model, O: Observer, X: StreamTransformer, K: Effects> NextModel
             }
             ended => ModelError::settle(ended),
         };
-        if let Some(span) = chat.get() {
-            trace::chat_ended(span, &result);
+        if let Some(turn) = &self.turn.trace
+            && let Some(span) = turn.end(None)
+        {
+            trace::chat_ended(&span, &result);
         }
         if let Some(started) = started {
             self.tell_committer(request, &result, started.elapsed())?;
@@ -188,34 +185,36 @@ impl<M: Model, O: Observer, X: StreamTransformer, K: Effects> NextModel
 impl<M: Model, O: Observer, X: StreamTransformer, K: Effects> CallModel<'_, M, O, X, K> {
     /// The span of one call of the model (`chat`), under the turn's.
     #[cold]
-    fn chat_span(&self, turn: &tracing::Span, request: &ModelRequest) -> tracing::Span {
-        let attempt = self.traced.fetch_add(1, Ordering::Relaxed) + 1;
-        let model = request.model.as_deref().or_else(|| self.model.default_model());
-        let conversation = self.turn.conversation().id();
-        let (provider, step) = (self.model.provider(), self.turn.step());
-        trace::chat_span(turn, provider, model, request, conversation, O::STREAMS, step, attempt)
+    fn chat_span(&self, turn: &TurnTrace, request: &ModelRequest) -> tracing::Span {
+        let (conversation, step) = (self.turn.conversation().id(), self.turn.step());
+        let attempt = turn.next_model_attempt(step);
+        let requested = request.model.as_deref();
+        let (provider, model) = (self.model.provider(requested), self.model.model_name(requested));
+        let streams = O::STREAMS;
+        trace::chat_span(turn, provider, model, request, conversation, streams, step, attempt)
     }
 
     /// The model's answer, its text through the stream transformers: streamed piece by piece
     /// when the observer wants the pieces, whole otherwise — assembled the same way either way.
-    /// A traced turn's call runs in its span, opened here (kept in `chat`), which hears when
-    /// the first piece came.
-    async fn answer(
-        &self,
-        request: &ModelRequest,
-        chat: &OnceLock<tracing::Span>,
-    ) -> Result<ModelResponse, ModelError> {
-        let traced =
-            self.turn.span.as_ref().map(|turn| chat.get_or_init(|| self.chat_span(turn, request)));
+    /// A traced turn's call runs in its span, opened here (a call a journal replays, never
+    /// made, opens none), which hears when the first piece came.
+    async fn answer(&self, request: &ModelRequest) -> Result<ModelResponse, ModelError> {
+        let traced = self.turn.trace.as_deref();
+        if let Some(turn) = traced {
+            turn.open(None, || self.chat_span(turn, request));
+        }
+        // Opened above: nothing to open when polled.
+        let opened = None::<fn() -> tracing::Span>;
         if O::STREAMS {
-            let mut waiting = traced.map(|span| (span, Instant::now()));
+            let mut waiting = traced.map(|turn| (turn, Instant::now()));
             let mut answer = Assembly::new(self.transformer);
             // A wrap hook that calls the model again discards what the earlier call streamed.
             if self.streamed.swap(true, Ordering::Relaxed) {
                 self.observer
                     .observe(&Observation::Withdrawn { event: EventKind::WrapModel, hook: None });
             }
-            let mut chunks = std::pin::pin!(Within::new(traced, self.model.stream(request)));
+            let chunks = Spanned::new(traced, None, opened, self.model.stream(request));
+            let mut chunks = std::pin::pin!(chunks);
             let mut shown = false;
             while let Some(chunk) = chunks.next().await {
                 let chunk = match chunk {
@@ -235,8 +234,10 @@ impl<M: Model, O: Observer, X: StreamTransformer, K: Effects> CallModel<'_, M, O
                         return Err(error);
                     }
                 };
-                if let Some((span, started)) = waiting.take() {
-                    trace::first_chunk(span, started);
+                if let Some((turn, started)) = waiting.take()
+                    && let Some(span) = turn.span_of(None)
+                {
+                    trace::first_chunk(&span, started);
                 }
                 answer
                     .add(chunk, self.observer)
@@ -244,7 +245,7 @@ impl<M: Model, O: Observer, X: StreamTransformer, K: Effects> CallModel<'_, M, O
             }
             return answer.finish(self.observer).map_err(|panic| self.abandon_transformer(panic));
         }
-        let response = Within::new(traced, self.model.complete(request)).await?;
+        let response = Spanned::new(traced, None, opened, self.model.complete(request)).await?;
         if X::IDENTITY && Assembly::<X>::assembled(&response.message) {
             return Ok(response);
         }

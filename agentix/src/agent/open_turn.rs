@@ -73,8 +73,8 @@ impl Drop for OpenTurn<'_> {
         if !self.finished {
             self.commit_left_step("the turn was cancelled");
             let error = "the turn was cancelled before it ended".to_owned();
-            if let Some(span) = &self.turn.span {
-                crate::trace::turn_cancelled(span, &error);
+            if let Some(trace) = &self.turn.trace {
+                crate::trace::turn_cancelled(trace, &error);
             }
             self.turn.append(Entry::Failed { turn: self.turn.turn_ref(), error });
         }

@@ -4,7 +4,6 @@
 use std::mem;
 use std::time::Duration;
 
-use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 
 use futures::future::Either;
@@ -20,7 +19,7 @@ use crate::model::Model;
 use crate::observe::{Observation, Observer};
 use crate::pipeline::{Chain, Flow, HookFailure, Keep, Pipeline, not_run};
 use crate::tool::{OutputHooks, Tool, ToolProgress, ToolSet};
-use crate::trace::{self, Traced};
+use crate::trace::{self, Spanned, TurnTrace};
 use crate::transform::StreamTransformer;
 use crate::turn::{InHand, Turn};
 use crate::verdict::{Escalation, Halt};
@@ -507,12 +506,13 @@ impl<T: ToolSet, K: Keep, C: Chain, O: Observer, D: Effects, A: Approver> NextTo
         }
         reach(self.reached);
         // The tool set bounds the tool's own call (`InCall::run_tool`), not the hooks on it.
-        // Through the journal, if the turn has one: a replay returns the result recorded.
-        let span = OnceLock::new();
+        // Through the journal, if the turn has one: a replay returns the result recorded (and
+        // opens no span).
+        let traced = self.turn.trace.as_deref();
         let run = || {
-            let open = self.turn.span.as_ref().map(|turn| move || self.tool_span(turn, call));
+            let open = traced.map(|turn| move || self.tool_span(turn, call));
             let result = self.tools.call_hooked(call, self.turn, &self.hooks);
-            let result = Traced::new(&span, open, result);
+            let result = Spanned::new(traced, Some(&call.id), open, result);
             // A sub-agent's call journals its turn's steps inside: it is not one step itself.
             if D::JOURNALS && T::NESTS && self.tools.nests(&call.name) {
                 Either::Left(result)
@@ -533,8 +533,10 @@ impl<T: ToolSet, K: Keep, C: Chain, O: Observer, D: Effects, A: Approver> NextTo
             }
             Err(payload) => ToolResult::panicked(call, payload.as_ref()),
         };
-        if let Some(span) = span.get() {
-            trace::tool_ended(span, &result);
+        if let Some(turn) = traced
+            && let Some(span) = turn.end(Some(&call.id))
+        {
+            trace::tool_ended(&span, &result);
         }
         self.ran.keep(&result);
         result
@@ -547,7 +549,7 @@ impl<T: ToolSet, K: Keep, C: Chain, O: Observer, D: Effects, A: Approver>
     /// The span of one call of a tool (`execute_tool`), under the turn's: a sub-agent's turn,
     /// and whatever the tool reports, nest under it.
     #[cold]
-    fn tool_span(&self, turn: &tracing::Span, call: &ToolCall) -> tracing::Span {
+    fn tool_span(&self, turn: &TurnTrace, call: &ToolCall) -> tracing::Span {
         let attempt = self.traced.fetch_add(1, Ordering::Relaxed) + 1;
         trace::tool_span(turn, call, attempt)
     }

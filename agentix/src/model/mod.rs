@@ -46,27 +46,38 @@ pub trait Model: Send + Sync {
         }
     }
 
-    /// Who serves the model, as OpenTelemetry's GenAI conventions name providers (`openai`,
+    /// Who serves a request for `model` (a request's [`model`](ModelRequest::model); `None`
+    /// for the default), as OpenTelemetry's GenAI conventions name providers (`openai`,
     /// `anthropic`, `gcp.gemini`, …): the `gen_ai.provider.name` of the turn's spans. By
-    /// default, the model's type.
-    fn provider(&self) -> &str {
-        std::any::type_name::<Self>()
+    /// default, the model type's name: a model of your own names its provider, and a model that
+    /// wraps another answers as the other does.
+    fn provider(&self, model: Option<&str>) -> &str {
+        let _ = model;
+        type_name_alone::<Self>()
     }
 
-    /// The model a request that names none goes to, if the model knows: the
-    /// `gen_ai.request.model` of the turn's spans.
-    fn default_model(&self) -> Option<&str> {
-        None
+    /// The model a request for `model` goes to, as its provider names it (`None` for the
+    /// default: the model's own, if it knows it): the `gen_ai.request.model` of the turn's
+    /// spans. By default, `model` as the request names it.
+    fn model_name<'a>(&'a self, model: Option<&'a str>) -> Option<&'a str> {
+        model
     }
 }
 
+/// A type's name without its path or parameters: `Metered` for `my_app::Metered<Inner>`.
+fn type_name_alone<T: ?Sized>() -> &'static str {
+    let name = std::any::type_name::<T>();
+    let name = name.split('<').next().unwrap_or(name);
+    name.rsplit("::").next().unwrap_or(name)
+}
+
 impl<M: Model + ?Sized> Model for &M {
-    fn provider(&self) -> &str {
-        (**self).provider()
+    fn provider(&self, model: Option<&str>) -> &str {
+        (**self).provider(model)
     }
 
-    fn default_model(&self) -> Option<&str> {
-        (**self).default_model()
+    fn model_name<'a>(&'a self, model: Option<&'a str>) -> Option<&'a str> {
+        (**self).model_name(model)
     }
 
     fn complete(
@@ -85,12 +96,12 @@ impl<M: Model + ?Sized> Model for &M {
 }
 
 impl<M: Model + ?Sized> Model for Arc<M> {
-    fn provider(&self) -> &str {
-        (**self).provider()
+    fn provider(&self, model: Option<&str>) -> &str {
+        (**self).provider(model)
     }
 
-    fn default_model(&self) -> Option<&str> {
-        (**self).default_model()
+    fn model_name<'a>(&'a self, model: Option<&'a str>) -> Option<&'a str> {
+        (**self).model_name(model)
     }
 
     fn complete(
@@ -193,7 +204,7 @@ impl ScriptedModel {
 }
 
 impl Model for ScriptedModel {
-    fn provider(&self) -> &str {
+    fn provider(&self, _model: Option<&str>) -> &str {
         "scripted"
     }
 

@@ -65,7 +65,7 @@ use crate::error::Component;
 use crate::error::Error;
 use crate::event::{Event, EventKind, Forbidden};
 use crate::message::{AssistantMessage, Message};
-use crate::observe::{Observation, Observer, Watched};
+use crate::observe::{Forwarded, Observation, Observer, Watched};
 use crate::pipeline::Flow;
 use crate::trace::{self, Within};
 use run::StartsSession;
@@ -165,14 +165,28 @@ impl<R: AnyAgent, S: SessionChain> Session<R, S> {
         observer: &O,
         effects: E,
     ) -> Result<Vec<TaskReport>, Error> {
-        let span = trace::workflow_span(self.name.as_deref(), self.conversation.id());
-        self.span = span.clone();
-        let watched = Watched::new(observer, span.as_ref());
-        let result = Within::new(span.as_ref(), self.run_tasks(&watched, &effects)).await;
-        if let Some(span) = &span {
-            trace::workflow_ended(span, &result);
+        // A run dropped midway ends its span `cancelled` (its `RunSpan`'s drop).
+        let run = trace::workflow_span(self.name.as_deref(), self.conversation.id());
+        let run = run.map(trace::RunSpan::new);
+        let span = run.as_ref().map(trace::RunSpan::span);
+        self.span = span.cloned();
+        // The plans a dropped run left open go on under this run's span.
+        self.plan_spans.clear();
+        if let Some(parent) = span {
+            for plan in self.state.plans.values().filter(|plan| !plan.is_complete()) {
+                let plan_span =
+                    trace::plan_span(parent, plan.id, plan.title.as_deref(), plan.total);
+                self.plan_spans.insert(plan.id, plan_span);
+            }
         }
+        let watched = Watched::new(observer, span);
+        let result = Within::new(span, self.run_tasks(&watched, &effects)).await;
+        if let Some(run) = &run {
+            trace::workflow_ended(run, &result);
+        }
+        // A stopped session's plans end with its run.
         self.span = None;
+        self.plan_spans.clear();
         if O::STREAMS || !O::SILENT {
             let result = result.clone();
             watched.observe(&Observation::Session(&SessionEvent::RunEnded { result }));
@@ -301,7 +315,7 @@ impl<R: AnyAgent, S: SessionChain> Session<R, S> {
     async fn run_task<O: Observer, E: Effects>(
         &mut self,
         mut task: QueuedTask,
-        observer: &O,
+        observer: &Watched<'_, O>,
         effects: &E,
     ) {
         let (id, plan) = (task.id(), task.plan());
@@ -366,7 +380,9 @@ impl<R: AnyAgent, S: SessionChain> Session<R, S> {
         let conversation = &mut self.conversation;
         // A plan's task runs under the plan's span; another under the run's.
         let within = plan.and_then(|plan| self.plan_spans.get(&plan));
-        let run = self.agent.run_task(conversation, message, observer, &gate, context, effects);
+        // The turn's own observer traces what happens in it: the run's only passes it on.
+        let forwarded = Forwarded(observer);
+        let run = self.agent.run_task(conversation, message, &forwarded, &gate, context, effects);
         let outcome = Within::new(within, run).await;
         let (ended, stop) = match outcome {
             Ok(answer) => (Ended::succeeded(answer, turn), None),
@@ -613,10 +629,8 @@ where
     }
 }
 
-/// Reports a session event to the observer; a silent observer costs nothing, not even the
-/// event's making.
-/// Tells the observer of a session's event, and the run's span (through the observer, a
-/// [`Watched`]).
+/// Tells the observer of a session's event, and the run's span (`span`; through the observer,
+/// a [`Watched`]); with neither listening it costs nothing, not even the event's making.
 #[inline]
 fn emit<O: Observer>(
     observer: &O,

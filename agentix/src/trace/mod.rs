@@ -12,25 +12,30 @@
 //! | `execute_tool` | `execute_tool {tool}` | one call of a tool, each retry of a `wrap_tool` hook its own |
 //!
 //! Hooks' decisions, the approver's answers and withdrawn answers are events on the turn's
-//! span (`agentix.event`, `agentix.hook`, `agentix.decision`). A call a journal replays was not
-//! made again: it has no span. Messages, arguments and results are recorded only when
+//! span (`agentix.event`, `agentix.hook`, `agentix.decision`); a session's hooks' and events on
+//! its run's. A call a journal replays was not made again: it has no span; one cut short (a
+//! trip, a timeout, a dropped turn) ends `cancelled`. Messages, arguments, results — and error
+//! messages and hooks' reasons, which may quote them — are recorded only when
 //! [`OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT`](CAPTURE_CONTENT) is `true`.
 //!
 //! Nobody listening costs nothing but a check: with no subscriber, or one that leaves the
 //! `agentix` target's INFO out, the turn's span is disabled and nothing under it is built.
 
 mod content;
+mod events;
 mod kinds;
+mod provider;
 mod spans;
 mod within;
 
-pub use spans::{ProviderDetails, in_model_call, record_provider_details};
+pub use provider::{ProviderDetails, in_model_call, record_provider_details};
 
+pub(crate) use events::{observed, worth_an_event};
 pub(crate) use spans::{
-    chat_ended, chat_span, first_chunk, observed, plan_ended, plan_span, tool_ended, tool_span,
-    turn_cancelled, turn_ended, turn_span, workflow_ended, workflow_span, worth_an_event,
+    RunSpan, TurnTrace, chat_ended, chat_span, first_chunk, plan_ended, plan_span, tool_ended,
+    tool_span, turn_cancelled, turn_ended, turn_span, workflow_ended, workflow_span,
 };
-pub(crate) use within::{Traced, Within};
+pub(crate) use within::{Spanned, Within};
 
 /// The target of every span and event agentix reports: filter on it
 /// (`agentix=info`).

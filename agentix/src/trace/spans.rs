@@ -3,20 +3,21 @@
 //! `otel.status_description` are the fields `tracing-opentelemetry` turns into the span's name,
 //! kind and status. Counts are recorded signed: unsigned ones would be exported as text.
 
+use std::borrow::Cow;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use tracing::Span;
 use tracing::field::Empty;
 
 use super::{TARGET, captures_content, content, kinds};
-use crate::Outcome;
-use crate::approval::record::Approval;
 use crate::conversation::TurnRef;
 use crate::error::Error;
 use crate::message::{Message, ToolCall, ToolResult};
 use crate::model::{ModelError, ModelRequest, ModelResponse, Usage};
-use crate::observe::{Decision, Observation};
-use crate::task::{PlanId, PlanProgress, SessionEvent};
+use crate::task::{PlanId, PlanProgress, TaskReport};
+use crate::{Outcome, lock};
 
 /// The span of a turn: `invoke_agent {agent}`, a child of the span current where the turn
 /// runs (a tool call's, for a sub-agent's turn; a plan's, for a session's task).
@@ -60,12 +61,76 @@ pub(crate) fn turn_span(
     span
 }
 
-/// Records how the turn ended — or stopped to wait for an approval — and what it cost.
-pub(crate) fn turn_ended(span: &Span, outcome: &Outcome, usage: Usage) {
-    if span.is_disabled() {
-        return;
+/// A traced turn: its span, and what the spans under it count. Shared (an `Arc`), so that a
+/// turn that nobody traces carries one pointer for it.
+#[derive(Debug)]
+pub(crate) struct TurnTrace {
+    pub(crate) span: Span,
+    /// What the turn had spent when this part of it opened: a resumed turn's earlier part is
+    /// its first span's.
+    spent_before: Usage,
+    /// The step whose model calls were counted last, and how many: each call's
+    /// `agentix.attempt`, through a `wrap_model` hook's retries and the answer's hooks'.
+    model_attempts: Mutex<(u32, u32)>,
+    /// The spans of the calls under way, by call: the model's (`None`: the turn makes one at a
+    /// time) and each tool call's (its id). Kept here, not in the calls' futures, so that an
+    /// untraced call's future holds no span; one still here when the turn ends was cut short
+    /// (a tripwire's trip, the turn's timeout, the turn dropped), and says so.
+    calls: Mutex<Vec<(Option<String>, Span)>>,
+}
+
+impl TurnTrace {
+    pub(crate) fn new(span: Span, spent_before: Usage) -> Self {
+        let (model_attempts, calls) = (Mutex::default(), Mutex::default());
+        TurnTrace { span, spent_before, model_attempts, calls }
     }
-    record_usage(span, usage);
+
+    /// Opens the span of `call` (`None`: the model's), as `make` makes it.
+    pub(crate) fn open(&self, call: Option<&str>, make: impl FnOnce() -> Span) {
+        let span = make();
+        if !span.is_disabled() {
+            lock(&self.calls).push((call.map(str::to_owned), span));
+        }
+    }
+
+    /// The span of `call`, while it is under way.
+    pub(crate) fn span_of(&self, call: Option<&str>) -> Option<Span> {
+        let calls = lock(&self.calls);
+        calls.iter().rev().find(|(open, _)| open.as_deref() == call).map(|(_, span)| span.clone())
+    }
+
+    /// Takes the span of `call` off the calls under way, its end about to be recorded.
+    pub(crate) fn end(&self, call: Option<&str>) -> Option<Span> {
+        let mut calls = lock(&self.calls);
+        let at = calls.iter().rposition(|(open, _)| open.as_deref() == call)?;
+        Some(calls.remove(at).1)
+    }
+
+    /// Ends the calls still under way as cut short.
+    fn cut_short(&self) {
+        for (_, call) in std::mem::take(&mut *lock(&self.calls)) {
+            failed(&call, Cow::Borrowed("cancelled"), &"cut short before it ended");
+        }
+    }
+
+    /// The number of `step`'s model call about to be traced: 1, then 2 for a retry.
+    pub(crate) fn next_model_attempt(&self, step: u32) -> u32 {
+        let mut attempts = lock(&self.model_attempts);
+        let (counted, count) = &mut *attempts;
+        if *counted != step {
+            (*counted, *count) = (step, 0);
+        }
+        *count += 1;
+        *count
+    }
+}
+
+/// Records how the turn ended — or stopped to wait for an approval — and what this part of it
+/// cost (`spent`: the turn's usage now).
+pub(crate) fn turn_ended(trace: &TurnTrace, outcome: &Outcome, spent: Usage) {
+    trace.cut_short();
+    let span = &trace.span;
+    record_usage(span, since(spent, trace.spent_before));
     match outcome {
         Ok(answer) if captures_content() => {
             span.record("gen_ai.output.messages", content::answer(answer));
@@ -79,16 +144,18 @@ pub(crate) fn turn_ended(span: &Span, outcome: &Outcome, usage: Usage) {
     }
 }
 
-/// Records that the turn was dropped before it ended (the log says so too).
-pub(crate) fn turn_cancelled(span: &Span, reason: &str) {
-    failed(span, "cancelled", &reason);
+/// Records that the turn was dropped before it ended (the log says so too), and the calls it
+/// cut short.
+pub(crate) fn turn_cancelled(trace: &TurnTrace, reason: &str) {
+    trace.cut_short();
+    failed(&trace.span, Cow::Borrowed("cancelled"), &reason);
 }
 
 /// The span of one call of the model, under the turn's: `chat {model}`. `attempt` counts the
-/// step's calls (a `wrap_model` hook's retries, or a retry the answer's hooks asked for).
+/// step's calls (a `wrap_model` hook's retries, and a retry the answer's hooks asked for).
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn chat_span(
-    parent: &Span,
+    turn: &TurnTrace,
     provider: &str,
     model: Option<&str>,
     request: &ModelRequest,
@@ -101,7 +168,7 @@ pub(crate) fn chat_span(
     let output = if params.output.is_some() { "json" } else { "text" };
     let span = tracing::info_span!(
         target: TARGET,
-        parent: parent,
+        parent: &turn.span,
         "chat",
         "otel.name" = %Named("chat", model),
         "otel.kind" = "client",
@@ -152,9 +219,6 @@ pub(crate) fn first_chunk(span: &Span, started: Instant) {
 
 /// Records how a model call ended: its usage, or how it failed.
 pub(crate) fn chat_ended(span: &Span, result: &Result<ModelResponse, ModelError>) {
-    if span.is_disabled() {
-        return;
-    }
     match result {
         Ok(response) => {
             record_usage(span, response.usage);
@@ -168,10 +232,10 @@ pub(crate) fn chat_ended(span: &Span, result: &Result<ModelResponse, ModelError>
 
 /// The span of one call of a tool, under the turn's: `execute_tool {tool}`. `attempt` counts
 /// the call's attempts (a `wrap_tool` hook's retries).
-pub(crate) fn tool_span(parent: &Span, call: &ToolCall, attempt: u32) -> Span {
+pub(crate) fn tool_span(turn: &TurnTrace, call: &ToolCall, attempt: u32) -> Span {
     let span = tracing::info_span!(
         target: TARGET,
-        parent: parent,
+        parent: &turn.span,
         "execute_tool",
         "otel.name" = %Named("execute_tool", Some(&call.name)),
         "otel.kind" = "internal",
@@ -194,9 +258,6 @@ pub(crate) fn tool_span(parent: &Span, call: &ToolCall, attempt: u32) -> Span {
 
 /// Records how a tool call ended: its result, or how it failed.
 pub(crate) fn tool_ended(span: &Span, result: &ToolResult) {
-    if span.is_disabled() {
-        return;
-    }
     match &result.error {
         None if captures_content() => {
             span.record("gen_ai.tool.call.result", result.output.as_str());
@@ -228,7 +289,8 @@ pub(crate) fn workflow_span(name: Option<&str>, conversation: Option<&str>) -> O
 }
 
 /// Records how a session's run ended.
-pub(crate) fn workflow_ended(span: &Span, result: &Result<Vec<crate::task::TaskReport>, Error>) {
+pub(crate) fn workflow_ended(run: &RunSpan, result: &Result<Vec<TaskReport>, Error>) {
+    let span = run.end();
     if span.is_disabled() {
         return;
     }
@@ -240,8 +302,9 @@ pub(crate) fn workflow_ended(span: &Span, result: &Result<Vec<crate::task::TaskR
     }
 }
 
-/// The span of an accepted plan, under the session's run: `plan {title}` (or `plan {id}`), from its acceptance
-/// to its last task's end. Its tasks' turns are its children.
+/// The span of an accepted plan, under the session's run: `plan {title}` (or `plan {id}`),
+/// from its acceptance to its last task's end, or the run's end. Its tasks' turns are its
+/// children; a plan a later run goes on with has a span in that run too.
 pub(crate) fn plan_span(parent: &Span, plan: PlanId, title: Option<&str>, tasks: u32) -> Span {
     tracing::info_span!(
         target: TARGET,
@@ -263,118 +326,6 @@ pub(crate) fn plan_ended(span: &Span, progress: &PlanProgress) {
     }
 }
 
-/// Whether `observation` is one [`observed`] makes an event of: a constant where the
-/// observation is made, so that an event fired costs no check.
-#[inline(always)]
-pub(crate) fn worth_an_event(observation: &Observation<'_>) -> bool {
-    matches!(
-        observation,
-        Observation::Hook { .. }
-            | Observation::Approval { .. }
-            | Observation::Question { .. }
-            | Observation::Withdrawn { .. }
-            | Observation::Session(_)
-    )
-}
-
-/// An observation worth an event on the span it happened under: a hook's decision, the
-/// approver's answer (to an escalated call, or to what a running tool asked), a withdrawn
-/// answer, an event of a session. Out of line: the hook's
-/// chain it is reported from stays small enough to inline.
-#[cold]
-#[inline(never)]
-pub(crate) fn observed(span: &Span, observation: &Observation<'_>) {
-    match observation {
-        Observation::Hook { event, hook, decision } => {
-            let (word, reason) = decided(decision);
-            tracing::info!(
-                target: TARGET,
-                parent: span,
-                {
-                    "agentix.event" = %event,
-                    "agentix.hook" = *hook,
-                    "agentix.decision" = word,
-                    "agentix.reason" = reason,
-                },
-                "agentix.hook"
-            );
-        }
-        Observation::Approval { hook, call, approval } => {
-            tracing::info!(
-                target: TARGET,
-                parent: span,
-                {
-                    "agentix.hook" = *hook,
-                    "gen_ai.tool.name" = call.name.as_str(),
-                    "gen_ai.tool.call.id" = call.id.as_str(),
-                    "agentix.approval" = approved(approval),
-                },
-                "agentix.approval"
-            );
-        }
-        Observation::Question { call, question, approval } => {
-            tracing::info!(
-                target: TARGET,
-                parent: span,
-                {
-                    "agentix.asked_by" = question.asked_by.as_str(),
-                    "gen_ai.tool.name" = call.name.as_str(),
-                    "gen_ai.tool.call.id" = call.id.as_str(),
-                    "agentix.approval" = approved(approval),
-                },
-                "agentix.question"
-            );
-        }
-        Observation::Withdrawn { event, hook } => {
-            tracing::info!(
-                target: TARGET,
-                parent: span,
-                {
-                    "agentix.event" = %event,
-                    "agentix.hook" = *hook,
-                },
-                "agentix.withdrawn"
-            );
-        }
-        Observation::Session(event) => session_event(span, event),
-        _ => {}
-    }
-}
-
-fn session_event(span: &Span, event: &SessionEvent) {
-    tracing::info!(target: TARGET, parent: span, { "agentix.session.event" = %event }, "agentix.session");
-}
-
-/// The approver's answer as one word.
-fn approved(approval: &Approval) -> &'static str {
-    match approval {
-        Approval::Approve => "approve",
-        Approval::Reject(_) => "reject",
-        Approval::Edit(_) => "edit",
-        Approval::Suspend => "suspend",
-    }
-}
-
-/// A decision as one word, and the reason or feedback it carries.
-fn decided<'a>(decision: &Decision<'a>) -> (&'static str, Option<&'a str>) {
-    match *decision {
-        Decision::Continue => ("continue", None),
-        Decision::Stop => ("stop", None),
-        Decision::Retry { feedback } => ("retry", feedback),
-        Decision::Reject { reason } => ("reject", Some(reason)),
-        Decision::Escalate { reason } => ("escalate", Some(reason)),
-        Decision::Enqueue { .. } => ("enqueue", None),
-        Decision::Halt { reason } => ("halt", Some(reason)),
-        Decision::Tripped { reason } => ("tripped", Some(reason)),
-        Decision::Parts { .. } => ("parts", None),
-        Decision::Returned { ok: true } => ("returned", None),
-        Decision::Returned { ok: false } => ("returned_error", None),
-        Decision::Skipped => ("skipped", None),
-        Decision::TimedOut { .. } => ("timed_out", None),
-        Decision::Panicked { message } => ("panicked", Some(message)),
-    }
-}
-
 fn record_usage(span: &Span, usage: Usage) {
     span.record("gen_ai.usage.input_tokens", i64::from(usage.input_tokens));
     span.record("gen_ai.usage.output_tokens", i64::from(usage.output_tokens));
@@ -387,10 +338,56 @@ fn int(count: impl TryInto<i64>) -> i64 {
     count.try_into().unwrap_or(i64::MAX)
 }
 
-fn failed(span: &Span, kind: &'static str, error: &dyn std::fmt::Display) {
-    span.record("error.type", kind);
+/// What a turn spent between `before` and `spent`.
+fn since(spent: Usage, before: Usage) -> Usage {
+    Usage {
+        input_tokens: spent.input_tokens.saturating_sub(before.input_tokens),
+        output_tokens: spent.output_tokens.saturating_sub(before.output_tokens),
+        cache_read_tokens: spent.cache_read_tokens.saturating_sub(before.cache_read_tokens),
+        cache_write_tokens: spent.cache_write_tokens.saturating_sub(before.cache_write_tokens),
+    }
+}
+
+/// Records a failure: its kind, an error status, and — only when content is captured, as a
+/// message may quote it (an answer that did not read, a tool's arguments) — its message.
+fn failed(span: &Span, kind: Cow<'static, str>, error: &dyn std::fmt::Display) {
+    span.record("error.type", kind.as_ref());
     span.record("otel.status_code", "error");
-    span.record("otel.status_description", tracing::field::display(error));
+    if captures_content() {
+        span.record("otel.status_description", tracing::field::display(error));
+    }
+}
+
+/// A session run's span until its end is recorded. Dropped before — the run's future was
+/// dropped midway — it says so.
+#[derive(Debug)]
+pub(crate) struct RunSpan {
+    span: Span,
+    ended: AtomicBool,
+}
+
+impl RunSpan {
+    pub(crate) fn new(span: Span) -> Self {
+        RunSpan { span, ended: AtomicBool::new(false) }
+    }
+
+    pub(crate) fn span(&self) -> &Span {
+        &self.span
+    }
+
+    /// The span, its end about to be recorded.
+    fn end(&self) -> &Span {
+        self.ended.store(true, Ordering::Relaxed);
+        &self.span
+    }
+}
+
+impl Drop for RunSpan {
+    fn drop(&mut self) {
+        if !*self.ended.get_mut() && !self.span.is_disabled() {
+            failed(&self.span, Cow::Borrowed("cancelled"), &"cut short before it ended");
+        }
+    }
 }
 
 /// `operation {name}`, or the operation alone when there is no name.
@@ -403,60 +400,4 @@ impl<N: std::fmt::Display> std::fmt::Display for Named<N> {
             None => f.write_str(self.0),
         }
     }
-}
-
-/// What only the provider knows of a model call — where it went, the answer's id and model,
-/// why it stopped — for the loop's `chat` span. A [`Model`](crate::Model) records it with
-/// [`record_provider_details`] while it answers.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct ProviderDetails<'a> {
-    /// The server's host (`server.address`).
-    pub server_address: Option<&'a str>,
-    /// The server's port (`server.port`).
-    pub server_port: Option<u16>,
-    /// The answer's id (`gen_ai.response.id`).
-    pub response_id: Option<&'a str>,
-    /// The model that answered, as the provider names it (`gen_ai.response.model`).
-    pub response_model: Option<&'a str>,
-    /// Why the model stopped, in the provider's words (`gen_ai.response.finish_reasons`).
-    pub finish_reasons: &'a [&'a str],
-}
-
-/// Records `details` on the model call in progress: the loop's `chat` span, current while a
-/// [`Model`](crate::Model) answers. Outside one — a model called by hand — it does nothing, so
-/// a provider never opens a second span for the same call.
-pub fn record_provider_details(details: &ProviderDetails<'_>) {
-    let span = Span::current();
-    if !is_model_call(&span) {
-        return;
-    }
-    let ProviderDetails { server_address, server_port, response_id, response_model, .. } = *details;
-    if let Some(address) = server_address {
-        span.record("server.address", address);
-    }
-    if let Some(port) = server_port {
-        span.record("server.port", i64::from(port));
-    }
-    if let Some(id) = response_id {
-        span.record("gen_ai.response.id", id);
-    }
-    if let Some(model) = response_model {
-        span.record("gen_ai.response.model", model);
-    }
-    if !details.finish_reasons.is_empty() {
-        let reasons = serde_json::to_string(details.finish_reasons).unwrap_or_default();
-        span.record("gen_ai.response.finish_reasons", reasons);
-    }
-}
-
-/// Whether the span current here is the loop's span of a model call, traced: a
-/// [`Model`](crate::Model) asks before it works out details to
-/// [record](record_provider_details).
-pub fn in_model_call() -> bool {
-    is_model_call(&Span::current())
-}
-
-fn is_model_call(span: &Span) -> bool {
-    !span.is_disabled()
-        && span.metadata().is_some_and(|meta| meta.target() == TARGET && meta.name() == "chat")
 }

@@ -3,11 +3,12 @@
 
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::OnceLock;
 use std::task::{Context, Poll};
 
 use futures::Stream;
 use tracing::Span;
+
+use super::TurnTrace;
 
 pin_project_lite::pin_project! {
     /// A future polled with its span entered, if it has one.
@@ -41,62 +42,64 @@ impl<F: Future> Future for Within<'_, F> {
     }
 }
 
-impl<S: Stream> Stream for Within<'_, S> {
-    type Item = S::Item;
-
-    #[inline]
-    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<S::Item>> {
-        let this = self.project();
-        match this.span {
-            Some(span) => {
-                let _entered = span.enter();
-                this.future.poll_next(cx)
-            }
-            None => this.future.poll_next(cx),
-        }
-    }
-}
-
 pin_project_lite::pin_project! {
-    /// A future polled inside the span `open` makes when it is first polled, kept in `slot`
-    /// for the caller to record the outcome on and close. A future never polled — a call a
-    /// journal replays — opens no span; one made without `open` (the turn is not traced)
-    /// checks nothing.
-    pub(crate) struct Traced<'s, F, M> {
+    /// A call's future — the model's answer, a tool's — polled inside the call's span, which
+    /// the turn's trace keeps (an untraced call holds no span), and `open` opens when the
+    /// future is first polled: a call a journal replays, never polled, opens none.
+    pub(crate) struct Spanned<'t, F, M> {
         #[pin]
         future: F,
-        slot: &'s OnceLock<Span>,
+        turn: Option<&'t TurnTrace>,
+        call: Option<&'t str>,
         open: Option<M>,
-        traced: bool,
     }
 }
 
-impl<'s, F, M: FnOnce() -> Span> Traced<'s, F, M> {
+impl<'t, F, M: FnOnce() -> Span> Spanned<'t, F, M> {
+    /// `future` in the span of `call` (`None`: the model's) of `turn`, if it is traced.
     #[inline]
-    pub(crate) fn new(slot: &'s OnceLock<Span>, open: Option<M>, future: F) -> Self {
-        let traced = open.is_some();
-        Traced { future, slot, open, traced }
+    pub(crate) fn new(
+        turn: Option<&'t TurnTrace>,
+        call: Option<&'t str>,
+        open: Option<M>,
+        future: F,
+    ) -> Self {
+        Spanned { future, turn, call, open }
     }
 }
 
-impl<F: Future, M: FnOnce() -> Span> Future for Traced<'_, F, M> {
+impl<F: Future, M: FnOnce() -> Span> Future for Spanned<'_, F, M> {
     type Output = F::Output;
 
     #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
         let this = self.project();
-        if !*this.traced {
+        let Some(turn) = this.turn else {
             return this.future.poll(cx);
-        }
+        };
         if let Some(open) = this.open.take() {
-            let _ = this.slot.get_or_init(open);
+            turn.open(*this.call, open);
         }
-        match this.slot.get() {
-            Some(span) => {
-                let _entered = span.enter();
-                this.future.poll(cx)
-            }
-            None => this.future.poll(cx),
+        let span = turn.span_of(*this.call);
+        let _entered = span.as_ref().map(Span::enter);
+        this.future.poll(cx)
+    }
+}
+
+impl<S: Stream, M: FnOnce() -> Span> Stream for Spanned<'_, S, M> {
+    type Item = S::Item;
+
+    #[inline]
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<S::Item>> {
+        let this = self.project();
+        let Some(turn) = this.turn else {
+            return this.future.poll_next(cx);
+        };
+        if let Some(open) = this.open.take() {
+            turn.open(*this.call, open);
         }
+        let span = turn.span_of(*this.call);
+        let _entered = span.as_ref().map(Span::enter);
+        this.future.poll_next(cx)
     }
 }
