@@ -66,9 +66,8 @@ pub trait Model: Send + Sync {
 
 /// A type's name without its path or parameters: `Metered` for `my_app::Metered<Inner>`.
 fn type_name_alone<T: ?Sized>() -> &'static str {
-    let name = std::any::type_name::<T>();
-    let name = name.split('<').next().unwrap_or(name);
-    name.rsplit("::").next().unwrap_or(name)
+    let name = crate::hook::short_type_name::<T>();
+    name.split('<').next().unwrap_or(name)
 }
 
 impl<M: Model + ?Sized> Model for &M {
