@@ -1,0 +1,138 @@
+#![allow(missing_docs)] // criterion_group! generates an undocumented `pub fn`.
+
+//! What the ready-made hooks cost a turn that does not need them: the bare turn of the turn
+//! benchmark (a tool call, then an answer, over an in-memory model) with `Retry`, with
+//! `ModelFallback`, with both, with neither, and with a `wrap_model` hook that only passes the
+//! call on (what a layer of the onion costs itself) — every call answering, so each hook only
+//! passes its two model calls through.
+//!
+//! Timed by criterion; counted with `AGENTIX_HOOKS=variant:turns`, which runs that many turns
+//! for `scripts/hook-instructions.sh` to count the instructions of each under valgrind.
+
+use std::hint::black_box;
+
+use agentix::{
+    Agent, AssistantMessage, Conversation, Model, ModelError, ModelRequest, ModelResponse, Role,
+    Tool, ToolCall, Turn,
+};
+use agentix_hooks::{ModelFallback, Retry};
+use criterion::{Criterion, criterion_group};
+use futures::executor::block_on;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::json;
+
+/// Answers with a tool call, then — once it sees the tool's result — with text.
+struct BenchModel {
+    call: AssistantMessage,
+    answer: AssistantMessage,
+}
+
+impl BenchModel {
+    fn new() -> Self {
+        let call = ToolCall::new("c1", "get_weather", json!({ "city": "Oslo" }));
+        let call = AssistantMessage::default().with_tool_call(call);
+        BenchModel { call, answer: AssistantMessage::text("It is sunny in Oslo.") }
+    }
+}
+
+impl Model for BenchModel {
+    async fn complete(&self, request: &ModelRequest) -> Result<ModelResponse, ModelError> {
+        let answered = request.messages.last().is_some_and(|message| message.role == Role::Tool);
+        Ok(if answered { self.answer.clone() } else { self.call.clone() }.into())
+    }
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct City {
+    city: String,
+}
+
+struct Weather;
+
+impl Tool for Weather {
+    const NAME: &'static str = "get_weather";
+    type Args = City;
+    type Output = String;
+    type Error = std::convert::Infallible;
+
+    fn description(&self) -> &str {
+        "Current weather for a city."
+    }
+
+    async fn call(&self, args: City, _turn: &Turn) -> Result<String, Self::Error> {
+        Ok(format!("sunny in {}", args.city))
+    }
+}
+
+/// A `wrap_model` hook that only passes the call on: what a layer of the onion costs itself.
+struct Pass;
+
+impl agentix::on::WrapModel for Pass {
+    async fn wrap_model(
+        &self,
+        request: &ModelRequest,
+        _turn: &Turn,
+        next: &impl agentix::NextModel,
+    ) -> Result<ModelResponse, ModelError> {
+        next.call(request).await
+    }
+}
+
+const VARIANTS: [&str; 5] = ["none", "pass", "retry", "fallback", "both"];
+
+/// Gives `use_it` a turn of the agent `variant` names, on a new conversation each time.
+fn with_agent(variant: &str, use_it: &mut dyn FnMut(&dyn Fn() -> agentix::Outcome)) {
+    let ask = "Weather in Oslo?";
+    match variant {
+        "none" => {
+            let agent = Agent::builder(BenchModel::new()).tool(Weather).build();
+            use_it(&|| block_on(agent.run(&mut Conversation::new(), ask)));
+        }
+        "pass" => {
+            let agent = Agent::builder(BenchModel::new()).tool(Weather).hook(Pass).build();
+            use_it(&|| block_on(agent.run(&mut Conversation::new(), ask)));
+        }
+        "retry" => {
+            let agent = Agent::builder(BenchModel::new()).tool(Weather).hook(Retry::new()).build();
+            use_it(&|| block_on(agent.run(&mut Conversation::new(), ask)));
+        }
+        "fallback" => {
+            let fallback = ModelFallback::to(["backup"]);
+            let agent = Agent::builder(BenchModel::new()).tool(Weather).hook(fallback).build();
+            use_it(&|| block_on(agent.run(&mut Conversation::new(), ask)));
+        }
+        "both" => {
+            let agent = Agent::builder(BenchModel::new())
+                .tool(Weather)
+                .hook(ModelFallback::to(["backup"]))
+                .hook(Retry::new())
+                .build();
+            use_it(&|| block_on(agent.run(&mut Conversation::new(), ask)));
+        }
+        other => panic!("no variant {other}: {VARIANTS:?}"),
+    }
+}
+
+fn pass_through(c: &mut Criterion) {
+    let mut group = c.benchmark_group("pass_through");
+    for variant in VARIANTS {
+        with_agent(variant, &mut |turn| {
+            group.bench_function(variant, |b| b.iter(|| black_box(turn().unwrap())));
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, pass_through);
+
+fn main() {
+    if let Ok(spec) = std::env::var("AGENTIX_HOOKS") {
+        let (variant, count) = spec.split_once(':').expect("AGENTIX_HOOKS is variant:turns");
+        let count: usize = count.parse().expect("a turn count");
+        with_agent(variant, &mut |turn| (0..count).for_each(|_| drop(black_box(turn().unwrap()))));
+        return;
+    }
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+}

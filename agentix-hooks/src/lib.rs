@@ -1,0 +1,37 @@
+//! Ready-made hooks: the policies every agent ends up writing, done once, typed and
+//! configurable. Each is a hook like any other — registered with
+//! [`AgentBuilder::hook`](agentix::AgentBuilder::hook), reported to observers and traces under
+//! its name, journaled with the turn — and costs nothing on a turn that does not need it
+//! beyond passing the call through.
+//!
+//! | hook | event | what |
+//! |---|---|---|
+//! | [`Retry`] | `wrap_model` | a failed model call again, after an exponential, jittered backoff that honours the provider's `retry-after`; capped in attempts and in total wait |
+//! | [`ModelFallback`] | `wrap_model` | on an error that falls through (a provider's, a timeout, a refusal), the next model of a list — another provider's too |
+//!
+//! Both wrap the model call: added first, a hook is outermost. A fallback outside a retry
+//! retries each model before it falls to the next:
+//!
+//! ```
+//! use agentix::{Agent, ScriptedModel};
+//! use agentix_hooks::{ModelFallback, Retry};
+//!
+//! let agent = Agent::builder(ScriptedModel::new().text("Hello."))
+//!     .hook(ModelFallback::to(["anthropic:claude-sonnet-4-5"]))
+//!     .hook(Retry::new().attempts(3))
+//!     .build();
+//! # drop(agent);
+//! ```
+
+mod errors;
+mod fallback;
+mod retry;
+
+pub use errors::{falls_through, transient};
+pub use fallback::ModelFallback;
+pub use retry::{Jitter, Retry};
+
+/// The guide's chapter on these hooks, its examples compiled and run.
+#[cfg(doctest)]
+#[doc = include_str!("../../docs/ready-made-hooks.md")]
+struct Guide;

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Instructions per turn of the bare turn with each of agentix-hooks' model-call hooks registered
+# and never needed, and of a hook that only passes the call on
+# (`agentix-hooks/benches/pass_through.rs`), counted by valgrind (cachegrind):
+# each count the difference between 110 and 10 turns, over 100; the cost of one event is the
+# difference over none, over the turn's two model calls. Needs valgrind.
+#
+#   scripts/hook-instructions.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+command -v valgrind >/dev/null || { echo "valgrind is not installed" >&2; exit 1; }
+
+bench=$(cargo bench -p agentix-hooks --bench pass_through --no-run --message-format=json 2>/dev/null |
+    sed -n 's/.*"executable":"\([^"]*\)".*/\1/p' | tail -1)
+[ -x "$bench" ] || { echo "the pass_through benchmark did not build" >&2; exit 1; }
+
+count() { # count VARIANT TURNS: the instructions of a run
+    AGENTIX_HOOKS="$1:$2" valgrind --tool=cachegrind --cache-sim=no \
+        --cachegrind-out-file=/dev/null "$bench" 2>&1 |
+        sed -n 's/.*I *refs: *\([0-9,]*\).*/\1/p' | tr -d ,
+}
+
+printf '%-10s %10s %10s %16s\n' hooks "per turn" "over none" "per model call"
+none=
+for variant in none pass retry fallback both; do
+    few=$(count "$variant" 10)
+    many=$(count "$variant" 110)
+    per_turn=$(((many - few) / 100))
+    none=${none:-$per_turn}
+    printf '%-10s %10s %+10s %+16s\n' "$variant" "$per_turn" "$((per_turn - none))" "$(((per_turn - none) / 2))"
+done
