@@ -11,59 +11,17 @@
 
 use std::hint::black_box;
 
-use agentix::{
-    Agent, AssistantMessage, Conversation, Model, ModelError, ModelRequest, ModelResponse, Role,
-    Tool, ToolCall, Turn,
-};
+use agentix::{Agent, Conversation, ModelError, ModelRequest, ModelResponse, Turn};
 use agentix_hooks::{ModelFallback, Retry};
 use criterion::{Criterion, criterion_group};
 use futures::executor::block_on;
-use schemars::JsonSchema;
-use serde::Deserialize;
-use serde_json::json;
 
-/// Answers with a tool call, then — once it sees the tool's result — with text.
-struct BenchModel {
-    call: AssistantMessage,
-    answer: AssistantMessage,
-}
+// The turn benchmark's model and tool: the same bare turn as the cost gate's.
+#[allow(dead_code)]
+#[path = "../../agentix/benches/turn/fixture.rs"]
+mod fixture;
 
-impl BenchModel {
-    fn new() -> Self {
-        let call = ToolCall::new("c1", "get_weather", json!({ "city": "Oslo" }));
-        let call = AssistantMessage::default().with_tool_call(call);
-        BenchModel { call, answer: AssistantMessage::text("It is sunny in Oslo.") }
-    }
-}
-
-impl Model for BenchModel {
-    async fn complete(&self, request: &ModelRequest) -> Result<ModelResponse, ModelError> {
-        let answered = request.messages.last().is_some_and(|message| message.role == Role::Tool);
-        Ok(if answered { self.answer.clone() } else { self.call.clone() }.into())
-    }
-}
-
-#[derive(Deserialize, JsonSchema)]
-struct City {
-    city: String,
-}
-
-struct Weather;
-
-impl Tool for Weather {
-    const NAME: &'static str = "get_weather";
-    type Args = City;
-    type Output = String;
-    type Error = std::convert::Infallible;
-
-    fn description(&self) -> &str {
-        "Current weather for a city."
-    }
-
-    async fn call(&self, args: City, _turn: &Turn) -> Result<String, Self::Error> {
-        Ok(format!("sunny in {}", args.city))
-    }
-}
+use fixture::{BenchModel, Weather};
 
 /// A `wrap_model` hook that only passes the call on: what a layer of the onion costs itself.
 struct Pass;
@@ -86,24 +44,25 @@ fn with_agent(variant: &str, use_it: &mut dyn FnMut(&dyn Fn() -> agentix::Outcom
     let ask = "Weather in Oslo?";
     match variant {
         "none" => {
-            let agent = Agent::builder(BenchModel::new()).tool(Weather).build();
+            let agent = Agent::builder(BenchModel::new(None)).tool(Weather).build();
             use_it(&|| block_on(agent.run(&mut Conversation::new(), ask)));
         }
         "pass" => {
-            let agent = Agent::builder(BenchModel::new()).tool(Weather).hook(Pass).build();
+            let agent = Agent::builder(BenchModel::new(None)).tool(Weather).hook(Pass).build();
             use_it(&|| block_on(agent.run(&mut Conversation::new(), ask)));
         }
         "retry" => {
-            let agent = Agent::builder(BenchModel::new()).tool(Weather).hook(Retry::new()).build();
+            let agent =
+                Agent::builder(BenchModel::new(None)).tool(Weather).hook(Retry::new()).build();
             use_it(&|| block_on(agent.run(&mut Conversation::new(), ask)));
         }
         "fallback" => {
             let fallback = ModelFallback::to(["backup"]);
-            let agent = Agent::builder(BenchModel::new()).tool(Weather).hook(fallback).build();
+            let agent = Agent::builder(BenchModel::new(None)).tool(Weather).hook(fallback).build();
             use_it(&|| block_on(agent.run(&mut Conversation::new(), ask)));
         }
         "both" => {
-            let agent = Agent::builder(BenchModel::new())
+            let agent = Agent::builder(BenchModel::new(None))
                 .tool(Weather)
                 .hook(ModelFallback::to(["backup"]))
                 .hook(Retry::new())

@@ -15,58 +15,24 @@
 
 use std::hint::black_box;
 
-use agentix::{
-    Agent, AssistantMessage, Conversation, Model, ModelError, ModelRequest, ModelResponse, Role,
-    Tool, ToolCall, Turn,
-};
+use agentix::{Agent, Conversation};
 use criterion::{Criterion, criterion_group};
 use opentelemetry::metrics::MeterProvider as _;
 use opentelemetry::trace::TracerProvider as _;
 use opentelemetry_sdk::error::OTelSdkResult;
 use opentelemetry_sdk::metrics::{InMemoryMetricExporter, PeriodicReader, SdkMeterProvider};
 use opentelemetry_sdk::trace::{SdkTracerProvider, SpanData, SpanExporter};
-use schemars::JsonSchema;
-use serde::Deserialize;
-use serde_json::json;
 use tokio::runtime::Runtime;
 use tracing::Dispatch;
 use tracing_subscriber::filter::{LevelFilter, Targets};
 use tracing_subscriber::layer::SubscriberExt;
 
-/// Answers with a tool call, then — once it sees the tool's result — with text.
-struct BenchModel {
-    call: AssistantMessage,
-    answer: AssistantMessage,
-}
+// The turn benchmark's model and tool: the same bare turn as the cost gate's.
+#[allow(dead_code)]
+#[path = "../../agentix/benches/turn/fixture.rs"]
+mod fixture;
 
-impl Model for BenchModel {
-    async fn complete(&self, request: &ModelRequest) -> Result<ModelResponse, ModelError> {
-        let answered = request.messages.last().is_some_and(|message| message.role == Role::Tool);
-        Ok(if answered { self.answer.clone() } else { self.call.clone() }.into())
-    }
-}
-
-#[derive(Deserialize, JsonSchema)]
-struct City {
-    city: String,
-}
-
-struct Weather;
-
-impl Tool for Weather {
-    const NAME: &'static str = "get_weather";
-    type Args = City;
-    type Output = String;
-    type Error = std::convert::Infallible;
-
-    fn description(&self) -> &str {
-        "Current weather for a city."
-    }
-
-    async fn call(&self, args: City, _turn: &Turn) -> Result<String, Self::Error> {
-        Ok(format!("sunny in {}", args.city))
-    }
-}
+use fixture::{BenchModel, Weather};
 
 /// Exports nowhere: what the SDK does up to the wire.
 #[derive(Debug)]
@@ -117,15 +83,7 @@ fn subscriber(
 
 /// The bare agent: no hooks, one tool.
 fn agent() -> Agent<BenchModel, agentix::Toolbox<agentix::NoTools, Weather>> {
-    let model = BenchModel {
-        call: AssistantMessage::default().with_tool_call(ToolCall::new(
-            "c1",
-            "get_weather",
-            json!({ "city": "Oslo" }),
-        )),
-        answer: AssistantMessage::text("It is sunny in Oslo."),
-    };
-    Agent::builder(model).name("bench").tool(Weather).build()
+    Agent::builder(BenchModel::new(None)).name("bench").tool(Weather).build()
 }
 
 /// One turn on a new conversation, on a current-thread runtime (the SDK's simple processor

@@ -4,21 +4,15 @@
 
 mod support;
 
-use std::future::Future;
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicUsize, Ordering};
-
 use agentix::{
-    Agent, AgentTool, Conversation, Journal, JournalError, JournalStep, Model, ModelError,
-    ModelRequest, ModelResponse, ScriptedModel, StreamEvent, Usage, replay_recorded,
+    Agent, AgentTool, Conversation, Model, ModelError, ModelRequest, ModelResponse, ScriptedModel,
+    StreamEvent, Usage,
 };
 use agentix_otel::{OPERATION_DURATION, TIME_TO_FIRST_CHUNK, TOKEN_USAGE};
 use futures::StreamExt;
-use serde::Serialize;
-use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 use support::{attr, collect, is_child, one, operations, point_attr, text};
-use tests::Weather;
+use tests::{Memory, Weather};
 
 /// A scripted model whose every answer costs 100 tokens in, 10 out.
 struct Metered(ScriptedModel);
@@ -165,48 +159,6 @@ async fn an_unnamed_sub_agent_runs_under_its_tools_name() {
     one(&spans, "invoke_agent");
 }
 
-/// A journal in memory, replaying by position: what a durable runtime does across a crash.
-#[derive(Default)]
-struct Memory {
-    steps: Mutex<Vec<(String, Value)>>,
-    next: AtomicUsize,
-}
-
-impl Memory {
-    fn replay(&self) -> Memory {
-        Memory { steps: Mutex::new(self.steps.lock().unwrap().clone()), next: AtomicUsize::new(0) }
-    }
-}
-
-impl Journal for Memory {
-    fn journal<T, F>(
-        &self,
-        step: &JournalStep<'_>,
-        effect: F,
-    ) -> impl Future<Output = Result<T, JournalError>> + Send
-    where
-        T: Serialize + DeserializeOwned + Send,
-        F: Future<Output = T> + Send,
-    {
-        let asked = step.to_string();
-        async move {
-            let at = self.next.fetch_add(1, Ordering::SeqCst);
-            let recorded = self.steps.lock().unwrap().get(at).cloned();
-            match recorded {
-                Some((recorded, value)) => {
-                    replay_recorded(asked, &recorded, || serde_json::from_value(value))
-                }
-                None => {
-                    let value = effect.await;
-                    let stored = serde_json::to_value(&value).unwrap();
-                    self.steps.lock().unwrap().push((asked, stored));
-                    Ok(value)
-                }
-            }
-        }
-    }
-}
-
 #[tokio::test]
 async fn a_replayed_call_was_not_made_again_and_has_no_span() {
     let journal = Memory::default();
@@ -220,7 +172,7 @@ async fn a_replayed_call_was_not_made_again_and_has_no_span() {
     let collected = collect();
     let again = weather_turn();
     let agent = Agent::builder(&again).tool(Weather::default()).build();
-    let replay = journal.replay();
+    let replay = journal.replay(usize::MAX);
     agent.turn(&mut Conversation::new().with_id("c"), "Weather?").journal(&replay).await.unwrap();
     assert_eq!(again.calls(), 0);
     let spans = collected.spans();

@@ -1,6 +1,10 @@
 //! Shared helpers for the behaviour tests: a scriptable probe hook that records every call, and
 //! a few tools. Every test drives the real agent loop over the scripted model.
 
+mod journal;
+
+pub use journal::Memory;
+
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 

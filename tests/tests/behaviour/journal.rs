@@ -3,74 +3,17 @@
 //! model called, no tool run for it) and goes on from there; a replay whose hooks decide
 //! otherwise is a typed error naming the step.
 
-use std::future::Future;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
 
 use agentix::event::BeforeTool;
 use agentix::{
-    Agent, Approval, Conversation, Error, Journal, JournalError, JournalStep, ModelError,
-    ScriptedModel, ToolCall, Turn, Verdict, replay_recorded,
+    Agent, Approval, Conversation, Error, JournalError, ModelError, ScriptedModel, ToolCall, Turn,
+    Verdict,
 };
-use serde::Serialize;
-use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
+pub(crate) use tests::Memory;
 use tests::Weather;
-
-/// A journal in memory: replays the steps it holds, in order, then runs and records the rest.
-#[derive(Default)]
-pub(crate) struct Memory {
-    steps: Mutex<Vec<(String, Value)>>,
-    next: AtomicUsize,
-}
-
-impl Memory {
-    /// The same steps, replayed from the first.
-    pub(crate) fn replay(&self, keep: usize) -> Memory {
-        let mut steps = self.steps.lock().unwrap().clone();
-        steps.truncate(keep);
-        Memory { steps: Mutex::new(steps), next: AtomicUsize::new(0) }
-    }
-
-    pub(crate) fn names(&self) -> Vec<String> {
-        self.steps.lock().unwrap().iter().map(|(name, _)| name.clone()).collect()
-    }
-}
-
-impl Journal for Memory {
-    fn journal<T, F>(
-        &self,
-        step: &JournalStep<'_>,
-        effect: F,
-    ) -> impl Future<Output = Result<T, JournalError>> + Send
-    where
-        T: Serialize + DeserializeOwned + Send,
-        F: Future<Output = T> + Send,
-    {
-        let asked = step.to_string();
-        async move {
-            let at = self.next.load(Ordering::SeqCst);
-            let recorded = self.steps.lock().unwrap().get(at).cloned();
-            match recorded {
-                Some((recorded, value)) => {
-                    let replayed =
-                        replay_recorded(asked, &recorded, || serde_json::from_value(value));
-                    if !matches!(replayed, Err(JournalError::Diverged { .. })) {
-                        self.next.store(at + 1, Ordering::SeqCst);
-                    }
-                    replayed
-                }
-                None => {
-                    let value = effect.await;
-                    let stored = serde_json::to_value(&value).unwrap();
-                    self.steps.lock().unwrap().push((asked, stored));
-                    self.next.store(at + 1, Ordering::SeqCst);
-                    Ok(value)
-                }
-            }
-        }
-    }
-}
 
 fn weather_turn() -> ScriptedModel {
     ScriptedModel::new().tool_call("get_weather", json!({ "city": "Oslo" })).text("Sunny in Oslo.")
