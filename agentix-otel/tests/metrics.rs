@@ -4,34 +4,12 @@
 
 mod support;
 
-use agentix::{
-    Agent, AgentTool, Conversation, Model, ModelError, ModelRequest, ModelResponse, ScriptedModel,
-    StreamEvent, Usage,
-};
+use agentix::{Agent, AgentTool, Conversation, ModelError, ScriptedModel, StreamEvent, Usage};
 use agentix_otel::{OPERATION_DURATION, TIME_TO_FIRST_CHUNK, TOKEN_USAGE};
 use futures::StreamExt;
 use serde_json::{Value, json};
-use support::{attr, collect, is_child, one, operations, point_attr, text};
+use support::{Priced, attr, collect, is_child, one, operations, point_attr, text};
 use tests::{Memory, Weather};
-
-/// A scripted model whose every answer costs 100 tokens in, 10 out.
-struct Metered(ScriptedModel);
-
-impl Model for Metered {
-    fn provider(&self, _model: Option<&str>) -> &str {
-        "test-provider"
-    }
-
-    fn model_name<'a>(&'a self, model: Option<&'a str>) -> Option<&'a str> {
-        Some(model.unwrap_or("model-1"))
-    }
-
-    async fn complete(&self, request: &ModelRequest) -> Result<ModelResponse, ModelError> {
-        let mut response = self.0.complete(request).await?;
-        response.usage = Usage { input_tokens: 100, output_tokens: 10, ..Usage::default() };
-        Ok(response)
-    }
-}
 
 #[tokio::test]
 async fn each_model_call_counts_its_tokens_and_time_failed_calls_with_their_error() {
@@ -40,7 +18,12 @@ async fn each_model_call_counts_its_tokens_and_time_failed_calls_with_their_erro
         .tool_call("get_weather", json!({ "city": "Oslo" }))
         .text("Sunny.")
         .error(ModelError::Transport("reset".into()));
-    let agent = Agent::builder(Metered(model)).tool(Weather::default()).build();
+    let agent = Agent::builder(Priced(
+        model,
+        Usage { input_tokens: 100, output_tokens: 10, ..Usage::default() },
+    ))
+    .tool(Weather::default())
+    .build();
     let mut conversation = Conversation::new();
     agent.run(&mut conversation, "Weather in Oslo?").await.unwrap();
     assert!(agent.run(&mut conversation, "And tomorrow?").await.is_err());

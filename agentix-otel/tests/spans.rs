@@ -13,32 +13,14 @@ use agentix::{
 use agentix::{Approval, Error, NextTool, ToolResult};
 use opentelemetry::trace::{SpanKind, Status};
 use serde_json::json;
-use support::{attr, collect, events, failed, int, is_child, is_root, one, operations, text};
+use support::{
+    Priced, attr, collect, events, failed, int, is_child, is_root, one, operations, text,
+};
 use tests::{Flaky, Weather};
 
-/// A scripted model with a provider, a default model, and what each call costs.
-struct Priced(ScriptedModel);
-
-impl Model for Priced {
-    fn provider(&self, _model: Option<&str>) -> &str {
-        "test-provider"
-    }
-
-    fn model_name<'a>(&'a self, model: Option<&'a str>) -> Option<&'a str> {
-        Some(model.unwrap_or("model-1"))
-    }
-
-    async fn complete(&self, request: &ModelRequest) -> Result<ModelResponse, ModelError> {
-        let mut response = self.0.complete(request).await?;
-        response.usage = Usage {
-            input_tokens: 120,
-            output_tokens: 8,
-            cache_read_tokens: 96,
-            cache_write_tokens: 16,
-        };
-        Ok(response)
-    }
-}
+/// What each call of the tests' priced model costs.
+const COST: Usage =
+    Usage { input_tokens: 120, output_tokens: 8, cache_read_tokens: 96, cache_write_tokens: 16 };
 
 #[agentix::hook(before_tool)]
 async fn allow(_call: &mut ToolCall, _turn: &mut Turn) -> Verdict<BeforeTool> {
@@ -51,7 +33,7 @@ async fn a_model_tool_model_turn_is_an_agent_span_over_two_chats_and_a_tool() {
     let model = ScriptedModel::new()
         .tool_call("get_weather", json!({ "city": "Oslo" }))
         .text("Sunny in Oslo.");
-    let agent = Agent::builder(Priced(model))
+    let agent = Agent::builder(Priced(model, COST))
         .name("forecaster")
         .tool(Weather::default())
         .hook(allow)
@@ -296,7 +278,7 @@ async fn a_turn_that_waits_for_a_person_is_not_a_failure_and_its_resumption_is_a
     let model = ScriptedModel::new()
         .tool_call("get_weather", json!({ "city": "Oslo" }))
         .text("Sunny in Oslo.");
-    let agent = Agent::builder(Priced(model))
+    let agent = Agent::builder(Priced(model, COST))
         .tool(Weather::default())
         .hook(ask_first)
         .approver(|_call: ToolCall, _| async { Approval::Suspend })

@@ -11,6 +11,28 @@ use opentelemetry_sdk::trace::{InMemorySpanExporter, SdkTracerProvider, SpanData
 use tracing::subscriber::DefaultGuard;
 use tracing_subscriber::layer::SubscriberExt;
 
+/// A scripted model with a provider, a default model, and what each call costs.
+pub struct Priced(pub agentix::ScriptedModel, pub agentix::Usage);
+
+impl agentix::Model for Priced {
+    fn provider(&self, _model: Option<&str>) -> &str {
+        "test-provider"
+    }
+
+    fn model_name<'a>(&'a self, model: Option<&'a str>) -> Option<&'a str> {
+        Some(model.unwrap_or("model-1"))
+    }
+
+    async fn complete(
+        &self,
+        request: &agentix::ModelRequest,
+    ) -> Result<agentix::ModelResponse, agentix::ModelError> {
+        let mut response = self.0.complete(request).await?;
+        response.usage = self.1;
+        Ok(response)
+    }
+}
+
 /// Everything a test's turns report, while it is alive (on this thread).
 pub struct Collected {
     spans: InMemorySpanExporter,
