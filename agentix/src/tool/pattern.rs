@@ -60,29 +60,35 @@ fn problem(pattern: &str) -> Option<String> {
 }
 
 /// Whether `name` matches `pattern`: iterative wildcard matching, backtracking to the last
-/// `*` on a mismatch.
+/// `*` on a mismatch — over the two strings as they are (a hook checks a pattern at every call:
+/// it allocates nothing).
 #[doc(hidden)]
 pub fn matches(pattern: &str, name: &str) -> bool {
-    let (pattern, name): (Vec<char>, Vec<char>) =
-        (pattern.chars().collect(), name.chars().collect());
-    let (mut p, mut n) = (0, 0);
-    let mut star: Option<(usize, usize)> = None;
-    while n < name.len() {
-        if p < pattern.len() && (pattern[p] == '?' || pattern[p] == name[n]) {
-            p += 1;
-            n += 1;
-        } else if p < pattern.len() && pattern[p] == '*' {
-            star = Some((p, n));
-            p += 1;
-        } else if let Some((star_p, star_n)) = star {
-            p = star_p + 1;
-            n = star_n + 1;
-            star = Some((star_p, star_n + 1));
-        } else {
-            return false;
+    let (mut p, mut n) = (pattern.chars(), name.chars());
+    // The pattern after the last `*` seen, and the name where that `*` stopped matching.
+    let mut star: Option<(std::str::Chars<'_>, std::str::Chars<'_>)> = None;
+    while let Some(c) = n.clone().next() {
+        let mut after = p.clone();
+        match after.next() {
+            Some('*') => {
+                star = Some((after.clone(), n.clone()));
+                p = after;
+                continue;
+            }
+            Some(wanted) if wanted == '?' || wanted == c => {
+                p = after;
+                n.next();
+                continue;
+            }
+            _ => {}
         }
+        // A mismatch: the last `*` takes one more character, if there was one.
+        let Some((star_p, star_n)) = &mut star else { return false };
+        star_n.next();
+        p = star_p.clone();
+        n = star_n.clone();
     }
-    pattern[p..].iter().all(|&c| c == '*')
+    p.all(|c| c == '*')
 }
 
 #[cfg(test)]
@@ -99,6 +105,9 @@ mod tests {
             ("get-?um", "get-sum"),
             ("github__*", "github__create_issue"),
             ("a*b*c", "aXXbYYc"),
+            ("h?llo", "hällo"),
+            ("*ä*", "bär"),
+            ("**", ""),
         ] {
             assert!(matches(pattern, name), "{pattern} ~ {name}");
         }
