@@ -3,7 +3,8 @@
 # and never needed, and of a hook that only passes the call on
 # (`agentix-hooks/benches/pass_through.rs`), counted by valgrind (cachegrind):
 # each count the difference between 110 and 10 turns, over 100; the cost of one event is the
-# difference over none, over the turn's two model calls. Needs valgrind.
+# difference over none, over the events the hook sees (the turn's two model calls, or its one
+# tool call). Needs valgrind.
 #
 #   scripts/hook-instructions.sh
 set -euo pipefail
@@ -20,12 +21,15 @@ count() { # count VARIANT TURNS: the instructions of a run
         sed -n 's/.*I *refs: *\([0-9,]*\).*/\1/p' | tr -d ,
 }
 
-printf '%-10s %10s %10s %16s\n' hooks "per turn" "over none" "per model call"
+printf '%-10s %10s %10s %10s\n' hooks "per turn" "over none" "per event"
 none=
-for variant in none pass retry fallback both; do
+# The events each variant's hooks see a turn: two model calls, or one tool call.
+declare -A events=([none]=1 [pass]=2 [retry]=2 [fallback]=2 [both]=2 [approve]=1)
+for variant in none pass retry fallback both approve; do
     few=$(count "$variant" 10)
     many=$(count "$variant" 110)
     per_turn=$(((many - few) / 100))
     none=${none:-$per_turn}
-    printf '%-10s %10s %+10s %+16s\n' "$variant" "$per_turn" "$((per_turn - none))" "$(((per_turn - none) / 2))"
+    over=$((per_turn - none))
+    printf '%-10s %10s %+10s %+10s\n' "$variant" "$per_turn" "$over" "$((over / events[$variant]))"
 done

@@ -4,7 +4,8 @@
 //! benchmark (a tool call, then an answer, over an in-memory model) with `Retry`, with
 //! `ModelFallback`, with both, with neither, and with a `wrap_model` hook that only passes the
 //! call on (what a layer of the onion costs itself) — every call answering, so each hook only
-//! passes its two model calls through.
+//! passes its two model calls through; and with `ApproveByPattern` on a pattern its one tool
+//! call does not match.
 //!
 //! Timed by criterion; counted with `AGENTIX_HOOKS=variant:turns`, which runs that many turns
 //! for `scripts/hook-instructions.sh` to count the instructions of each under valgrind.
@@ -12,7 +13,7 @@
 use std::hint::black_box;
 
 use agentix::{Agent, Conversation, ModelError, ModelRequest, ModelResponse, Turn};
-use agentix_hooks::{ModelFallback, Retry};
+use agentix_hooks::{ApproveByPattern, ModelFallback, Retry};
 use criterion::{Criterion, criterion_group};
 use futures::executor::block_on;
 
@@ -37,7 +38,7 @@ impl agentix::on::WrapModel for Pass {
     }
 }
 
-const VARIANTS: [&str; 5] = ["none", "pass", "retry", "fallback", "both"];
+const VARIANTS: [&str; 6] = ["none", "pass", "retry", "fallback", "both", "approve"];
 
 /// Gives `use_it` a turn of the agent `variant` names, on a new conversation each time.
 fn with_agent(variant: &str, use_it: &mut dyn FnMut(&dyn Fn() -> agentix::Outcome)) {
@@ -68,6 +69,12 @@ fn with_agent(variant: &str, use_it: &mut dyn FnMut(&dyn Fn() -> agentix::Outcom
                 .hook(Retry::new())
                 .build();
             use_it(&|| block_on(agent.run(&mut Conversation::new(), ask)));
+        }
+        "approve" => {
+            // A pattern the turn's one tool call does not match: it goes on untouched.
+            let ask = ApproveByPattern::tools(["*delete*"]).expect("a pattern");
+            let agent = Agent::builder(BenchModel::new(None)).tool(Weather).hook(ask).build();
+            use_it(&|| block_on(agent.run(&mut Conversation::new(), "Weather in Oslo?")));
         }
         other => panic!("no variant {other}: {VARIANTS:?}"),
     }

@@ -8,6 +8,7 @@
 //! |---|---|---|
 //! | [`Retry`] | `wrap_model` | a failed model call again, after an exponential, jittered backoff that honours the provider's `retry-after`; capped in attempts and in total wait |
 //! | [`ModelFallback`] | `wrap_model` | on an error that falls through (a provider's, a timeout, a refusal), the next model of a list — another provider's too |
+//! | [`ApproveByPattern`] | `before_tool` | the calls of the tools (or MCP servers) a pattern names, to the approver, their arguments in the reason |
 //!
 //! Both wrap the model call: added first, a hook is outermost. A fallback outside a retry
 //! retries each model before it falls to the next:
@@ -23,10 +24,12 @@
 //! # drop(agent);
 //! ```
 
+mod approval;
 mod errors;
 mod fallback;
 mod retry;
 
+pub use approval::ApproveByPattern;
 pub use errors::{falls_through, transient};
 pub use fallback::ModelFallback;
 pub use retry::{Jitter, Retry};

@@ -1,0 +1,105 @@
+//! Approval by pattern: a `before_tool` hook that sends the calls of some tools to the
+//! approver, with their arguments.
+
+use agentix::event::BeforeTool;
+use agentix::{ToolCall, ToolPattern, ToolPatternError, Turn, Verdict, on};
+
+/// Arguments longer than this are cut in the reason the approver reads (the call it gets has
+/// them whole).
+const SHOWN: usize = 500;
+
+/// Escalates every call whose tool's name matches one of `tools` (`*delete*`, `send_*`), or
+/// whose tool comes from an MCP server whose name matches one of `servers`: the agent's
+/// [approver](agentix::Approver) decides — approves, edits, rejects, or suspends the turn for a
+/// person. The escalation's reason names the pattern and shows the arguments, so that an
+/// approver that shows only the reason (a chat message, a ticket) shows what is asked; the call
+/// it is given has them whole. Other calls go on untouched.
+///
+/// ```
+/// use agentix_hooks::ApproveByPattern;
+///
+/// let ask = ApproveByPattern::tools(["*delete*", "send_*"])?.servers(["payments"])?;
+/// # drop(ask);
+/// # Ok::<_, agentix::ToolPatternError>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct ApproveByPattern {
+    tools: Vec<ToolPattern>,
+    servers: Vec<ToolPattern>,
+}
+
+impl ApproveByPattern {
+    /// Escalates the calls of the tools `patterns` name (globs: `*` any run, `?` one).
+    pub fn tools<I>(patterns: I) -> Result<Self, ToolPatternError>
+    where
+        I: IntoIterator,
+        I::Item: Into<String>,
+    {
+        Ok(ApproveByPattern { tools: patterns_of(patterns)?, servers: Vec::new() })
+    }
+
+    /// Escalates too the calls of every tool of the MCP servers `patterns` name.
+    pub fn servers<I>(mut self, patterns: I) -> Result<Self, ToolPatternError>
+    where
+        I: IntoIterator,
+        I::Item: Into<String>,
+    {
+        self.servers.extend(patterns_of(patterns)?);
+        Ok(self)
+    }
+
+    /// The pattern a call of `name` from `server` matches, if one does.
+    fn matched(&self, name: &str, server: Option<&str>) -> Option<String> {
+        if let Some(pattern) = self.tools.iter().find(|pattern| pattern.matches(name)) {
+            return Some(format!("`{name}` matches `{pattern}`"));
+        }
+        let server = server?;
+        let pattern = self.servers.iter().find(|pattern| pattern.matches(server))?;
+        Some(format!("`{name}` is a tool of the MCP server `{server}`, which matches `{pattern}`"))
+    }
+}
+
+fn patterns_of<I>(patterns: I) -> Result<Vec<ToolPattern>, ToolPatternError>
+where
+    I: IntoIterator,
+    I::Item: Into<String>,
+{
+    patterns.into_iter().map(ToolPattern::new).collect()
+}
+
+impl on::BeforeTool for ApproveByPattern {
+    // Nothing to await: called in place, as a plain function.
+    const IN_PLACE: bool = true;
+
+    fn name(&self) -> &'static str {
+        "approve_by_pattern"
+    }
+
+    async fn before_tool(&self, call: &mut ToolCall, turn: &mut Turn) -> Verdict<BeforeTool> {
+        self.before_tool_in_place(call, turn)
+    }
+
+    fn before_tool_in_place(&self, call: &mut ToolCall, turn: &mut Turn) -> Verdict<BeforeTool> {
+        // Where the tool comes from is asked only of a hook that names servers.
+        let origin = if self.servers.is_empty() { None } else { turn.tool_origin() };
+        let server = origin.as_deref().filter(|origin| origin.kind == "mcp").map(|o| &*o.name);
+        match self.matched(&call.name, server) {
+            Some(why) => Verdict::escalate(format!("{why}; arguments: {}", shown(call))),
+            None => Verdict::Continue,
+        }
+    }
+}
+
+/// The call's arguments as JSON, cut at a character boundary past [`SHOWN`] bytes.
+fn shown(call: &ToolCall) -> String {
+    let mut arguments = call.arguments.to_string();
+    if arguments.len() > SHOWN {
+        let mut end = SHOWN;
+        while !arguments.is_char_boundary(end) {
+            end -= 1;
+        }
+        arguments.truncate(end);
+        arguments.push('…');
+    }
+    arguments
+}
