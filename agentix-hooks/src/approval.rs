@@ -19,26 +19,44 @@ const SHOWN: usize = 500;
 /// use agentix_hooks::ApproveByPattern;
 ///
 /// let ask = ApproveByPattern::tools(["*delete*", "send_*"])?.servers(["payments"])?;
-/// # drop(ask);
+/// // Every tool of one MCP server, and nothing else.
+/// let only_payments = ApproveByPattern::new().servers(["payments"])?;
+/// # drop((ask, only_payments));
 /// # Ok::<_, agentix::ToolPatternError>(())
 /// ```
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub struct ApproveByPattern {
     tools: Vec<ToolPattern>,
     servers: Vec<ToolPattern>,
 }
 
 impl ApproveByPattern {
+    /// Escalates nothing yet: add [`tools`](Self::tools) or [`servers`](Self::servers).
+    pub fn new() -> Self {
+        ApproveByPattern::default()
+    }
+
     /// Escalates the calls of the tools `patterns` name (globs: `*` any run, `?` one).
     pub fn tools<I>(patterns: I) -> Result<Self, ToolPatternError>
     where
         I: IntoIterator,
         I::Item: Into<String>,
     {
-        Ok(ApproveByPattern { tools: patterns_of(patterns)?, servers: Vec::new() })
+        ApproveByPattern::new().and_tools(patterns)
     }
 
-    /// Escalates too the calls of every tool of the MCP servers `patterns` name.
+    /// Escalates too the calls of the tools `patterns` name.
+    pub fn and_tools<I>(mut self, patterns: I) -> Result<Self, ToolPatternError>
+    where
+        I: IntoIterator,
+        I::Item: Into<String>,
+    {
+        self.tools.extend(patterns_of(patterns)?);
+        Ok(self)
+    }
+
+    /// Escalates too the calls of every tool of the MCP servers `patterns` name (server names
+    /// are matched as tool names are: letters, digits, `_`, `-`, `.`).
     pub fn servers<I>(mut self, patterns: I) -> Result<Self, ToolPatternError>
     where
         I: IntoIterator,
@@ -90,7 +108,7 @@ impl on::BeforeTool for ApproveByPattern {
     }
 }
 
-/// The call's arguments as JSON, cut at a character boundary past [`SHOWN`] bytes.
+/// The call's arguments as JSON, cut at the last character boundary within [`SHOWN`] bytes.
 fn shown(call: &ToolCall) -> String {
     let mut arguments = call.arguments.to_string();
     if arguments.len() > SHOWN {

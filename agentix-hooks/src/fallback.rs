@@ -1,6 +1,7 @@
 //! Model fallback: a `wrap_model` hook that asks the next model of a list when one fails.
 
 use std::fmt;
+use std::sync::Arc;
 
 use agentix::{ModelError, ModelRequest, ModelResponse, NextModel, Turn, on};
 
@@ -22,12 +23,13 @@ use crate::errors::falls_through;
 ///
 /// // Refusals stay refusals: only an outage falls through.
 /// let fallback = ModelFallback::to(["anthropic:claude-sonnet-4-5", "gemini:gemini-2.5-flash"])
-///     .when(|error| agentix_hooks::transient(error));
+///     .fall_through_if(agentix_hooks::transient);
 /// # drop(fallback);
 /// ```
+#[derive(Clone)]
 pub struct ModelFallback {
     models: Vec<String>,
-    falls_through: Box<dyn Fn(&ModelError) -> bool + Send + Sync>,
+    falls_through: Arc<dyn Fn(&ModelError) -> bool + Send + Sync>,
 }
 
 impl ModelFallback {
@@ -38,12 +40,16 @@ impl ModelFallback {
         I::Item: Into<String>,
     {
         let models = models.into_iter().map(Into::into).collect();
-        ModelFallback { models, falls_through: Box::new(falls_through) }
+        ModelFallback { models, falls_through: Arc::new(falls_through) }
     }
 
-    /// Which errors fall through to the next model (by default, [`falls_through`]).
-    pub fn when(mut self, falls: impl Fn(&ModelError) -> bool + Send + Sync + 'static) -> Self {
-        self.falls_through = Box::new(falls);
+    /// Falls through to the next model on the errors `falls` says, in place of the default
+    /// ([`falls_through`]).
+    pub fn fall_through_if(
+        mut self,
+        falls: impl Fn(&ModelError) -> bool + Send + Sync + 'static,
+    ) -> Self {
+        self.falls_through = Arc::new(falls);
         self
     }
 

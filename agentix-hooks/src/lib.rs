@@ -10,8 +10,8 @@
 //! | [`ModelFallback`] | `wrap_model` | on an error that falls through (a provider's, a timeout, a refusal), the next model of a list — another provider's too |
 //! | [`ApproveByPattern`] | `before_tool` | the calls of the tools (or MCP servers) a pattern names, to the approver, their arguments in the reason |
 //!
-//! Both wrap the model call: added first, a hook is outermost. A fallback outside a retry
-//! retries each model before it falls to the next:
+//! `Retry` and `ModelFallback` wrap the model call: added first, a hook is outermost. A fallback
+//! outside a retry retries each model before it falls to the next:
 //!
 //! ```
 //! use agentix::{Agent, ScriptedModel};

@@ -4,6 +4,7 @@
 use std::collections::hash_map::RandomState;
 use std::fmt;
 use std::hash::{BuildHasher, Hasher};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
@@ -14,9 +15,10 @@ use crate::errors::transient;
 /// How much of each wait is drawn at random, so that many clients that failed together do not
 /// all come back together.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Jitter {
-    /// None: the backoff as it is (for tests, and a single client).
-    None,
+    /// Off: the backoff as it is (for tests, and a single client).
+    Off,
     /// A wait drawn from zero to the backoff ("full jitter": the fewest collisions).
     #[default]
     Full,
@@ -26,13 +28,17 @@ pub enum Jitter {
 
 /// Calls the model again after a failure that may pass (by default a [`transient`] one:
 /// unreachable, overloaded, rate-limited, timed out), waiting between calls: `initial_delay`,
-/// doubled at each retry up to `max_delay`, [`Jitter`]ed — and never less than a provider's
-/// `retry-after`. It stops at `attempts` calls in all, or when the next wait would take the
-/// call's total wait past `max_wait`, and returns the last error.
+/// doubled at each retry up to `max_delay`, [`Jitter`]ed — after a provider's `retry-after`
+/// when it gave one. It stops at `attempts` calls in all, or when the next wait would take the
+/// call's total wait past `max_wait` (each wait counted at its most, before the jitter, so that
+/// whether a retry is made does not depend on a draw: a journaled turn replays it the same),
+/// and returns the last error. `max_wait` is per call of the hook: under a
+/// [`ModelFallback`](crate::ModelFallback), each model has its own.
 ///
 /// Each call goes through the loop (`next`): it is journaled, audited and traced as its own
 /// `chat` span (`agentix.attempt` 2, 3, …); an observer that streams sees what the failed
-/// call showed withdrawn.
+/// call showed withdrawn. The waits are tokio's timer (the hook needs a Tokio runtime with time
+/// enabled); a journaled turn that goes on after a crash replays the calls, and waits again.
 ///
 /// ```
 /// use std::time::Duration;
@@ -46,14 +52,15 @@ pub enum Jitter {
 ///     .jitter(Jitter::Equal);
 /// # drop(retry);
 /// ```
+#[derive(Clone)]
 pub struct Retry {
     attempts: u32,
     initial_delay: Duration,
     max_delay: Duration,
     max_wait: Duration,
     jitter: Jitter,
-    retries: Box<dyn Fn(&ModelError) -> bool + Send + Sync>,
-    draws: Draws,
+    retries: Arc<dyn Fn(&ModelError) -> bool + Send + Sync>,
+    draws: Arc<Draws>,
 }
 
 impl Retry {
@@ -66,8 +73,8 @@ impl Retry {
             max_delay: Duration::from_secs(10),
             max_wait: Duration::from_secs(60),
             jitter: Jitter::Full,
-            retries: Box::new(transient),
-            draws: Draws::new(),
+            retries: Arc::new(transient),
+            draws: Arc::new(Draws::new()),
         }
     }
 
@@ -101,24 +108,34 @@ impl Retry {
         self
     }
 
-    /// Which errors are retried (by default, [`transient`] ones).
-    pub fn when(mut self, retries: impl Fn(&ModelError) -> bool + Send + Sync + 'static) -> Self {
-        self.retries = Box::new(retries);
+    /// Retries the errors `retries` says, in place of the default ([`transient`] ones): to
+    /// add to the default, call it (`|e| transient(e) || …`).
+    pub fn retry_if(
+        mut self,
+        retries: impl Fn(&ModelError) -> bool + Send + Sync + 'static,
+    ) -> Self {
+        self.retries = Arc::new(retries);
         self
     }
 
-    /// The wait before retry `retry` (1 for the first) after `error`.
-    fn delay(&self, retry: u32, error: &ModelError) -> Duration {
+    /// The wait before retry `retry` (1 for the first) after `error`, at its most (what the
+    /// total wait counts) and as drawn: a `retry-after` and then the jittered backoff.
+    fn delay(&self, retry: u32, error: &ModelError) -> (Duration, Duration) {
         let doubled = self.initial_delay.saturating_mul(2u32.saturating_pow(retry - 1));
         let backoff = doubled.min(self.max_delay);
         let drawn = match self.jitter {
-            Jitter::None => backoff,
             Jitter::Full => self.draws.up_to(backoff),
             Jitter::Equal => backoff / 2 + self.draws.up_to(backoff - backoff / 2),
+            Jitter::Off => backoff,
         };
-        match error {
-            ModelError::Provider { retry_after: Some(after), .. } => drawn.max(*after),
-            _ => drawn,
+        let after = match error {
+            // Spread too: every client the provider told the same wait comes back apart.
+            ModelError::Provider { retry_after: Some(after), .. } => *after,
+            _ => Duration::ZERO,
+        };
+        match self.jitter {
+            Jitter::Off if !after.is_zero() => (after, after),
+            _ => (after.saturating_add(backoff), after.saturating_add(drawn)),
         }
     }
 }
@@ -160,12 +177,12 @@ impl on::WrapModel for Retry {
                 Err(error) if attempt < self.attempts && (self.retries)(error) => error,
                 _ => return result,
             };
-            let delay = self.delay(attempt, error);
-            if waited + delay > self.max_wait {
+            let (most, delay) = self.delay(attempt, error);
+            if most > self.max_wait.saturating_sub(waited) {
                 return result;
             }
             tokio::time::sleep(delay).await;
-            waited += delay;
+            waited = waited.saturating_add(most);
             attempt += 1;
         }
     }

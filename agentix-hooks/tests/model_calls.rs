@@ -25,7 +25,7 @@ fn status(status: u16) -> ModelError {
 }
 
 fn fixed() -> Retry {
-    Retry::new().jitter(Jitter::None)
+    Retry::new().jitter(Jitter::Off)
 }
 
 #[tokio::test(start_paused = true)]
@@ -114,7 +114,7 @@ async fn an_error_that_will_not_pass_is_not_retried() {
     }
     // Unless the hook is told to.
     let model = ScriptedModel::new().error(status(400)).text("Hello.");
-    let retry = fixed().when(|error| matches!(error, ModelError::Provider { status: 400, .. }));
+    let retry = fixed().retry_if(|error| matches!(error, ModelError::Provider { status: 400, .. }));
     let agent = Agent::builder(&model).hook(retry).build();
     assert!(agent.run(&mut Conversation::new(), "hi").await.is_ok());
     assert_eq!(model.calls(), 2);
@@ -182,7 +182,7 @@ async fn a_refusal_falls_through_unless_told_otherwise_and_the_last_error_is_the
     );
 
     let served = models();
-    let only_outages = ModelFallback::to(["backup"]).when(agentix_hooks::transient);
+    let only_outages = ModelFallback::to(["backup"]).fall_through_if(agentix_hooks::transient);
     let agent = Agent::builder(&served).hook(only_outages).build();
     let failed = agent.run(&mut Conversation::new(), "hi").await;
     assert!(matches!(failed, Err(Error::Model(ModelError::Refused { .. }))));
@@ -208,4 +208,57 @@ async fn a_fallback_outside_a_retry_retries_each_model_before_the_next() {
     assert_eq!(reply.joined_text(), "Backed up.");
     let backup = Some("backup".to_owned());
     assert_eq!(models.asked(), [None, None, backup.clone(), backup]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn jittered_waits_are_drawn_anew_each_time() {
+    let mut waits = Vec::new();
+    for _ in 0..8 {
+        let model = ScriptedModel::new().error(down()).text("Hello.");
+        let agent = Agent::builder(&model).hook(Retry::new()).build();
+        let started = Instant::now();
+        agent.run(&mut Conversation::new(), "hi").await.unwrap();
+        waits.push(started.elapsed());
+    }
+    waits.sort();
+    waits.dedup();
+    assert!(waits.len() > 1, "eight draws, one wait: {waits:?}");
+    assert!(waits.iter().all(|wait| *wait <= Duration::from_millis(200)), "{waits:?}");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_retry_after_longer_than_the_cap_is_not_waited() {
+    let limited = ModelError::Provider {
+        provider: "test".into(),
+        status: 429,
+        message: "come back tomorrow".into(),
+        retry_after: Some(Duration::from_secs(86_400)),
+    };
+    let model = ScriptedModel::new().error(limited).text("never read");
+    let agent = Agent::builder(&model).hook(fixed().max_wait(Duration::from_secs(60))).build();
+    let started = Instant::now();
+    let failed = agent.run(&mut Conversation::new(), "hi").await;
+    assert!(matches!(failed, Err(Error::Model(ModelError::Provider { status: 429, .. }))));
+    assert_eq!((model.calls(), started.elapsed()), (1, Duration::ZERO));
+}
+
+#[tokio::test(start_paused = true)]
+async fn one_attempt_is_no_retry() {
+    let model = ScriptedModel::new().error(down()).text("never read");
+    let agent = Agent::builder(&model).hook(fixed().attempts(0)).build();
+    assert!(agent.run(&mut Conversation::new(), "hi").await.is_err());
+    assert_eq!(model.calls(), 1);
+}
+
+#[tokio::test]
+async fn a_timeout_falls_through_and_a_named_model_falls_back_from_its_name() {
+    let timed_out = ModelError::TimedOut { after: Duration::from_secs(30) };
+    let models = Providers::default()
+        .serve(Some("primary"), ScriptedModel::new().error(timed_out))
+        .serve(Some("backup"), ScriptedModel::new().text("Backed up."));
+    let agent =
+        Agent::builder(&models).model_name("primary").hook(ModelFallback::to(["backup"])).build();
+    let reply = agent.run(&mut Conversation::new(), "hi").await.unwrap();
+    assert_eq!(reply.joined_text(), "Backed up.");
+    assert_eq!(models.asked(), [Some("primary".to_owned()), Some("backup".to_owned())]);
 }
