@@ -36,8 +36,9 @@ pub enum Jitter {
 /// [`ModelFallback`](crate::ModelFallback), each model has its own.
 ///
 /// Each call goes through the loop (`next`): it is journaled, audited and traced as its own
-/// `chat` span (`agentix.attempt` 2, 3, …); an observer that streams sees what the failed
-/// call showed withdrawn. The waits are tokio's timer (the hook needs a Tokio runtime with time
+/// `chat` span (`agentix.attempt` 2, 3, …); every observer sees each failed attempt
+/// ([`Observation::ModelCallFailed`](agentix::Observation::ModelCallFailed)), and one that
+/// streams sees what it showed withdrawn. The waits are tokio's timer (the hook needs a Tokio runtime with time
 /// enabled); a journaled turn that goes on after a crash replays the calls, and waits again.
 ///
 /// ```

@@ -6,7 +6,8 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use agentix::{
-    Agent, Conversation, Error, Model, ModelError, ModelRequest, ModelResponse, ScriptedModel,
+    Agent, Conversation, Error, Model, ModelError, ModelRequest, ModelResponse, Observation,
+    ScriptedModel,
 };
 use agentix_hooks::{Jitter, ModelFallback, Retry};
 use tokio::time::Instant;
@@ -38,6 +39,25 @@ async fn a_transient_failure_is_retried_after_a_doubling_wait() {
     assert_eq!(model.calls(), 3);
     // 200 ms, then 400 ms.
     assert_eq!(started.elapsed(), Duration::from_millis(600));
+}
+
+#[tokio::test(start_paused = true)]
+async fn each_failed_attempt_is_seen_by_an_observer_that_does_not_stream() {
+    let model = ScriptedModel::new().error(down()).error(status(503)).text("Hello.");
+    let agent = Agent::builder(&model).hook(fixed()).build();
+    let failed = Mutex::new(Vec::new());
+    let observer = |observation: &Observation<'_>| {
+        if let Observation::ModelCallFailed { step, error } = observation {
+            failed.lock().unwrap().push((*step, error.to_string()));
+        }
+    };
+    let mut conversation = Conversation::new();
+    agent.turn(&mut conversation, "hi").observe(&observer).await.unwrap();
+    let failed = failed.into_inner().unwrap();
+    assert_eq!(failed.len(), 2, "{failed:?}");
+    assert!(failed.iter().all(|(step, _)| *step == 0));
+    assert!(failed[0].1.contains("connection reset"), "{failed:?}");
+    assert!(failed[1].1.contains("503"), "{failed:?}");
 }
 
 #[tokio::test(start_paused = true)]

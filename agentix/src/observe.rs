@@ -199,6 +199,15 @@ pub enum Observation<'a> {
         /// stream broke off.
         hook: Option<&'a str>,
     },
+    /// A call of the model failed: the model's error, or a timeout. A `wrap_model` hook that
+    /// retries or falls back calls it again next, so each failed attempt is seen, streamed or
+    /// not.
+    ModelCallFailed {
+        /// The step within the turn, from 0.
+        step: u32,
+        /// Why it failed.
+        error: &'a crate::model::ModelError,
+    },
     /// Something happened in a sub-agent's turn that one of the turn's tool calls runs
     /// ([`AgentTool`](crate::AgentTool)), tagged with the agent's name.
     Nested {
@@ -349,6 +358,9 @@ impl fmt::Display for Observation<'_> {
                     f,
                     "      withdrawn: the text so far ({event}: called again, or the stream broke off)"
                 )
+            }
+            Observation::ModelCallFailed { error, .. } => {
+                write!(f, "      model call failed: {error}")
             }
             Observation::ToolFinished { result } => {
                 write!(f, "      tool result: {}", result.output)

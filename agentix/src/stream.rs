@@ -50,6 +50,15 @@ pub enum StreamEvent {
         /// stream broke off.
         hook: Option<String>,
     },
+    /// A call of the model failed, as
+    /// [`Observation::ModelCallFailed`](crate::Observation::ModelCallFailed) says: a
+    /// `wrap_model` hook may call it again next.
+    ModelCallFailed {
+        /// The step, from 0.
+        step: u32,
+        /// Why it failed.
+        error: crate::model::ModelError,
+    },
     /// A running tool call reported how far it has come.
     ToolProgress {
         /// The call's id.
@@ -197,6 +206,9 @@ fn stream_event(observation: &Observation<'_>) -> Option<StreamEvent> {
         Observation::ToolCallStreamed { call } => StreamEvent::ToolCall((*call).clone()),
         Observation::Withdrawn { event, hook } => {
             StreamEvent::Withdrawn { event: *event, hook: hook.map(str::to_owned) }
+        }
+        Observation::ModelCallFailed { step, error } => {
+            StreamEvent::ModelCallFailed { step: *step, error: (*error).clone() }
         }
         Observation::ToolFinished { result } => StreamEvent::ToolResult((*result).clone()),
         Observation::TurnEnded { outcome, .. } => StreamEvent::Finished((*outcome).clone()),

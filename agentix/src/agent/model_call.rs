@@ -177,6 +177,11 @@ impl<M: Model, O: Observer, X: StreamTransformer, K: Effects> NextModel
         if let Some(started) = started {
             self.tell_committer(request, &result, started.elapsed())?;
         }
+        if !O::SILENT
+            && let Err(error) = &result
+        {
+            self.failed(error);
+        }
         self.turn.settle_model_call(None, result.is_ok());
         result
     }
@@ -255,6 +260,15 @@ impl<M: Model, O: Observer, X: StreamTransformer, K: Effects> CallModel<'_, M, O
         }
         // Not streamed: the observer gets no pieces, the transformers' held-back tail included.
         answer.finish(&()).map_err(|panic| self.abandon_transformer(panic))
+    }
+
+    /// Tells the observer the call failed (not when the turn was aborted: its error says why).
+    #[cold]
+    fn failed(&self, error: &ModelError) {
+        if !matches!(error, ModelError::Aborted) {
+            let step = self.turn.step();
+            self.observer.observe(&Observation::ModelCallFailed { step, error });
+        }
     }
 
     /// Tells the committer of the call; its panic abandons the call.
