@@ -5,7 +5,7 @@
 //! `ModelFallback`, with both, with neither, and with a `wrap_model` hook that only passes the
 //! call on (what a layer of the onion costs itself) — every call answering, so each hook only
 //! passes its two model calls through; and with `ApproveByPattern` on a pattern its one tool
-//! call does not match.
+//! call does not match; with a model call limit and a tool call limit far from reached.
 //!
 //! Timed by criterion; counted with `AGENTIX_HOOKS=variant:turns`, which runs that many turns
 //! for `scripts/hook-instructions.sh` to count the instructions of each under valgrind.
@@ -13,7 +13,9 @@
 use std::hint::black_box;
 
 use agentix::{Agent, Conversation, ModelError, ModelRequest, ModelResponse, Turn};
-use agentix_hooks::{ApproveByPattern, ModelFallback, Retry};
+use agentix_hooks::{
+    ApproveByPattern, ModelCallLimit, ModelFallback, Reached, Retry, ToolCallLimit,
+};
 use criterion::{Criterion, criterion_group};
 use futures::executor::block_on;
 
@@ -38,7 +40,8 @@ impl agentix::on::WrapModel for Pass {
     }
 }
 
-const VARIANTS: [&str; 6] = ["none", "pass", "retry", "fallback", "both", "approve"];
+const VARIANTS: [&str; 8] =
+    ["none", "pass", "retry", "fallback", "both", "approve", "model_limit", "tool_limit"];
 
 /// Gives `use_it` a turn of the agent `variant` names, on a new conversation each time.
 fn with_agent(variant: &str, use_it: &mut dyn FnMut(&dyn Fn() -> agentix::Outcome)) {
@@ -75,6 +78,19 @@ fn with_agent(variant: &str, use_it: &mut dyn FnMut(&dyn Fn() -> agentix::Outcom
             let ask = ApproveByPattern::tools(["*delete*"]).expect("a pattern");
             let agent = Agent::builder(BenchModel::new(None)).tool(Weather).hook(ask).build();
             use_it(&|| block_on(agent.run(&mut Conversation::new(), "Weather in Oslo?")));
+        }
+        "model_limit" => {
+            // Far from reached: each model call is counted, in the conversation's scope.
+            let limit = ModelCallLimit::per_turn(10).per_conversation(1_000);
+            let agent = Agent::builder(BenchModel::new(None)).tool(Weather).hook(limit).build();
+            use_it(&|| block_on(agent.run(&mut Conversation::new(), ask)));
+        }
+        "tool_limit" => {
+            // Far from reached: each message is checked, the one call counted.
+            let limit = ToolCallLimit::of("get_weather").expect("a pattern").per_turn(5);
+            let limit = limit.when_reached(Reached::Error);
+            let agent = Agent::builder(BenchModel::new(None)).tool(Weather).hook(limit).build();
+            use_it(&|| block_on(agent.run(&mut Conversation::new(), ask)));
         }
         other => panic!("no variant {other}: {VARIANTS:?}"),
     }

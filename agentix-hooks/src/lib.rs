@@ -8,6 +8,8 @@
 //! |---|---|---|
 //! | [`Retry`] | `wrap_model` | a failed model call again, after an exponential, jittered backoff that honours the provider's `retry-after`; capped in attempts and in total wait |
 //! | [`ModelFallback`] | `wrap_model` | on an error that falls through (a provider's, a timeout, a refusal), the next model of a list — another provider's too |
+//! | [`ModelCallLimit`] | `before_model` | at most so many model calls per turn and per conversation; past it, an error naming the limit or an answer of your choosing |
+//! | [`ToolCallLimit`] | `after_model`, `before_tool` | at most so many calls of a tool (or of all) per turn and per conversation; past it, the call rejected, an error, or an answer |
 //! | [`ApproveByPattern`] | `before_tool` | the calls of the tools (or MCP servers) a pattern names, to the approver, their arguments in the reason |
 //!
 //! `Retry` and `ModelFallback` wrap the model call: added first, a hook is outermost. A fallback
@@ -27,11 +29,13 @@
 mod approval;
 mod errors;
 mod fallback;
+mod limits;
 mod retry;
 
 pub use approval::ApproveByPattern;
 pub use errors::{falls_through, transient};
 pub use fallback::ModelFallback;
+pub use limits::{ModelCallLimit, Reached, ToolCallLimit};
 pub use retry::{Jitter, Retry};
 
 /// The guide's chapter on these hooks, its examples compiled and run.
