@@ -4,7 +4,7 @@
 # (`agentix-hooks/benches/pass_through.rs`), counted by valgrind (cachegrind):
 # each count the difference between 110 and 10 turns, over 100; the cost of one event is the
 # difference over none, over the events the hook sees (the turn's two model calls, or its one
-# tool call; a tool limit's three). Needs valgrind.
+# tool call; a limit's, below). Needs valgrind.
 #
 #   scripts/hook-instructions.sh
 set -euo pipefail
@@ -24,10 +24,11 @@ count() { # count VARIANT TURNS: the instructions of a run
 printf '%-10s %10s %10s %10s\n' hooks "per turn" "over none" "per event"
 none=
 # The events each variant's hooks see a turn: two model calls, or one tool call.
-# A tool limit sees both messages (`after_model`) and the call (`before_tool`).
+# A tool limit sees both messages (`after_model`) and the call (`before_tool`); a usage limit
+# each call's `before_model`, `wrap_model` and `after_model`, and `post`.
 declare -A events=([none]=1 [pass]=2 [retry]=2 [fallback]=2 [both]=2 [approve]=1
-    [model_limit]=2 [tool_limit]=3)
-for variant in none pass retry fallback both approve model_limit tool_limit; do
+    [model_limit]=2 [tool_limit]=3 [usage_limit]=7)
+for variant in none pass retry fallback both approve model_limit tool_limit usage_limit; do
     few=$(count "$variant" 10)
     many=$(count "$variant" 110)
     per_turn=$(((many - few) / 100))

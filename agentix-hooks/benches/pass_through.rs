@@ -5,7 +5,8 @@
 //! `ModelFallback`, with both, with neither, and with a `wrap_model` hook that only passes the
 //! call on (what a layer of the onion costs itself) — every call answering, so each hook only
 //! passes its two model calls through; and with `ApproveByPattern` on a pattern its one tool
-//! call does not match; with a model call limit and a tool call limit far from reached.
+//! call does not match; with a model call limit, a tool call limit and a usage limit far from
+//! reached.
 //!
 //! Timed by criterion; counted with `AGENTIX_HOOKS=variant:turns`, which runs that many turns
 //! for `scripts/hook-instructions.sh` to count the instructions of each under valgrind.
@@ -14,7 +15,8 @@ use std::hint::black_box;
 
 use agentix::{Agent, Conversation, ModelError, ModelRequest, ModelResponse, Turn};
 use agentix_hooks::{
-    ApproveByPattern, ModelCallLimit, ModelFallback, Reached, Retry, ToolCallLimit,
+    ApproveByPattern, Budget, ModelCallLimit, ModelFallback, Price, Prices, Reached, Retry,
+    ToolCallLimit, UsageLimit,
 };
 use criterion::{Criterion, criterion_group};
 use futures::executor::block_on;
@@ -40,8 +42,17 @@ impl agentix::on::WrapModel for Pass {
     }
 }
 
-const VARIANTS: [&str; 8] =
-    ["none", "pass", "retry", "fallback", "both", "approve", "model_limit", "tool_limit"];
+const VARIANTS: [&str; 9] = [
+    "none",
+    "pass",
+    "retry",
+    "fallback",
+    "both",
+    "approve",
+    "model_limit",
+    "tool_limit",
+    "usage_limit",
+];
 
 /// Gives `use_it` a turn of the agent `variant` names, on a new conversation each time.
 fn with_agent(variant: &str, use_it: &mut dyn FnMut(&dyn Fn() -> agentix::Outcome)) {
@@ -89,6 +100,14 @@ fn with_agent(variant: &str, use_it: &mut dyn FnMut(&dyn Fn() -> agentix::Outcom
             // Far from reached: each message is checked, the one call counted.
             let limit = ToolCallLimit::of("get_weather").expect("a pattern").per_turn(5);
             let limit = limit.when_reached(Reached::Error);
+            let agent = Agent::builder(BenchModel::new(None)).tool(Weather).hook(limit).build();
+            use_it(&|| block_on(agent.run(&mut Conversation::new(), ask)));
+        }
+        "usage_limit" => {
+            // Far from reached: each request estimated, each answer priced and counted.
+            let prices = Prices::new().default_model(Price::per_million(3.0, 15.0));
+            let budget = Budget::new().input_tokens(1_000_000).cost(100.0);
+            let limit = UsageLimit::new(prices).per_turn(budget).per_conversation(budget);
             let agent = Agent::builder(BenchModel::new(None)).tool(Weather).hook(limit).build();
             use_it(&|| block_on(agent.run(&mut Conversation::new(), ask)));
         }

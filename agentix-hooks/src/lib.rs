@@ -10,6 +10,7 @@
 //! | [`ModelFallback`] | `wrap_model` | on an error that falls through (a provider's, a timeout, a refusal), the next model of a list — another provider's too |
 //! | [`ModelCallLimit`] | `before_model` | at most so many model calls per turn and per conversation; past it, an error naming the limit or an answer of your choosing |
 //! | [`ToolCallLimit`] | `after_model`, `before_tool` | at most so many calls of a tool (or of all) per turn and per conversation; past it, the call rejected, an error, or an answer |
+//! | [`UsageLimit`] | `before_model`, `wrap_model`, `after_model`, `post` | at most so many tokens, or so much cost by a price table (cache reads apart), per turn and per conversation; checked before each call, the request's size included |
 //! | [`ApproveByPattern`] | `before_tool` | the calls of the tools (or MCP servers) a pattern names, to the approver, their arguments in the reason |
 //!
 //! `Retry` and `ModelFallback` wrap the model call: added first, a hook is outermost. A fallback
@@ -31,12 +32,14 @@ mod errors;
 mod fallback;
 mod limits;
 mod retry;
+mod usage;
 
 pub use approval::ApproveByPattern;
 pub use errors::{falls_through, transient};
 pub use fallback::ModelFallback;
 pub use limits::{ModelCallLimit, Reached, ToolCallLimit};
 pub use retry::{Jitter, Retry};
+pub use usage::{Budget, Price, Prices, Spending, UsageLimit};
 
 /// The guide's chapter on these hooks, its examples compiled and run.
 #[cfg(doctest)]
