@@ -6,7 +6,7 @@
 //! call on (what a layer of the onion costs itself) — every call answering, so each hook only
 //! passes its two model calls through; and with `ApproveByPattern` on a pattern its one tool
 //! call does not match; with a model call limit, a tool call limit and a usage limit far from
-//! reached.
+//! reached; and with old tool results cleared, fewer than it keeps.
 //!
 //! Timed by criterion; counted with `AGENTIX_HOOKS=variant:turns`, which runs that many turns
 //! for `scripts/hook-instructions.sh` to count the instructions of each under valgrind.
@@ -15,8 +15,8 @@ use std::hint::black_box;
 
 use agentix::{Agent, Conversation, ModelError, ModelRequest, ModelResponse, Turn};
 use agentix_hooks::{
-    ApproveByPattern, Budget, ModelCallLimit, ModelFallback, Price, Prices, Reached, Retry,
-    ToolCallLimit, UsageLimit,
+    ApproveByPattern, Budget, ClearToolResults, ModelCallLimit, ModelFallback, Price, Prices,
+    Reached, Retry, ToolCallLimit, UsageLimit,
 };
 use criterion::{Criterion, criterion_group};
 use futures::executor::block_on;
@@ -42,7 +42,7 @@ impl agentix::on::WrapModel for Pass {
     }
 }
 
-const VARIANTS: [&str; 9] = [
+const VARIANTS: [&str; 10] = [
     "none",
     "pass",
     "retry",
@@ -52,6 +52,7 @@ const VARIANTS: [&str; 9] = [
     "model_limit",
     "tool_limit",
     "usage_limit",
+    "clear",
 ];
 
 /// Gives `use_it` a turn of the agent `variant` names, on a new conversation each time.
@@ -109,6 +110,12 @@ fn with_agent(variant: &str, use_it: &mut dyn FnMut(&dyn Fn() -> agentix::Outcom
             let budget = Budget::new().input_tokens(1_000_000).cost(100.0);
             let limit = UsageLimit::new(prices).per_turn(budget).per_conversation(budget);
             let agent = Agent::builder(BenchModel::new(None)).tool(Weather).hook(limit).build();
+            use_it(&|| block_on(agent.run(&mut Conversation::new(), ask)));
+        }
+        "clear" => {
+            // Fewer results than it keeps: each request's results counted, none cleared.
+            let clear = ClearToolResults::keep(5);
+            let agent = Agent::builder(BenchModel::new(None)).tool(Weather).hook(clear).build();
             use_it(&|| block_on(agent.run(&mut Conversation::new(), ask)));
         }
         other => panic!("no variant {other}: {VARIANTS:?}"),

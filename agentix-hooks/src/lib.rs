@@ -11,6 +11,7 @@
 //! | [`ModelCallLimit`] | `before_model` | at most so many model calls per turn and per conversation; past it, an error naming the limit or an answer of your choosing |
 //! | [`ToolCallLimit`] | `after_model`, `before_tool` | at most so many calls of a tool (or of all) per turn and per conversation; past it, the call rejected, an error, or an answer |
 //! | [`UsageLimit`] | `before_model`, `wrap_model`, `after_model`, `post` | at most so many tokens, or so much cost by a price table (cache reads apart), per turn and per conversation; checked before each call, the request's size included |
+//! | [`ClearToolResults`] | `before_model` | all but the last N tool results sent as stubs, a batch at a time so the prompt cache holds; the log keeps them whole |
 //! | [`ApproveByPattern`] | `before_tool` | the calls of the tools (or MCP servers) a pattern names, to the approver, their arguments in the reason |
 //!
 //! `Retry` and `ModelFallback` wrap the model call: added first, a hook is outermost. A fallback
@@ -28,6 +29,7 @@
 //! ```
 
 mod approval;
+mod clear;
 mod errors;
 mod fallback;
 mod limits;
@@ -35,6 +37,7 @@ mod retry;
 mod usage;
 
 pub use approval::ApproveByPattern;
+pub use clear::ClearToolResults;
 pub use errors::{falls_through, transient};
 pub use fallback::ModelFallback;
 pub use limits::{ModelCallLimit, Reached, ToolCallLimit};
