@@ -6,7 +6,8 @@
 //! call on (what a layer of the onion costs itself) — every call answering, so each hook only
 //! passes its two model calls through; and with `ApproveByPattern` on a pattern its one tool
 //! call does not match; with a model call limit, a tool call limit and a usage limit far from
-//! reached; and with old tool results cleared, fewer than it keeps.
+//! reached; with old tool results cleared, fewer than it keeps; and with a tool filter that
+//! hides nothing.
 //!
 //! Timed by criterion; counted with `AGENTIX_HOOKS=variant:turns`, which runs that many turns
 //! for `scripts/hook-instructions.sh` to count the instructions of each under valgrind.
@@ -42,7 +43,7 @@ impl agentix::on::WrapModel for Pass {
     }
 }
 
-const VARIANTS: [&str; 10] = [
+const VARIANTS: [&str; 11] = [
     "none",
     "pass",
     "retry",
@@ -53,6 +54,7 @@ const VARIANTS: [&str; 10] = [
     "tool_limit",
     "usage_limit",
     "clear",
+    "filter",
 ];
 
 /// Gives `use_it` a turn of the agent `variant` names, on a new conversation each time.
@@ -116,6 +118,12 @@ fn with_agent(variant: &str, use_it: &mut dyn FnMut(&dyn Fn() -> agentix::Outcom
             // Fewer results than it keeps: each request's results counted, none cleared.
             let clear = ClearToolResults::keep(5);
             let agent = Agent::builder(BenchModel::new(None)).tool(Weather).hook(clear).build();
+            use_it(&|| block_on(agent.run(&mut Conversation::new(), ask)));
+        }
+        "filter" => {
+            // Keeps every tool: each asked, nothing hidden, the call checked.
+            let filter = ToolFilter::new(|tool, _turn| !tool.name.starts_with("write_"));
+            let agent = Agent::builder(BenchModel::new(None)).tool(Weather).hook(filter).build();
             use_it(&|| block_on(agent.run(&mut Conversation::new(), ask)));
         }
         other => panic!("no variant {other}: {VARIANTS:?}"),

@@ -12,6 +12,8 @@
 //! | [`ToolCallLimit`] | `after_model`, `before_tool` | at most so many calls of a tool (or of all) per turn and per conversation; past it, the call rejected, an error, or an answer |
 //! | [`UsageLimit`] | `before_model`, `wrap_model`, `after_model`, `post` | at most so many tokens, or so much cost by a price table (cache reads apart), per turn and per conversation; checked before each call, the request's size included |
 //! | [`ClearToolResults`] | `before_model` | all but the last N tool results sent as stubs, a batch at a time so the prompt cache holds; the log keeps them whole |
+//! | [`ToolFilter`] | `before_model`, `before_tool` | the tools a predicate keeps, step by step; a call of a hidden tool rejected |
+//! | [`ToolSelector`] | `before_model`, `before_tool` | the tools a small model picks for the user's message; a call of a tool not offered rejected |
 //! | [`ApproveByPattern`] | `before_tool` | the calls of the tools (or MCP servers) a pattern names, to the approver, their arguments in the reason |
 //!
 //! `Retry` and `ModelFallback` wrap the model call: added first, a hook is outermost. A fallback
@@ -34,6 +36,7 @@ mod errors;
 mod fallback;
 mod limits;
 mod retry;
+mod select;
 mod usage;
 
 pub use approval::ApproveByPattern;
@@ -42,6 +45,7 @@ pub use errors::{falls_through, transient};
 pub use fallback::ModelFallback;
 pub use limits::{ModelCallLimit, Reached, ToolCallLimit};
 pub use retry::{Jitter, Retry};
+pub use select::{ToolFilter, ToolSelector};
 pub use usage::{Budget, Price, Prices, Spending, UsageLimit};
 
 /// The guide's chapter on these hooks, its examples compiled and run.
