@@ -17,7 +17,7 @@ use std::hint::black_box;
 use agentix::{Agent, Conversation, ModelError, ModelRequest, ModelResponse, Turn};
 use agentix_hooks::{
     ApproveByPattern, Budget, ClearToolResults, ModelCallLimit, ModelFallback, Price, Prices,
-    Reached, Retry, ToolCallLimit, UsageLimit,
+    Reached, Retry, ToolCallLimit, ToolFilter, UsageLimit,
 };
 use criterion::{Criterion, criterion_group};
 use futures::executor::block_on;
