@@ -7,7 +7,7 @@
 //! passes its two model calls through; and with `ApproveByPattern` on a pattern its one tool
 //! call does not match; with a model call limit, a tool call limit and a usage limit far from
 //! reached; with old tool results cleared, fewer than it keeps; and with a tool filter that
-//! hides nothing.
+//! hides nothing; and with a tool retry whose call succeeds.
 //!
 //! Timed by criterion; counted with `AGENTIX_HOOKS=variant:turns`, which runs that many turns
 //! for `scripts/hook-instructions.sh` to count the instructions of each under valgrind.
@@ -17,7 +17,7 @@ use std::hint::black_box;
 use agentix::{Agent, Conversation, ModelError, ModelRequest, ModelResponse, Turn};
 use agentix_hooks::{
     ApproveByPattern, Budget, ClearToolResults, ModelCallLimit, ModelFallback, Price, Prices,
-    Reached, Retry, ToolCallLimit, ToolFilter, UsageLimit,
+    Reached, Retry, ToolCallLimit, ToolFilter, ToolRetry, UsageLimit,
 };
 use criterion::{Criterion, criterion_group};
 use futures::executor::block_on;
@@ -43,7 +43,7 @@ impl agentix::on::WrapModel for Pass {
     }
 }
 
-const VARIANTS: [&str; 11] = [
+const VARIANTS: [&str; 12] = [
     "none",
     "pass",
     "retry",
@@ -55,6 +55,7 @@ const VARIANTS: [&str; 11] = [
     "usage_limit",
     "clear",
     "filter",
+    "tool_retry",
 ];
 
 /// Gives `use_it` a turn of the agent `variant` names, on a new conversation each time.
@@ -124,6 +125,12 @@ fn with_agent(variant: &str, use_it: &mut dyn FnMut(&dyn Fn() -> agentix::Outcom
             // Keeps every tool: each asked, nothing hidden, the call checked.
             let filter = ToolFilter::new(|tool, _turn| !tool.name.starts_with("write_"));
             let agent = Agent::builder(BenchModel::new(None)).tool(Weather).hook(filter).build();
+            use_it(&|| block_on(agent.run(&mut Conversation::new(), ask)));
+        }
+        "tool_retry" => {
+            // The call succeeds: passed through once.
+            let retry = ToolRetry::new();
+            let agent = Agent::builder(BenchModel::new(None)).tool(Weather).hook(retry).build();
             use_it(&|| block_on(agent.run(&mut Conversation::new(), ask)));
         }
         other => panic!("no variant {other}: {VARIANTS:?}"),

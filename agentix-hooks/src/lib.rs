@@ -8,6 +8,7 @@
 //! |---|---|---|
 //! | [`Retry`] | `wrap_model` | a failed model call again, after an exponential, jittered backoff that honours the provider's `retry-after`; capped in attempts and in total wait |
 //! | [`ModelFallback`] | `wrap_model` | on an error that falls through (a provider's, a timeout, a refusal), the next model of a list — another provider's too |
+//! | [`ToolRetry`] | `wrap_tool` | a failed call again, after a backoff: by default only an idempotent tool's (`#[tool(idempotent)]`, an MCP tool's hint), each attempt with the same idempotency key |
 //! | [`ModelCallLimit`] | `before_model` | at most so many model calls per turn and per conversation; past it, an error naming the limit or an answer of your choosing |
 //! | [`ToolCallLimit`] | `after_model`, `before_tool` | at most so many calls of a tool (or of all) per turn and per conversation; past it, the call rejected, an error, or an answer |
 //! | [`UsageLimit`] | `before_model`, `wrap_model`, `after_model`, `post` | at most so many tokens, or so much cost by a price table (cache reads apart), per turn and per conversation; checked before each call, the request's size included |
@@ -31,21 +32,25 @@
 //! ```
 
 mod approval;
+mod backoff;
 mod clear;
 mod errors;
 mod fallback;
 mod limits;
 mod retry;
 mod select;
+mod tool_retry;
 mod usage;
 
 pub use approval::ApproveByPattern;
+pub use backoff::Jitter;
 pub use clear::ClearToolResults;
 pub use errors::{falls_through, transient};
 pub use fallback::ModelFallback;
 pub use limits::{ModelCallLimit, Reached, ToolCallLimit};
-pub use retry::{Jitter, Retry};
+pub use retry::Retry;
 pub use select::{ToolFilter, ToolSelector};
+pub use tool_retry::{ToolRetry, ran_and_failed};
 pub use usage::{Budget, Price, Prices, Spending, UsageLimit};
 
 /// The guide's chapter on these hooks, its examples compiled and run.

@@ -1,30 +1,14 @@
 //! Retry with backoff: a `wrap_model` hook that calls the model again after a transient
 //! error, waiting longer each time.
 
-use std::collections::hash_map::RandomState;
 use std::fmt;
-use std::hash::{BuildHasher, Hasher};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use agentix::{ModelError, ModelRequest, ModelResponse, NextModel, Turn, on};
 
+use crate::backoff::{Backoff, Jitter};
 use crate::errors::transient;
-
-/// How much of each wait is drawn at random, so that many clients that failed together do not
-/// all come back together.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum Jitter {
-    /// Off: the backoff as it is (for tests, and a single client).
-    Off,
-    /// A wait drawn from zero to the backoff ("full jitter": the fewest collisions).
-    #[default]
-    Full,
-    /// Half the backoff, and a draw from zero to the other half.
-    Equal,
-}
 
 /// Calls the model again after a failure that may pass (by default a [`transient`] one:
 /// unreachable, overloaded, rate-limited, timed out), waiting between calls: `initial_delay`,
@@ -55,57 +39,45 @@ pub enum Jitter {
 /// ```
 #[derive(Clone)]
 pub struct Retry {
-    attempts: u32,
-    initial_delay: Duration,
-    max_delay: Duration,
-    max_wait: Duration,
-    jitter: Jitter,
+    backoff: Backoff,
     retries: Arc<dyn Fn(&ModelError) -> bool + Send + Sync>,
-    draws: Arc<Draws>,
 }
 
 impl Retry {
     /// Four attempts, 200 ms first, doubling up to 10 s, at most 60 s waited in all, full
     /// jitter, transient errors.
     pub fn new() -> Self {
-        Retry {
-            attempts: 4,
-            initial_delay: Duration::from_millis(200),
-            max_delay: Duration::from_secs(10),
-            max_wait: Duration::from_secs(60),
-            jitter: Jitter::Full,
-            retries: Arc::new(transient),
-            draws: Arc::new(Draws::new()),
-        }
+        let backoff = Backoff::new(4, Duration::from_millis(200), Duration::from_secs(10));
+        Retry { backoff, retries: Arc::new(transient) }
     }
 
     /// How many calls in all, the first included (at least 1: no retry).
     pub fn attempts(mut self, attempts: u32) -> Self {
-        self.attempts = attempts.max(1);
+        self.backoff.attempts = attempts.max(1);
         self
     }
 
     /// The wait before the first retry, doubled before each next.
     pub fn initial_delay(mut self, delay: Duration) -> Self {
-        self.initial_delay = delay;
+        self.backoff.initial_delay = delay;
         self
     }
 
     /// The longest one wait grows to (a `retry-after` may ask for more: it is honoured).
     pub fn max_delay(mut self, delay: Duration) -> Self {
-        self.max_delay = delay;
+        self.backoff.max_delay = delay;
         self
     }
 
     /// The most one call waits in all: a retry whose wait would pass it is not made.
     pub fn max_wait(mut self, wait: Duration) -> Self {
-        self.max_wait = wait;
+        self.backoff.max_wait = wait;
         self
     }
 
     /// How much of each wait is drawn at random.
     pub fn jitter(mut self, jitter: Jitter) -> Self {
-        self.jitter = jitter;
+        self.backoff.jitter = jitter;
         self
     }
 
@@ -118,27 +90,6 @@ impl Retry {
         self.retries = Arc::new(retries);
         self
     }
-
-    /// The wait before retry `retry` (1 for the first) after `error`, at its most (what the
-    /// total wait counts) and as drawn: a `retry-after` and then the jittered backoff.
-    fn delay(&self, retry: u32, error: &ModelError) -> (Duration, Duration) {
-        let doubled = self.initial_delay.saturating_mul(2u32.saturating_pow(retry - 1));
-        let backoff = doubled.min(self.max_delay);
-        let drawn = match self.jitter {
-            Jitter::Full => self.draws.up_to(backoff),
-            Jitter::Equal => backoff / 2 + self.draws.up_to(backoff - backoff / 2),
-            Jitter::Off => backoff,
-        };
-        let after = match error {
-            // Spread too: every client the provider told the same wait comes back apart.
-            ModelError::Provider { retry_after: Some(after), .. } => *after,
-            _ => Duration::ZERO,
-        };
-        match self.jitter {
-            Jitter::Off if !after.is_zero() => (after, after),
-            _ => (after.saturating_add(backoff), after.saturating_add(drawn)),
-        }
-    }
 }
 
 impl Default for Retry {
@@ -149,13 +100,7 @@ impl Default for Retry {
 
 impl fmt::Debug for Retry {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Retry")
-            .field("attempts", &self.attempts)
-            .field("initial_delay", &self.initial_delay)
-            .field("max_delay", &self.max_delay)
-            .field("max_wait", &self.max_wait)
-            .field("jitter", &self.jitter)
-            .finish_non_exhaustive()
+        f.debug_struct("Retry").field("backoff", &self.backoff).finish_non_exhaustive()
     }
 }
 
@@ -174,43 +119,18 @@ impl on::WrapModel for Retry {
         let mut attempt = 1;
         loop {
             let result = next.call(request).await;
-            let error = match &result {
-                Err(error) if attempt < self.attempts && (self.retries)(error) => error,
+            let after = match &result {
+                Err(error) if (self.retries)(error) => match error {
+                    ModelError::Provider { retry_after: Some(after), .. } => *after,
+                    _ => Duration::ZERO,
+                },
                 _ => return result,
             };
-            let (most, delay) = self.delay(attempt, error);
-            if most > self.max_wait.saturating_sub(waited) {
-                return result;
+            match self.backoff.wait(attempt, after, waited).await {
+                Some(total) => waited = total,
+                None => return result,
             }
-            tokio::time::sleep(delay).await;
-            waited = waited.saturating_add(most);
             attempt += 1;
         }
-    }
-}
-
-/// Random draws for the jitter: SplitMix64 over a seed from the standard library's randomly
-/// keyed hasher — no dependency for a number that only spreads retries out.
-struct Draws {
-    state: AtomicU64,
-}
-
-impl Draws {
-    fn new() -> Self {
-        let seed = RandomState::new().build_hasher().finish();
-        Draws { state: AtomicU64::new(seed) }
-    }
-
-    /// A duration drawn evenly from zero to `most`.
-    fn up_to(&self, most: Duration) -> Duration {
-        let nanos = u64::try_from(most.as_nanos()).unwrap_or(u64::MAX);
-        if nanos == 0 {
-            return Duration::ZERO;
-        }
-        let mut z = self.state.fetch_add(0x9E37_79B9_7F4A_7C15, Ordering::Relaxed);
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^= z >> 31;
-        Duration::from_nanos(z % nanos.saturating_add(1))
     }
 }

@@ -46,7 +46,12 @@ impl Listing {
                     description: tool.description.as_deref().unwrap_or_default().to_owned(),
                     parameters: serde_json::Value::Object((*tool.input_schema).clone()),
                 };
-                ServerTool { name, on_server, spec }
+                // Read-only, or idempotent by the server's word: calling it again does no more.
+                let hints = tool.annotations.as_ref();
+                let idempotent = hints.is_some_and(|hints| {
+                    hints.read_only_hint == Some(true) || hints.idempotent_hint == Some(true)
+                });
+                ServerTool { name, on_server, spec, idempotent }
             })
             .collect()
     }
@@ -59,6 +64,9 @@ pub(crate) struct ServerTool {
     pub(crate) name: String,
     pub(crate) on_server: String,
     pub(crate) spec: ToolSpec,
+    /// Whether the server says a call may be made again to the same effect (its
+    /// `readOnlyHint` or `idempotentHint`).
+    pub(crate) idempotent: bool,
 }
 
 /// A question the server asked while a call ran, and where its answer goes.

@@ -12,6 +12,7 @@ use agentix::{
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
     ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+    ToolAnnotations,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::transport::IntoTransport;
@@ -31,6 +32,13 @@ pub trait ServesTools: Send + Sync + 'static {
     /// The tools' specs, as a client lists them now.
     fn tool_specs(&self) -> Arc<[ToolSpec]>;
 
+    /// Whether the tool called `name` may be called again to the same effect: announced to
+    /// clients as its `idempotentHint`.
+    fn is_idempotent(&self, name: &str) -> bool {
+        let _ = name;
+        false
+    }
+
     /// Runs one call.
     fn call_tool(
         &self,
@@ -48,6 +56,10 @@ where
 {
     fn tool_specs(&self) -> Arc<[ToolSpec]> {
         Agent::tool_specs(self)
+    }
+
+    fn is_idempotent(&self, name: &str) -> bool {
+        Agent::tool_is_idempotent(self, name)
     }
 
     fn call_tool(
@@ -189,9 +201,14 @@ impl<S: ServesTools> ServerHandler for McpService<S> {
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         let specs = self.served.tool_specs();
-        let tools = specs
-            .iter()
-            .map(|spec| Tool::new(spec.name.clone(), spec.description.clone(), input_schema(spec)));
+        let tools = specs.iter().map(|spec| {
+            let tool = Tool::new(spec.name.clone(), spec.description.clone(), input_schema(spec));
+            if self.served.is_idempotent(&spec.name) {
+                tool.annotate(ToolAnnotations::new().idempotent(true))
+            } else {
+                tool
+            }
+        });
         Ok(ListToolsResult::with_all_items(tools.collect()))
     }
 

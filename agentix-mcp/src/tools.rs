@@ -429,6 +429,10 @@ impl ToolSet for McpTools {
         Some(Arc::clone(&self.servers[offered.server].origin))
     }
 
+    fn idempotent(&self, name: &str) -> bool {
+        self.tools().iter().any(|offered| offered.tool.name == name && offered.tool.idempotent)
+    }
+
     async fn call(&self, call: &ToolCall, turn: &Turn) -> Option<ToolResult> {
         self.call_hooked(call, turn, &()).await
     }

@@ -268,11 +268,23 @@ impl<N: NextModel + ?Sized> NextModel for &N {
 pub trait NextTool: Send + Sync {
     /// Runs the rest of the chain on `call`. May be called any number of times.
     fn call(&self, call: &ToolCall) -> impl Future<Output = ToolResult> + Send;
+
+    /// Whether the tool called `name` says that calling it again with the same arguments
+    /// does what calling it once does ([`Tool::IDEMPOTENT`](crate::Tool::IDEMPOTENT), an MCP
+    /// tool's `idempotentHint`): what a hook that calls `next` again for a failed call asks.
+    fn idempotent(&self, name: &str) -> bool {
+        let _ = name;
+        false
+    }
 }
 
 impl<N: NextTool + ?Sized> NextTool for &N {
     fn call(&self, call: &ToolCall) -> impl Future<Output = ToolResult> + Send {
         (**self).call(call)
+    }
+
+    fn idempotent(&self, name: &str) -> bool {
+        (**self).idempotent(name)
     }
 }
 

@@ -35,7 +35,7 @@ pub async fn add_note(
 }
 
 /// Reads the note of a title.
-#[tool]
+#[tool(idempotent)]
 pub async fn read_note(
     /// The note's title.
     title: String,

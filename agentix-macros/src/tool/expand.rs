@@ -82,6 +82,7 @@ pub fn expand(tool: ToolFn, mut function: ItemFn) -> TokenStream {
 
     let wants_call_id = tool.call_id.then(|| quote! { const WANTS_CALL_ID: bool = true; });
     let sequential = tool.sequential.then(|| quote! { const SEQUENTIAL: bool = true; });
+    let idempotent = tool.idempotent.then(|| quote! { const IDEMPOTENT: bool = true; });
     let unit = crate::hook::expand::unit_type(&ident, &vis, &docs, false);
     quote! {
         #unit
@@ -98,6 +99,7 @@ pub fn expand(tool: ToolFn, mut function: ItemFn) -> TokenStream {
             const NAME: &'static #private::str = #name;
             #wants_call_id
             #sequential
+            #idempotent
             type Args = #args_type;
             type Output = #output;
             type Error = #error;

@@ -25,6 +25,8 @@ pub struct ToolFn {
     pub call_id: bool,
     /// `#[tool(sequential)]`: a call of the tool runs alone.
     pub sequential: bool,
+    /// `#[tool(idempotent)]`: a call of the tool may be made again to the same effect.
+    pub idempotent: bool,
 }
 
 pub enum Param {
@@ -118,7 +120,7 @@ pub enum Returns {
     Plain(Type),
 }
 
-const WORDS: &str = "name, description, crate, call_id, sequential";
+const WORDS: &str = "name, description, crate, call_id, sequential, idempotent";
 
 pub fn validate(args: Args, function: &ItemFn) -> Result<ToolFn, syn::Error> {
     let mut errors = Errors::default();
@@ -127,8 +129,18 @@ pub fn validate(args: Args, function: &ItemFn) -> Result<ToolFn, syn::Error> {
     let mut krate = None;
     let mut call_id = false;
     let mut sequential = false;
+    let mut idempotent = false;
     for Word { key, value } in args.words {
         match (key.to_string().as_str(), value) {
+            ("idempotent", None) if !idempotent => idempotent = true,
+            ("idempotent", None) => {
+                errors.push(key.span(), "duplicate `idempotent` in `#[tool(...)]`")
+            }
+            ("idempotent", Some(_)) => errors.push(
+                key.span(),
+                "`idempotent` is a word, not a setting: `#[tool(idempotent)]` says a call of the \
+                 tool may be made again to the same effect",
+            ),
             ("sequential", None) if !sequential => sequential = true,
             ("sequential", None) => {
                 errors.push(key.span(), "duplicate `sequential` in `#[tool(...)]`")
@@ -244,6 +256,7 @@ pub fn validate(args: Args, function: &ItemFn) -> Result<ToolFn, syn::Error> {
         future_span: function.sig.asyncness.map_or(ident.span(), |asyncness| asyncness.span),
         call_id,
         sequential,
+        idempotent,
     })
 }
 

@@ -89,6 +89,11 @@ impl<Rest: ToolSet, D: Delegation> ToolSet for Delegates<Rest, D> {
         self.rest.generation()
     }
 
+    // A sub-agent's turn is a new turn each time it is called: never the same effect twice.
+    fn idempotent(&self, name: &str) -> bool {
+        name != self.delegation.tool_name() && self.rest.idempotent(name)
+    }
+
     fn nests(&self, name: &str) -> bool {
         name == self.delegation.tool_name() || (Rest::NESTS && self.rest.nests(name))
     }

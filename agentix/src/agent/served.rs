@@ -28,6 +28,12 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
         self.tool_specs.clone()
     }
 
+    /// Whether the agent's tool called `name` may be called again to the same effect
+    /// ([`Tool::IDEMPOTENT`](crate::Tool::IDEMPOTENT)): what serving it over MCP announces.
+    pub fn tool_is_idempotent(&self, name: &str) -> bool {
+        self.tools.idempotent(name)
+    }
+
     /// Runs one call of the agent's tools as a step of a turn of its own would: its
     /// `before_tool` hooks (and the approver, on an escalation), its `wrap_tool` hooks, the
     /// tool under the tool timeout, its `after_tool` or `tool_error` hooks — every tool hook

@@ -541,6 +541,10 @@ impl<T: ToolSet, K: Keep, C: Chain, O: Observer, D: Effects, A: Approver> NextTo
         self.ran.keep(&result);
         result
     }
+
+    fn idempotent(&self, name: &str) -> bool {
+        self.tools.idempotent(name)
+    }
 }
 
 impl<T: ToolSet, K: Keep, C: Chain, O: Observer, D: Effects, A: Approver>

@@ -368,6 +368,10 @@ impl<L: ToolLayer, O: Observer, N: NextTool> NextTool for Layered<'_, L, O, N> {
         };
         LayerCall { state, wrapped: ToolCallOf(call), name, turn, observer, active: L::ACTIVE }
     }
+
+    fn idempotent(&self, name: &str) -> bool {
+        self.next.idempotent(name)
+    }
 }
 
 /// What the two onions' layers differ in: the event, what a call the onion abandoned returns,

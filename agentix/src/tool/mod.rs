@@ -79,6 +79,13 @@ pub trait Tool: Send + Sync {
     /// that holds a lock the others take, or drives one device (`#[tool(sequential)]`).
     const SEQUENTIAL: bool = false;
 
+    /// Whether calling the tool twice with the same arguments does what calling it once does
+    /// — a read, a lookup, a write keyed by
+    /// [`Turn::tool_idempotency_key`](crate::Turn::tool_idempotency_key) — so that a failed
+    /// call may be made again (`#[tool(idempotent)]`). A `wrap_tool` hook reads it from its
+    /// `next` ([`NextTool::idempotent`](crate::NextTool::idempotent)); nothing else does.
+    const IDEMPOTENT: bool = false;
+
     /// What the tool does, for the model.
     fn description(&self) -> &str;
 
@@ -241,6 +248,14 @@ pub trait ToolSet: Send + Sync {
     /// Whether a call of the tool called `name` runs alone, never beside the step's other
     /// calls ([`Tool::SEQUENTIAL`]).
     fn sequential(&self, name: &str) -> bool {
+        let _ = name;
+        false
+    }
+
+    /// Whether the tool called `name` may be called again with the same arguments to the same
+    /// effect ([`Tool::IDEMPOTENT`]; an MCP tool's `idempotentHint`). Asked only by a
+    /// `wrap_tool` hook that wants to know ([`NextTool::idempotent`](crate::NextTool::idempotent)).
+    fn idempotent(&self, name: &str) -> bool {
         let _ = name;
         false
     }
@@ -507,6 +522,10 @@ impl<Rest: ToolSet, T: Tool + 'static> ToolSet for Toolbox<Rest, T> {
 
     fn generation(&self) -> u64 {
         self.rest.generation()
+    }
+
+    fn idempotent(&self, name: &str) -> bool {
+        if name == T::NAME { T::IDEMPOTENT } else { self.rest.idempotent(name) }
     }
 
     fn call(
