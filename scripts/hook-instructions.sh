@@ -28,8 +28,8 @@ none=
 # each call's `before_model`, `wrap_model` and `after_model`, and `post`.
 declare -A events=([none]=1 [pass]=2 [retry]=2 [fallback]=2 [both]=2 [approve]=1
     [model_limit]=2 [tool_limit]=3 [usage_limit]=7 [clear]=2
-    [filter]=3 [tool_retry]=1)
-for variant in none pass retry fallback both approve model_limit tool_limit usage_limit clear filter tool_retry; do
+    [filter]=3 [tool_retry]=1 [pii]=5)
+for variant in none pass retry fallback both approve model_limit tool_limit usage_limit clear filter tool_retry pii; do
     few=$(count "$variant" 10)
     many=$(count "$variant" 110)
     per_turn=$(((many - few) / 100))

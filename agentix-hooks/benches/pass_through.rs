@@ -7,7 +7,8 @@
 //! passes its two model calls through; and with `ApproveByPattern` on a pattern its one tool
 //! call does not match; with a model call limit, a tool call limit and a usage limit far from
 //! reached; with old tool results cleared, fewer than it keeps; and with a tool filter that
-//! hides nothing; and with a tool retry whose call succeeds.
+//! hides nothing; with a tool retry whose call succeeds; and with PII redaction that finds
+//! nothing.
 //!
 //! Timed by criterion; counted with `AGENTIX_HOOKS=variant:turns`, which runs that many turns
 //! for `scripts/hook-instructions.sh` to count the instructions of each under valgrind.
@@ -16,7 +17,7 @@ use std::hint::black_box;
 
 use agentix::{Agent, Conversation, ModelError, ModelRequest, ModelResponse, Turn};
 use agentix_hooks::{
-    ApproveByPattern, Budget, ClearToolResults, ModelCallLimit, ModelFallback, Price, Prices,
+    ApproveByPattern, Budget, ClearToolResults, ModelCallLimit, ModelFallback, Pii, Price, Prices,
     Reached, Retry, ToolCallLimit, ToolFilter, ToolRetry, UsageLimit,
 };
 use criterion::{Criterion, criterion_group};
@@ -43,7 +44,7 @@ impl agentix::on::WrapModel for Pass {
     }
 }
 
-const VARIANTS: [&str; 12] = [
+const VARIANTS: [&str; 13] = [
     "none",
     "pass",
     "retry",
@@ -56,6 +57,7 @@ const VARIANTS: [&str; 12] = [
     "clear",
     "filter",
     "tool_retry",
+    "pii",
 ];
 
 /// Gives `use_it` a turn of the agent `variant` names, on a new conversation each time.
@@ -131,6 +133,12 @@ fn with_agent(variant: &str, use_it: &mut dyn FnMut(&dyn Fn() -> agentix::Outcom
             // The call succeeds: passed through once.
             let retry = ToolRetry::new();
             let agent = Agent::builder(BenchModel::new(None)).tool(Weather).hook(retry).build();
+            use_it(&|| block_on(agent.run(&mut Conversation::new(), ask)));
+        }
+        "pii" => {
+            // Nothing to find: each request, answer and result searched, nothing changed.
+            let pii = Pii::new();
+            let agent = Agent::builder(BenchModel::new(None)).tool(Weather).hook(pii).build();
             use_it(&|| block_on(agent.run(&mut Conversation::new(), ask)));
         }
         other => panic!("no variant {other}: {VARIANTS:?}"),

@@ -15,6 +15,7 @@
 //! | [`ClearToolResults`] | `before_model` | all but the last N tool results sent as stubs, a batch at a time so the prompt cache holds; the log keeps them whole |
 //! | [`ToolFilter`] | `before_model`, `before_tool` | the tools a predicate keeps, step by step; a call of a hidden tool rejected |
 //! | [`ToolSelector`] | `before_model`, `before_tool` | the tools a small model picks for the user's message; a call of a tool not offered rejected |
+//! | [`Pii`] | `before_model`, `after_model`, `after_tool`, `tool_error`, the stream | e-mail addresses, phone numbers, Luhn-checked card numbers, IBANs and patterns of your own, masked, hashed or refused in the requests sent, the streamed answer and tool results |
 //! | [`ApproveByPattern`] | `before_tool` | the calls of the tools (or MCP servers) a pattern names, to the approver, their arguments in the reason |
 //!
 //! `Retry` and `ModelFallback` wrap the model call: added first, a hook is outermost. A fallback
@@ -37,6 +38,7 @@ mod clear;
 mod errors;
 mod fallback;
 mod limits;
+mod pii;
 mod retry;
 mod select;
 mod tool_retry;
@@ -48,6 +50,7 @@ pub use clear::ClearToolResults;
 pub use errors::{falls_through, transient};
 pub use fallback::ModelFallback;
 pub use limits::{ModelCallLimit, Reached, ToolCallLimit};
+pub use pii::{Pii, PiiAction};
 pub use retry::Retry;
 pub use select::{ToolFilter, ToolSelector};
 pub use tool_retry::{ToolRetry, ran_and_failed};

@@ -69,10 +69,26 @@ impl<A: StreamTransformer, B: StreamTransformer> StreamTransformer for (A, B) {
 /// so every pattern must be bounded (`{1,64}`, not `+`): then the redacted stream is exactly
 /// the redaction of the whole text, however it was split. Cuts fall on character boundaries,
 /// never inside a UTF-8 character.
+///
+/// A match becomes `[redacted WHAT]`, or, [`hashing`](Redactor::hashing), `[WHAT #1a2b3c4d]`:
+/// the same value the same token, so that a reader can tell two apart without seeing either.
+/// A pattern may be [checked](Redactor::with_checked_pattern): a match its check refuses (a
+/// card number whose Luhn digit is wrong) is left as it is.
 #[derive(Clone, Debug)]
 pub struct Redactor {
-    patterns: Vec<(Regex, String)>,
+    patterns: Vec<Pattern>,
     window: usize,
+    /// The salt of the hashed tokens, when matches are hashed rather than labelled.
+    hashing: Option<String>,
+}
+
+/// One pattern: its regex, what it finds, its label, and the check its matches must pass.
+#[derive(Clone, Debug)]
+struct Pattern {
+    regex: Regex,
+    what: String,
+    label: String,
+    check: Option<fn(&str) -> bool>,
 }
 
 /// Default patterns: (regex, what it is).
@@ -125,13 +141,62 @@ impl Redactor {
 
     /// A redactor with no patterns; add them with [`with_pattern`](Redactor::with_pattern).
     pub fn empty() -> Self {
-        Redactor { patterns: Vec::new(), window: 0 }
+        Redactor { patterns: Vec::new(), window: 0, hashing: None }
     }
 
     /// Adds a pattern: matches become `[redacted WHAT]`. The window grows to the pattern's
     /// longest match, which must exist; a pattern that matches empty text or looks around its
     /// match is refused.
-    pub fn with_pattern(mut self, pattern: &str, what: &str) -> Result<Self, PatternError> {
+    pub fn with_pattern(self, pattern: &str, what: &str) -> Result<Self, PatternError> {
+        self.add(pattern, what, None)
+    }
+
+    /// Adds a pattern whose matches are redacted only when `check` accepts them: a card
+    /// number's Luhn digit, an IBAN's checksum. A match the check refuses is left as it is
+    /// (and no shorter match at its start is tried).
+    pub fn with_checked_pattern(
+        self,
+        pattern: &str,
+        what: &str,
+        check: fn(&str) -> bool,
+    ) -> Result<Self, PatternError> {
+        self.add(pattern, what, Some(check))
+    }
+
+    /// Replaces each match with a token made of what it is and a hash of the value and
+    /// `salt` (`[e-mail #1a2b3c4d]`) instead of a label: the same value always gives the same
+    /// token, so a reader can still tell values apart and follow one through a conversation.
+    /// The hash is a pseudonym (64-bit SipHash, stable for a build of the program), not a
+    /// cryptographic digest: a secret salt keeps a short value from being guessed back.
+    pub fn hashing(mut self, salt: impl Into<String>) -> Self {
+        self.hashing = Some(salt.into());
+        self
+    }
+
+    /// What the first match in `text` is (the `what` of its pattern), if there is one: for a
+    /// caller that refuses text rather than redacting it.
+    pub fn find(&self, text: &str) -> Option<&str> {
+        self.first_match(text, 0).map(|(_, _, pattern)| pattern.what.as_str())
+    }
+
+    /// What the first label or token this redactor writes in `text` stands for, if `text`
+    /// holds one: for a caller that refuses text a stream already redacted.
+    pub fn find_redacted(&self, text: &str) -> Option<&str> {
+        self.patterns.iter().find_map(|pattern| {
+            let written = match &self.hashing {
+                None => text.contains(&pattern.label),
+                Some(_) => text.contains(&format!("[{} #", pattern.what)),
+            };
+            written.then_some(pattern.what.as_str())
+        })
+    }
+
+    fn add(
+        mut self,
+        pattern: &str,
+        what: &str,
+        check: Option<fn(&str) -> bool>,
+    ) -> Result<Self, PatternError> {
         let hir = regex_syntax::parse(pattern)
             .map_err(|error| PatternError::Syntax(error.to_string()))?;
         let properties = hir.properties();
@@ -144,7 +209,8 @@ impl Redactor {
         // In bytes, which is at least as many as characters: a safe window.
         let longest = properties.maximum_len().ok_or(PatternError::Unbounded)?;
         let regex = Regex::new(pattern).map_err(|error| PatternError::Syntax(error.to_string()))?;
-        self.patterns.push((regex, format!("[redacted {what}]")));
+        let label = format!("[redacted {what}]");
+        self.patterns.push(Pattern { regex, what: what.to_owned(), label, check });
         self.window = self.window.max(longest);
         Ok(self)
     }
@@ -166,25 +232,51 @@ impl Redactor {
     /// or earlier when a match crosses `cut` (that text waits for the rest of the match).
     fn redact_before(&self, text: &str, cut: usize, out: &mut String) -> usize {
         let mut at = 0;
-        while let Some((start, end, label)) = self.first_match(text, at) {
+        while let Some((start, end, pattern)) = self.first_match(text, at) {
             if end > cut {
                 out.push_str(&text[at..start.min(cut).max(at)]);
                 return start.min(cut).max(at);
             }
             out.push_str(&text[at..start]);
-            out.push_str(label);
+            self.replace(&text[start..end], pattern, out);
             at = end;
         }
         out.push_str(&text[at..cut.max(at)]);
         cut.max(at)
     }
 
-    /// The leftmost match of any pattern at or after byte `from` (the longest, on a tie).
-    fn first_match(&self, text: &str, from: usize) -> Option<(usize, usize, &str)> {
+    /// Writes what replaces `value`, a match of `pattern`.
+    fn replace(&self, value: &str, pattern: &Pattern, out: &mut String) {
+        match &self.hashing {
+            None => out.push_str(&pattern.label),
+            Some(salt) => {
+                use std::hash::{Hash, Hasher};
+                let mut hasher = std::hash::DefaultHasher::new();
+                (salt.as_str(), value).hash(&mut hasher);
+                let hash = hasher.finish() >> 32;
+                out.push_str(&format!("[{} #{hash:08x}]", pattern.what));
+            }
+        }
+    }
+
+    /// The leftmost match of any pattern at or after byte `from` that its check accepts (the
+    /// longest, on a tie).
+    fn first_match(&self, text: &str, from: usize) -> Option<(usize, usize, &Pattern)> {
         self.patterns
             .iter()
-            .filter_map(|(regex, label)| {
-                regex.find_at(text, from).map(|m| (m.start(), m.end(), label.as_str()))
+            .filter_map(|pattern| {
+                let mut at = from;
+                loop {
+                    let found = pattern.regex.find_at(text, at)?;
+                    match pattern.check {
+                        Some(check) if !check(found.as_str()) => {
+                            // Past the refused match's first character.
+                            at = found.start()
+                                + text[found.start()..].chars().next().map_or(1, char::len_utf8);
+                        }
+                        _ => return Some((found.start(), found.end(), pattern)),
+                    }
+                }
             })
             .min_by_key(|&(start, end, _)| (start, std::cmp::Reverse(end)))
     }

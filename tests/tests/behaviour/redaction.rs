@@ -89,6 +89,25 @@ fn text_is_held_back_only_as_long_as_a_match_could_reach() {
     assert_eq!(redactor.flush(&mut state), "nd the rest");
 }
 
+#[test]
+fn a_checked_pattern_redacts_only_what_its_check_accepts_and_a_hash_tells_values_apart() {
+    let even = Redactor::empty()
+        .with_checked_pattern("[0-9]{2,4}", "even", |digits| digits.len() % 2 == 0)
+        .unwrap();
+    // "123" is refused; its "23" is the next match, and accepted.
+    assert_eq!(even.redact("12 123 1234"), "[redacted even] 1[redacted even] [redacted even]");
+    assert_eq!(even.find("1 123"), Some("even"));
+    assert_eq!(even.find("1 2 3"), None);
+    let hashed = even.hashing("salt");
+    let out = hashed.redact("12 34 12");
+    let tokens: Vec<&str> = out.split(' ').filter(|w| w.starts_with('#')).collect();
+    assert_eq!(tokens.len(), 3, "{out}");
+    assert_eq!(tokens[0], tokens[2]);
+    assert_ne!(tokens[0], tokens[1]);
+    assert_eq!(hashed.find_redacted(&out), Some("even"));
+    assert_eq!(hashed.find_redacted("nothing here"), None);
+}
+
 /// Text made of the pieces the test patterns are made of, multi-byte characters included.
 fn text() -> impl Strategy<Value = String> {
     let pieces = prop::sample::select(vec![
@@ -118,6 +137,19 @@ proptest! {
         let redactor = redactor();
         let chunks = split_at_chars(&text, &cuts);
         prop_assert_eq!(stream(&redactor, &chunks), redactor.redact(&text));
+    }
+
+    #[test]
+    fn checked_and_hashed_patterns_are_split_proof_too(text in text(), cuts in prop::collection::vec(0usize..400, 0..16)) {
+        // A check that refuses some matches: the refused stay as they are, whatever the split.
+        let checked = Redactor::empty()
+            .with_checked_pattern("[0-9]{2,4}", "even", |digits| digits.len() % 2 == 0)
+            .and_then(|r| r.with_checked_pattern("sk-[a-z0-9]{2,6}", "key", |key| !key.contains('c')))
+            .unwrap();
+        let chunks = split_at_chars(&text, &cuts);
+        prop_assert_eq!(stream(&checked, &chunks), checked.redact(&text));
+        let hashed = checked.hashing("salt");
+        prop_assert_eq!(stream(&hashed, &chunks), hashed.redact(&text));
     }
 
     #[test]
