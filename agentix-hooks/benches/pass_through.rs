@@ -98,7 +98,7 @@ fn with_agent(variant: &str, use_it: &mut dyn FnMut(&dyn Fn() -> agentix::Outcom
         }
         "model_limit" => {
             // Far from reached: each model call is counted, in the conversation's scope.
-            let limit = ModelCallLimit::per_turn(10).per_conversation(1_000);
+            let limit = ModelCallLimit::new().per_turn(10).per_conversation(1_000);
             let agent = Agent::builder(BenchModel::new(None)).tool(Weather).hook(limit).build();
             use_it(&|| block_on(agent.run(&mut Conversation::new(), ask)));
         }

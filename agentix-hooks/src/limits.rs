@@ -10,20 +10,30 @@ use agentix::{
 };
 use serde::{Deserialize, Serialize};
 
-/// What a limit does once it is reached.
+/// How a limit ends the turn once it is reached.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Reached {
-    /// The turn ends with [`Error::Halted`](agentix::Error::Halted), its hook the limit's
-    /// (`model_call_limit`, `tool_call_limit`), its reason naming the limit.
+    /// With [`Error::Halted`](agentix::Error::Halted), its hook the limit's
+    /// (`model_call_limit`, `tool_call_limit`, `usage_limit`), its reason naming the limit.
     #[default]
     Error,
-    /// The turn ends with this text as its final answer, as if the model had said it (the
-    /// `after_model` and `before_final` hooks read it; a typed agent's must parse as its output).
+    /// With this text as its final answer, as if the model had said it (the `after_model` and
+    /// `before_final` hooks read it; a typed agent's must parse as its output).
     Answer(String),
-    /// Tools only: the call over the limit is not run, and the model reads why; the turn goes
-    /// on, its other calls too (LangChain's `continue`).
-    Reject,
+}
+
+impl Reached {
+    /// The verdict that ends the turn: `why` is the error's reason.
+    fn verdict<E>(&self, why: impl FnOnce() -> String) -> Verdict<E>
+    where
+        E: agentix::event::Stoppable + agentix::event::StopsWith<AssistantMessage>,
+    {
+        match self {
+            Reached::Answer(text) => Verdict::stop(AssistantMessage::text(text.clone())),
+            Reached::Error => Verdict::halt(why()),
+        }
+    }
 }
 
 /// The counts the limits keep, in the conversation's scope: durable with it, so a conversation
@@ -110,12 +120,14 @@ fn reached_limit((of, most): (&str, u64), what: (&str, &str)) -> String {
 /// error naming it, or with an answer of your choosing ([`Reached`]). Counted: each call the
 /// loop makes (each step's, and each an `after_model` or `before_final` hook sends back) — a
 /// `wrap_model` hook's own retries are [`Retry`](crate::Retry)'s `attempts` to bound. A
-/// session's tasks share its conversation: per conversation is per session. Add one per agent.
+/// session's tasks share its conversation: per conversation is per session. A call is counted
+/// once however many limits watch it, and each limit holds it to its own numbers.
 ///
 /// ```
 /// use agentix_hooks::{ModelCallLimit, Reached};
 ///
-/// let limit = ModelCallLimit::per_turn(8)
+/// let limit = ModelCallLimit::new()
+///     .per_turn(8)
 ///     .per_conversation(200)
 ///     .when_reached(Reached::Answer("I stopped here: this took too many steps.".into()));
 /// # drop(limit);
@@ -130,15 +142,15 @@ impl ModelCallLimit {
     /// The hook's name, in errors and traces.
     pub const NAME: &'static str = "model_call_limit";
 
-    /// At most `calls` model calls per turn.
-    pub fn per_turn(calls: u32) -> Self {
-        let limits = Limits { per_turn: Some(calls), per_conversation: None };
-        ModelCallLimit { limits, reached: Reached::Error }
-    }
-
-    /// No limit yet: set [`per_conversation`](Self::per_conversation).
+    /// No limit yet: set [`per_turn`](Self::per_turn), [`per_conversation`](Self::per_conversation).
     pub fn new() -> Self {
         ModelCallLimit { limits: Limits::default(), reached: Reached::Error }
+    }
+
+    /// At most `calls` model calls per turn.
+    pub fn per_turn(mut self, calls: u32) -> Self {
+        self.limits.per_turn = Some(calls);
+        self
     }
 
     /// At most `calls` model calls in the conversation, all its turns together.
@@ -147,8 +159,7 @@ impl ModelCallLimit {
         self
     }
 
-    /// What a reached limit does: an error by default. [`Reached::Reject`] is a tool limit's,
-    /// and reads as [`Reached::Error`] here.
+    /// How a reached limit ends the turn: with an error by default.
     pub fn when_reached(mut self, reached: Reached) -> Self {
         self.reached = reached;
         self
@@ -174,16 +185,13 @@ impl agentix::Hook for ModelCallLimit {
     ) -> Verdict<BeforeModel> {
         let call = (turn.step(), turn.retries());
         let counts = counts(turn);
-        if counts.counted_model_call == Some(call) {
-            return Verdict::Continue;
+        // Counted already, by another limit: held to this one's numbers all the same.
+        let counted = counts.counted_model_call == Some(call);
+        if let Some(limit) = self.limits.passed_by(counts.model, u32::from(!counted)) {
+            return self.reached.verdict(|| reached_limit(limit, ("model call", "model calls")));
         }
-        if let Some(limit) = self.limits.passed_by(counts.model, 1) {
-            return match &self.reached {
-                Reached::Answer(text) => Verdict::stop(AssistantMessage::text(text.clone())),
-                Reached::Error | Reached::Reject => {
-                    Verdict::halt(reached_limit(limit, ("model call", "model calls")))
-                }
-            };
+        if counted {
+            return Verdict::Continue;
         }
         counts.counted_model_call = Some(call);
         counts.model.turn += 1;
@@ -193,12 +201,14 @@ impl agentix::Hook for ModelCallLimit {
 }
 
 /// Limits the calls of some tools (or of all) a turn, and a conversation, make. Past a limit,
-/// by default the call is rejected — not run, and the model reads why — and the turn goes on;
-/// or the turn ends, with an error naming the limit or an answer of your choosing
-/// ([`Reached`]): then the limit is checked when the model asks, and a message asking for
-/// calls past it is not acted on at all. Each call is counted once, when it is let through
-/// `before_tool` (a call rejected for its limit is not counted); the counts are per tool name.
-/// A session's tasks share its conversation: per conversation is per session.
+/// by default the call is rejected — not run, and the model reads why — and the turn goes on
+/// (LangChain's `continue`); or, [`when_reached`](Self::when_reached), the turn ends, with an
+/// error naming the limit or an answer of your choosing: then the limit is checked when the
+/// model asks, and a message asking for calls past it is not acted on at all. Each call is
+/// counted once, when the first limit that watches it lets it through `before_tool` (a call
+/// rejected for its limit is not counted; one a later hook or the approver refuses is), and
+/// each limit holds it to its own numbers; the counts are per tool name. A session's tasks
+/// share its conversation: per conversation is per session.
 ///
 /// ```
 /// use agentix_hooks::{Reached, ToolCallLimit};
@@ -214,7 +224,8 @@ pub struct ToolCallLimit {
     /// The tools limited; `None`: all, together.
     tools: Option<ToolPattern>,
     limits: Limits,
-    reached: Reached,
+    /// How the turn ends at the limit; `None`: it does not, the call is rejected.
+    reached: Option<Reached>,
 }
 
 impl ToolCallLimit {
@@ -224,12 +235,12 @@ impl ToolCallLimit {
     /// The calls of the tools `pattern` names (`send_email`, `search_*`), together.
     pub fn of(pattern: impl Into<String>) -> Result<Self, ToolPatternError> {
         let tools = Some(ToolPattern::new(pattern)?);
-        Ok(ToolCallLimit { tools, limits: Limits::default(), reached: Reached::Reject })
+        Ok(ToolCallLimit { tools, limits: Limits::default(), reached: None })
     }
 
     /// The calls of every tool, together.
     pub fn all() -> Self {
-        ToolCallLimit { tools: None, limits: Limits::default(), reached: Reached::Reject }
+        ToolCallLimit { tools: None, limits: Limits::default(), reached: None }
     }
 
     /// At most `calls` per turn.
@@ -244,9 +255,9 @@ impl ToolCallLimit {
         self
     }
 
-    /// What a reached limit does: [`Reached::Reject`] by default.
+    /// Ends the turn at the limit, as `reached` says, instead of rejecting the call.
     pub fn when_reached(mut self, reached: Reached) -> Self {
-        self.reached = reached;
+        self.reached = Some(reached);
         self
     }
 
@@ -294,9 +305,9 @@ impl agentix::Hook for ToolCallLimit {
         message: &mut AssistantMessage,
         turn: &mut Turn,
     ) -> Verdict<AfterModel> {
-        if self.reached == Reached::Reject {
+        let Some(reached) = &self.reached else {
             return Verdict::Continue;
-        }
+        };
         let asked = message.tool_calls().filter(|call| self.limits(&call.name)).count();
         if asked == 0 {
             return Verdict::Continue;
@@ -306,10 +317,7 @@ impl agentix::Hook for ToolCallLimit {
         let asked = u32::try_from(asked).unwrap_or(u32::MAX);
         match self.limits.passed_by(count, asked) {
             None => Verdict::Continue,
-            Some(limit) => match &self.reached {
-                Reached::Answer(text) => Verdict::stop(AssistantMessage::text(text.clone())),
-                Reached::Error | Reached::Reject => Verdict::halt(self.reached_limit(limit)),
-            },
+            Some(limit) => reached.verdict(|| self.reached_limit(limit)),
         }
     }
 
@@ -318,17 +326,20 @@ impl agentix::Hook for ToolCallLimit {
             return Verdict::Continue;
         }
         let counts = counts(turn);
-        if counts.counted_tool_calls.contains(&call.id) {
-            return Verdict::Continue;
-        }
+        // Counted already, by another limit: held to this one's numbers all the same.
+        let counted = counts.counted_tool_calls.contains(&call.id);
         let count = self.counted(Some(counts), Some(counts));
-        if let Some(limit) = self.limits.passed_by(count, 1) {
-            // Reached at the call: only a rejecting limit (the others stopped the message).
+        if let Some(limit) = self.limits.passed_by(count, u32::from(!counted)) {
+            // Reached at the call: a rejecting limit; one that ends the turn stopped the
+            // message already, unless a hook before it added calls.
             let why = self.reached_limit(limit);
             return match self.reached {
-                Reached::Reject => Verdict::reject(format!("{why}; not run")),
-                _ => Verdict::halt(why),
+                None => Verdict::reject(format!("{why}; not run")),
+                Some(_) => Verdict::halt(why),
             };
+        }
+        if counted {
+            return Verdict::Continue;
         }
         counts.counted_tool_calls.insert(call.id.clone());
         let tool = counts.tools.entry(call.name.clone()).or_default();

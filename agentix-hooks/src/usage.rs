@@ -292,8 +292,7 @@ impl UsageLimit {
         self
     }
 
-    /// What a reached limit does: an error by default. [`Reached::Reject`] reads as
-    /// [`Reached::Error`] here.
+    /// How a reached limit ends the turn: with an error by default.
     pub fn when_reached(mut self, reached: Reached) -> Self {
         self.reached = reached;
         self
@@ -374,10 +373,12 @@ impl agentix::Hook for UsageLimit {
                 .passed_by(&spent.conversation, input, price)
                 .map(|limit| format!("the conversation reached its limit of {limit}")),
         };
-        match (passed, &self.reached) {
-            (None, _) => Verdict::Continue,
-            (Some(_), Reached::Answer(text)) => Verdict::stop(AssistantMessage::text(text.clone())),
-            (Some(why), _) => Verdict::halt(why),
+        match passed {
+            None => Verdict::Continue,
+            Some(why) => match &self.reached {
+                Reached::Answer(text) => Verdict::stop(AssistantMessage::text(text.clone())),
+                _ => Verdict::halt(why),
+            },
         }
     }
 

@@ -35,8 +35,10 @@ fn halted_by(error: &Error) -> (EventKind, &'static str, String) {
 #[tokio::test]
 async fn past_the_model_calls_of_a_turn_the_turn_ends_with_an_error_naming_the_limit() {
     let model = asks_weather(5);
-    let agent =
-        Agent::builder(&model).tool(Weather::default()).hook(ModelCallLimit::per_turn(3)).build();
+    let agent = Agent::builder(&model)
+        .tool(Weather::default())
+        .hook(ModelCallLimit::new().per_turn(3))
+        .build();
     let mut conversation = Conversation::new();
     let error = agent.run(&mut conversation, "weather?").await.unwrap_err();
     let (event, hook, reason) = halted_by(&error);
@@ -50,7 +52,8 @@ async fn past_the_model_calls_of_a_turn_the_turn_ends_with_an_error_naming_the_l
 #[tokio::test]
 async fn past_a_limit_the_turn_can_end_with_an_answer_instead() {
     let model = asks_weather(5);
-    let limit = ModelCallLimit::per_turn(2).when_reached(Reached::Answer("I stopped.".into()));
+    let limit =
+        ModelCallLimit::new().per_turn(2).when_reached(Reached::Answer("I stopped.".into()));
     let agent = Agent::builder(&model).tool(Weather::default()).hook(limit).build();
     let mut conversation = Conversation::new();
     let reply = agent.run(&mut conversation, "weather?").await.unwrap();
@@ -80,15 +83,42 @@ async fn the_conversations_limit_counts_every_turn_and_survives_serialization() 
 }
 
 #[tokio::test]
-async fn a_call_is_counted_once_however_many_limits_watch_it() {
+async fn a_call_is_counted_once_however_many_limits_watch_it_and_each_holds_it_to_its_own() {
     let model = asks_weather(1);
     let agent = Agent::builder(&model)
         .tool(Weather::default())
-        .hook(ModelCallLimit::per_turn(2))
+        .hook(ModelCallLimit::new().per_turn(2))
         .hook(ModelCallLimit::new().per_conversation(2))
         .build();
     agent.run(&mut Conversation::new(), "weather?").await.unwrap();
     assert_eq!(model.calls(), 2);
+
+    // The second limit is the tighter: the call the first counted is held to it too.
+    let model = asks_weather(1);
+    let agent = Agent::builder(&model)
+        .tool(Weather::default())
+        .hook(ModelCallLimit::new().per_turn(10))
+        .hook(ModelCallLimit::new().per_conversation(1))
+        .build();
+    let error = agent.run(&mut Conversation::new(), "weather?").await.unwrap_err();
+    assert_eq!(halted_by(&error).2, "the conversation reached its limit of 1 model call");
+    assert_eq!(model.calls(), 1);
+}
+
+#[tokio::test]
+async fn a_tighter_tool_limit_after_a_looser_one_still_rejects() {
+    let model = ScriptedModel::new()
+        .tool_calls([("get_weather", weather("Oslo")), ("get_weather", weather("Bergen"))])
+        .text("One of two.");
+    let tool = Weather::default();
+    let calls = Arc::clone(&tool.calls);
+    let agent = Agent::builder(&model)
+        .tool(tool)
+        .hook(ToolCallLimit::all().per_turn(30))
+        .hook(ToolCallLimit::of("get_weather").unwrap().per_turn(1))
+        .build();
+    agent.run(&mut Conversation::new(), "weather?").await.unwrap();
+    assert_eq!(*calls.lock().unwrap(), ["Oslo"]);
 }
 
 /// Sends the first answer back once.
@@ -104,7 +134,8 @@ async fn once_more(message: &mut AssistantMessage, turn: &mut Turn) -> Verdict<A
 #[tokio::test]
 async fn a_message_sent_back_is_a_model_call_of_its_own() {
     let model = ScriptedModel::new().text("First.").text("Second.");
-    let agent = Agent::builder(&model).hook(once_more).hook(ModelCallLimit::per_turn(1)).build();
+    let agent =
+        Agent::builder(&model).hook(once_more).hook(ModelCallLimit::new().per_turn(1)).build();
     let error = agent.run(&mut Conversation::new(), "hi").await.unwrap_err();
     assert_eq!(halted_by(&error).2, "the turn reached its limit of 1 model call");
     assert_eq!(model.calls(), 1);
