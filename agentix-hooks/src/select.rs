@@ -12,51 +12,64 @@ use agentix::{
 use serde::{Deserialize, Serialize};
 
 /// The tools the step at hand offers, when a selection hid some: in the conversation's scope,
-/// where the step's `before_tool` reads it, and a step sent back (RETRY) keeps its selection.
+/// where the step's `before_tool` reads it. Every selecting hook narrows the request's tools
+/// further, and this is what is left: a hook that hides nothing widens nothing.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 struct Offered {
     turn: TurnRef,
     step: u32,
-    /// `None`: every tool.
-    names: Option<Vec<String>>,
+    names: Vec<String>,
 }
 
 impl ScopeValue for Offered {
     const KEY: &'static str = "agentix_hooks.offered_tools";
 }
 
-/// What the step at hand offers, if a selection was made for it.
-fn offered(turn: &Turn) -> Option<&Offered> {
-    let offered = turn.scope().get::<Offered>()?;
-    (offered.turn == turn.turn_ref() && offered.step == turn.step()).then_some(offered)
+/// A step's place in the turn.
+fn step_of(turn: &Turn) -> (TurnRef, u32) {
+    (turn.turn_ref(), turn.step())
 }
 
-/// Keeps in `request` the tools `names` names (in the agent's order), and remembers them for
-/// the step's calls.
-fn offer(request: &mut ModelRequest, turn: &mut Turn, names: Option<Vec<String>>) {
-    if let Some(names) = &names
-        && names.len() < request.tools.len()
-    {
-        let kept = request.tools.iter().filter(|spec| names.contains(&spec.name));
-        request.tools = kept.cloned().collect::<Vec<_>>().into();
-    }
-    // A step that hides nothing leaves the scope as it is (an earlier step's selection is
-    // not the step's), unless a selection of the same step is there to undo.
-    if names.is_none() && offered(turn).is_none() {
+/// What the step at hand offers, if a selection hid tools of it.
+fn offered(turn: &Turn) -> Option<&Offered> {
+    let offered = turn.scope().get::<Offered>()?;
+    ((offered.turn, offered.step) == step_of(turn)).then_some(offered)
+}
+
+/// Keeps in `request` only the tools `names` names (in the agent's order, and only among those
+/// it still offers), and remembers what is left for the step's calls.
+fn offer(request: &mut ModelRequest, turn: &mut Turn, names: &[String]) {
+    if request.tools.iter().all(|spec| names.contains(&spec.name)) {
         return;
     }
-    let (at, step) = (turn.turn_ref(), turn.step());
-    turn.scope_mut().insert(Offered { turn: at, step, names });
+    let kept = request.tools.iter().filter(|spec| names.contains(&spec.name));
+    request.tools = kept.cloned().collect::<Vec<_>>().into();
+    let left = request.tools.iter().map(|spec| spec.name.clone()).collect();
+    let (at, step) = step_of(turn);
+    turn.scope_mut().insert(Offered { turn: at, step, names: left });
 }
 
 /// A call of a tool the step did not offer: rejected, as if the tool did not exist.
 fn check(call: &ToolCall, turn: &Turn) -> Verdict<BeforeTool> {
-    match offered(turn).and_then(|offered| offered.names.as_ref()) {
-        Some(names) if !names.contains(&call.name) => {
+    match offered(turn) {
+        Some(offered) if !offered.names.contains(&call.name) => {
             Verdict::reject(format!("`{}` is not offered in this step", call.name))
         }
         _ => Verdict::Continue,
     }
+}
+
+/// What a [`ToolSelector`] chose for a step, so that the step sent back (RETRY) keeps it.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+struct Chosen {
+    turn: TurnRef,
+    step: u32,
+    /// `None`: every tool (a selection that failed, told to offer all).
+    names: Option<Vec<String>>,
+}
+
+impl ScopeValue for Chosen {
+    const KEY: &'static str = "agentix_hooks.chosen_tools";
 }
 
 /// Offers in each step only the tools a predicate keeps: `keep(tool, turn)` — on the turn's
@@ -108,12 +121,12 @@ impl agentix::Hook for ToolFilter {
         turn: &mut Turn,
     ) -> Verdict<BeforeModel> {
         let shared = &*turn;
-        let hidden = request.tools.iter().any(|spec| !(self.keep)(spec, shared));
-        let names = hidden.then(|| {
-            let kept = request.tools.iter().filter(|spec| (self.keep)(spec, shared));
-            kept.map(|spec| spec.name.clone()).collect()
-        });
-        offer(request, turn, names);
+        if request.tools.iter().all(|spec| (self.keep)(spec, shared)) {
+            return Verdict::Continue;
+        }
+        let kept = request.tools.iter().filter(|spec| (self.keep)(spec, shared));
+        let names: Vec<String> = kept.map(|spec| spec.name.clone()).collect();
+        offer(request, turn, &names);
         Verdict::Continue
     }
 
@@ -134,7 +147,13 @@ impl agentix::Hook for ToolFilter {
 /// step offers every tool.
 ///
 /// The selector's call is its own, beside the turn's: it is not journaled, audited or traced
-/// as the turn's model calls are, nor counted in the turn's usage.
+/// as the turn's model calls are, nor counted in the turn's usage. A journaled turn that
+/// replays a step after a crash asks again, and may be answered otherwise: a replay that then
+/// meets the recorded call of a tool no longer offered reports the journal diverged. Under a
+/// journal, choose with a [`ToolFilter`] (or a selector that answers the same each time).
+///
+/// Selections narrow one another: each hook keeps only some of the tools the hooks before it
+/// left, and a call is checked against what is left.
 ///
 /// ```
 /// use agentix::ScriptedModel;
@@ -227,13 +246,18 @@ impl<M: Model> ToolSelector<M> {
     /// The tools chosen: the names in the first JSON array of `answer` that name one of
     /// `tools`, at most `max_tools` of them.
     fn chosen(&self, answer: &str, tools: &[&ToolSpec]) -> Result<Vec<String>, String> {
-        let array = answer
+        let start = answer
             .find('[')
-            .zip(answer.rfind(']'))
-            .and_then(|(start, end)| answer.get(start..=end))
             .ok_or_else(|| format!("the selector's answer holds no JSON array: {answer:?}"))?;
-        let names: Vec<String> = serde_json::from_str(array)
-            .map_err(|error| format!("the selector's answer is not an array of names: {error}"))?;
+        // The array that starts there, whatever follows it.
+        let mut values = serde_json::Deserializer::from_str(&answer[start..]).into_iter();
+        let names: Vec<String> = match values.next() {
+            Some(Ok(names)) => names,
+            Some(Err(error)) => {
+                return Err(format!("the selector's answer is not an array of names: {error}"));
+            }
+            None => return Err(format!("the selector's answer holds no JSON array: {answer:?}")),
+        };
         let mut chosen: Vec<String> = Vec::new();
         for name in names {
             if tools.iter().any(|tool| tool.name == name) && !chosen.contains(&name) {
@@ -286,20 +310,26 @@ impl<M: Model> agentix::Hook for ToolSelector<M> {
         turn: &mut Turn,
     ) -> Verdict<BeforeModel> {
         // A step sent back keeps its selection.
-        if let Some(offered) = offered(turn) {
-            let names = offered.names.clone();
-            offer(request, turn, names);
-            return Verdict::Continue;
-        }
-        let always = request.tools.iter().filter(|tool| self.is_always(&tool.name)).count();
-        if request.tools.len() - always <= self.max_tools {
-            offer(request, turn, None);
-            return Verdict::Continue;
-        }
-        match self.select(request, turn).await {
-            Ok(names) => offer(request, turn, Some(names)),
-            Err(_) if self.offer_all_on_failure => offer(request, turn, None),
-            Err(why) => return Verdict::halt(why),
+        let chosen = turn.scope().get::<Chosen>().filter(|c| (c.turn, c.step) == step_of(turn));
+        let names = match chosen {
+            Some(chosen) => chosen.names.clone(),
+            None => {
+                let always = request.tools.iter().filter(|tool| self.is_always(&tool.name));
+                if request.tools.len() - always.count() <= self.max_tools {
+                    return Verdict::Continue;
+                }
+                let names = match self.select(request, turn).await {
+                    Ok(names) => Some(names),
+                    Err(_) if self.offer_all_on_failure => None,
+                    Err(why) => return Verdict::halt(why),
+                };
+                let (at, step) = step_of(turn);
+                turn.scope_mut().insert(Chosen { turn: at, step, names: names.clone() });
+                names
+            }
+        };
+        if let Some(names) = names {
+            offer(request, turn, &names);
         }
         Verdict::Continue
     }

@@ -142,3 +142,31 @@ async fn no_selector_is_asked_when_the_tools_are_few_enough() {
     assert_eq!(selector.calls(), 0);
     assert_eq!(offered(&model.requests()[0]), ["get_weather", "flaky"]);
 }
+
+#[tokio::test]
+async fn selections_only_narrow_and_a_filter_before_a_selector_does_not_stop_it_asking() {
+    // The filter hides `explode`; the selector, asked after it, picks `flaky` of the rest; a
+    // second filter, hiding nothing, widens nothing: the model's call of `get_weather` is
+    // rejected.
+    let selector =
+        ScriptedModel::new().text(r#"["flaky"] (not ["get_weather"])"#).text(r#"["flaky"]"#);
+    let model = ScriptedModel::new().tool_call("get_weather", oslo()).text("Done.");
+    let agent = Agent::builder(&model)
+        .tool(Weather::default())
+        .tool(flaky())
+        .tool(Explode)
+        .hook(ToolFilter::new(|tool, _| tool.name != "explode"))
+        .hook(ToolSelector::new(&selector).max_tools(1))
+        .hook(ToolFilter::new(|_, _| true))
+        .build();
+    let mut conversation = Conversation::new();
+    agent.run(&mut conversation, "go").await.unwrap();
+    assert_eq!(selector.calls(), 2, "once a step");
+    let asked = selector.requests()[0].messages[0].text().into_owned();
+    assert!(!asked.contains("explode"), "the selector chose among what the filter left: {asked}");
+    assert_eq!(offered(&model.requests()[0]), ["flaky"]);
+    assert!(matches!(
+        &logged_results(&conversation)[0].error,
+        Some(ToolFailure::Rejected { reason, .. }) if reason == "`get_weather` is not offered in this step"
+    ));
+}
