@@ -31,6 +31,9 @@ pub struct ApproveByPattern {
 }
 
 impl ApproveByPattern {
+    /// The hook's name, in errors and traces.
+    pub const NAME: &'static str = "approve_by_pattern";
+
     /// Escalates nothing yet: add [`tools`](Self::tools) or [`servers`](Self::servers).
     pub fn new() -> Self {
         ApproveByPattern::default()
@@ -90,7 +93,7 @@ impl on::BeforeTool for ApproveByPattern {
     const IN_PLACE: bool = true;
 
     fn name(&self) -> &'static str {
-        "approve_by_pattern"
+        Self::NAME
     }
 
     async fn before_tool(&self, call: &mut ToolCall, turn: &mut Turn) -> Verdict<BeforeTool> {

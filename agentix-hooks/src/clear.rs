@@ -32,6 +32,9 @@ pub struct ClearToolResults {
 }
 
 impl ClearToolResults {
+    /// The hook's name, in errors and traces.
+    pub const NAME: &'static str = "clear_tool_results";
+
     /// Keeps the last `results` tool results whole; clears the older ones one by one (a batch
     /// of 1: set a larger one to keep the prompt cache longer).
     pub fn keep(results: usize) -> Self {
@@ -71,7 +74,7 @@ impl on::BeforeModel for ClearToolResults {
     const IN_PLACE: bool = true;
 
     fn name(&self) -> &'static str {
-        "clear_tool_results"
+        Self::NAME
     }
 
     async fn before_model(

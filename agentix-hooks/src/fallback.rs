@@ -33,6 +33,9 @@ pub struct ModelFallback {
 }
 
 impl ModelFallback {
+    /// The hook's name, in errors and traces.
+    pub const NAME: &'static str = "model_fallback";
+
     /// Falls back to `models`, in order.
     pub fn to<I>(models: I) -> Self
     where
@@ -67,7 +70,7 @@ impl fmt::Debug for ModelFallback {
 
 impl on::WrapModel for ModelFallback {
     fn name(&self) -> &'static str {
-        "model_fallback"
+        Self::NAME
     }
 
     async fn wrap_model(

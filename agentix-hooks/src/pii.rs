@@ -9,16 +9,16 @@ use agentix::{
 };
 
 /// What becomes of personal data found.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum PiiAction {
     /// Replaced by a label: `[redacted e-mail]`.
     #[default]
     Mask,
-    /// Replaced by a token that hashes the value with a salt: `[e-mail #1a2b3c4d]` — the same
-    /// value, the same token, so the model can still tell two apart.
+    /// Replaced by a token that hashes the value, keyed by a salt: `[e-mail #0123456789abcdef]`
+    /// — the same value, the same token, so the model can still tell two apart.
     Hash {
-        /// Mixed into every hash: keep it secret, so a short value cannot be guessed back.
+        /// The hash's key: keep it secret, so a short value cannot be guessed back.
         salt: String,
     },
     /// Not let through: a request that holds some is not sent (the turn halts), a tool result
@@ -26,17 +26,39 @@ pub enum PiiAction {
     Refuse,
 }
 
+/// The salt stays out of logs.
+impl std::fmt::Debug for PiiAction {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            PiiAction::Mask => f.write_str("Mask"),
+            PiiAction::Hash { .. } => f.write_str("Hash { salt: <hidden> }"),
+            PiiAction::Refuse => f.write_str("Refuse"),
+        }
+    }
+}
+
 /// E-mail addresses (bounded, as the core `Redactor`'s).
 const EMAIL: &str =
     r"[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63}){0,3}\.[A-Za-z]{2,24}";
-/// Phone numbers: international (`+47 22 33 44 55`, `+4722334455`) and North American
-/// (`(555) 123-4567`, `555-123-4567`); 7 to 15 digits.
-const PHONE: &str = r"\+[1-9][0-9]{6,14}|\+[1-9][0-9]{0,3}(?:[ .-][0-9]{1,4}){2,6}|\(?[0-9]{3}\)?[ .-]?[0-9]{3}[ .-][0-9]{4}";
+/// Phone numbers: international, written whole (`+4722334455`, 10 to 15 digits) or in groups of
+/// two to four digits (`+47 22 33 44 55`, `+1-555-123-4567`), and North American
+/// (`(555) 123-4567`, `555-123-4567`, `555.123.4567`). A bare run of digits is not one: too many
+/// ids, dates and amounts are.
+const PHONE: &str = r"\+[1-9][0-9]{9,14}|\+[1-9][0-9]{0,3}(?:[ -][0-9]{2,4}){2,5}|\([0-9]{3}\) ?[0-9]{3}[ .-][0-9]{4}|[0-9]{3}[ .-][0-9]{3}[ .-][0-9]{4}";
 /// Card numbers: 13 to 19 digits in a run, or grouped 4-4-4-4 or 4-6-5 by spaces or dashes.
 const CARD: &str = r"[0-9]{4}(?:[ -][0-9]{4}){3}|[0-9]{4}[ -][0-9]{6}[ -][0-9]{5}|[0-9]{13,19}";
-/// IBANs: a country, two check digits, up to 30 letters and digits, in a run or in fours.
-const IBAN: &str =
-    r"[A-Z]{2}[0-9]{2}[A-Z0-9]{11,30}|[A-Z]{2}[0-9]{2}(?: [A-Z0-9]{4}){2,7}(?: [A-Z0-9]{1,3})?";
+/// IBANs written in a run: a country, two check digits, 11 to 30 letters and digits.
+const IBAN: &str = r"[A-Z]{2}[0-9]{2}[A-Z0-9]{11,30}";
+/// IBANs written in fours, by how many groups follow the country's — a pattern each, so that
+/// the checksum picks the one that ends where the IBAN does, whatever word follows it.
+const IBAN_GROUPED: [&str; 6] = [
+    r"[A-Z]{2}[0-9]{2}(?: [A-Z0-9]{4}){2} [A-Z0-9]{1,4}",
+    r"[A-Z]{2}[0-9]{2}(?: [A-Z0-9]{4}){3} [A-Z0-9]{1,4}",
+    r"[A-Z]{2}[0-9]{2}(?: [A-Z0-9]{4}){4} [A-Z0-9]{1,4}",
+    r"[A-Z]{2}[0-9]{2}(?: [A-Z0-9]{4}){5} [A-Z0-9]{1,4}",
+    r"[A-Z]{2}[0-9]{2}(?: [A-Z0-9]{4}){6} [A-Z0-9]{1,4}",
+    r"[A-Z]{2}[0-9]{2}(?: [A-Z0-9]{4}){7} [A-Z0-9]{1,2}",
+];
 
 fn digits(text: &str) -> impl Iterator<Item = u32> + '_ {
     text.chars().filter_map(|c| c.to_digit(10))
@@ -104,7 +126,7 @@ pub(crate) fn iban_checks(text: &str) -> bool {
 /// use agentix::{Agent, ScriptedModel};
 /// use agentix_hooks::{Pii, PiiAction};
 ///
-/// let pii = Pii::new().pattern("employee id", "EMP-[0-9]{6}")?.action(PiiAction::Hash {
+/// let pii = Pii::new().pattern("EMP-[0-9]{6}", "employee id")?.action(PiiAction::Hash {
 ///     salt: "from-the-environment".into(),
 /// });
 /// let agent = Agent::builder(ScriptedModel::new().text("Hello."))
@@ -152,30 +174,40 @@ impl Pii {
 
     /// Finds IBANs whose check digits are right.
     pub fn ibans(self) -> Self {
-        self.checked(IBAN, "IBAN", Some(iban_checks))
+        let run = self.checked(IBAN, "IBAN", Some(iban_checks));
+        IBAN_GROUPED
+            .iter()
+            .fold(run, |pii, grouped| pii.checked(grouped, "IBAN", Some(iban_checks)))
     }
 
-    /// Finds `pattern` too, called `what` in labels and reasons. Bounded, as the
-    /// [`Redactor`]'s patterns are (`{1,64}`, not `+`), so the stream can hold a match back.
-    pub fn pattern(mut self, what: &str, pattern: &str) -> Result<Self, PatternError> {
+    /// Finds `pattern` too, called `what` in labels and reasons (the order of
+    /// [`Redactor::with_pattern`]). Bounded, as the [`Redactor`]'s patterns are (`{1,64}`, not
+    /// `+`), so the stream can hold a match back.
+    pub fn pattern(mut self, pattern: &str, what: &str) -> Result<Self, PatternError> {
         self.redactor = self.redactor.with_pattern(pattern, what)?;
         Ok(self)
     }
 
     /// What becomes of what is found: masked by default.
     pub fn action(mut self, action: PiiAction) -> Self {
-        if let PiiAction::Hash { salt } = &action {
-            self.redactor = self.redactor.hashing(salt.clone());
-        }
+        self.redactor = match &action {
+            PiiAction::Hash { salt } => self.redactor.hashing(salt),
+            PiiAction::Mask | PiiAction::Refuse => self.redactor.labelling("redacted"),
+        };
         self.action = action;
         self
     }
 
     /// The stream transformer that redacts the model's answer as it streams
     /// ([`AgentBuilder::transformer`](agentix::AgentBuilder::transformer)). It masks (or
-    /// hashes); with [`PiiAction::Refuse`], the hook then ends the turn.
+    /// hashes); with [`PiiAction::Refuse`] it writes `[withheld WHAT]`, and the hook then ends
+    /// the turn (a label the model never reads, so an answer that repeats a masked label of
+    /// the history is not taken for one that held personal data).
     pub fn transformer(&self) -> Redactor {
-        self.redactor.clone()
+        match self.action {
+            PiiAction::Refuse => self.redactor.clone().labelling("withheld"),
+            _ => self.redactor.clone(),
+        }
     }
 
     fn checked(mut self, pattern: &str, what: &str, check: Option<fn(&str) -> bool>) -> Self {
@@ -197,11 +229,18 @@ impl Pii {
         true
     }
 
-    /// Masks the string values of a tool call's arguments.
+    /// Masks the string values of a tool call's arguments, and the numbers that read as what
+    /// is found (a card number sent as a number).
     fn redact_json(&self, value: &mut serde_json::Value) {
         match value {
             serde_json::Value::String(text) => {
                 self.redact(text);
+            }
+            serde_json::Value::Number(number) => {
+                let mut text = number.to_string();
+                if self.redact(&mut text) {
+                    *value = serde_json::Value::String(text);
+                }
             }
             serde_json::Value::Array(items) => items.iter_mut().for_each(|v| self.redact_json(v)),
             serde_json::Value::Object(fields) => {
@@ -222,11 +261,27 @@ impl Pii {
         }
     }
 
-    /// A tool's result as the model may read it: redacted, or withheld.
+    /// A tool's result as the model may read it: redacted, or withheld — its output and its
+    /// failure's message, which may quote what the tool read.
     fn settle(&self, result: &mut ToolResult) {
+        let message = match &mut result.error {
+            Some(
+                ToolFailure::Failed { message }
+                | ToolFailure::Panicked { message }
+                | ToolFailure::InvalidArguments { message },
+            ) => Some(message),
+            _ => None,
+        };
         if self.action != PiiAction::Refuse {
             self.redact(&mut result.output);
-        } else if let Some(what) = self.redactor.find(&result.output) {
+            if let Some(message) = message {
+                self.redact(message);
+            }
+            return;
+        }
+        let found = self.redactor.find(&result.output);
+        let found = found.or_else(|| message.and_then(|message| self.redactor.find(message)));
+        if let Some(what) = found {
             let message = format!("the result held {} {what}: it was withheld", a(what));
             result.output = message.clone();
             result.error = Some(ToolFailure::Failed { message });
@@ -295,7 +350,8 @@ impl agentix::Hook for Pii {
         if self.action == PiiAction::Refuse {
             // Found as it is, or as the transformer left it.
             let text = message.joined_text();
-            let found = self.redactor.find(&text).or_else(|| self.redactor.find_redacted(&text));
+            let streamed = self.transformer();
+            let found = self.redactor.find(&text).or_else(|| streamed.find_redacted(&text));
             if let Some(what) = found {
                 return Verdict::halt(format!("the answer held {} {what}", a(what)));
             }

@@ -44,6 +44,9 @@ pub struct Retry {
 }
 
 impl Retry {
+    /// The hook's name, in errors and traces.
+    pub const NAME: &'static str = "retry";
+
     /// Four attempts, 200 ms first, doubling up to 10 s, at most 60 s waited in all, full
     /// jitter, transient errors.
     pub fn new() -> Self {
@@ -106,7 +109,7 @@ impl fmt::Debug for Retry {
 
 impl on::WrapModel for Retry {
     fn name(&self) -> &'static str {
-        "retry"
+        Self::NAME
     }
 
     async fn wrap_model(

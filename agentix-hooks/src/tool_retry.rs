@@ -41,6 +41,9 @@ pub struct ToolRetry {
 }
 
 impl ToolRetry {
+    /// The hook's name, in errors and traces.
+    pub const NAME: &'static str = "tool_retry";
+
     /// Three attempts, 200 ms first, doubling up to 5 s, at most 30 s waited in all, full jitter;
     /// idempotent tools' calls that failed or timed out.
     pub fn new() -> Self {
@@ -138,7 +141,7 @@ impl fmt::Debug for ToolRetry {
 
 impl on::WrapTool for ToolRetry {
     fn name(&self) -> &'static str {
-        "tool_retry"
+        Self::NAME
     }
 
     async fn wrap_tool(&self, call: &ToolCall, _turn: &Turn, next: &impl NextTool) -> ToolResult {
@@ -148,7 +151,7 @@ impl on::WrapTool for ToolRetry {
         }
         let mut waited = Duration::ZERO;
         let mut attempt = 1;
-        while (self.retries)(&result) {
+        while result.is_error() && (self.retries)(&result) {
             match self.backoff.wait(attempt, Duration::ZERO, waited).await {
                 Some(total) => waited = total,
                 None => break,

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use agentix::event::{AfterModel, BeforeModel, Post};
 use agentix::{
     AssistantMessage, CharsPerToken, ModelError, ModelRequest, ModelResponse, NextModel, Outcome,
-    Scope, ScopeValue, TokenCounter, Turn, TurnRef, Usage, Verdict, hook,
+    Scope, ScopeValue, TokenCounter, ToolSpec, Turn, TurnRef, Usage, Verdict, hook,
 };
 use serde::{Deserialize, Serialize};
 
@@ -177,6 +177,9 @@ pub struct Spending {
     pub output_tokens: u64,
     /// Of the tokens read, those read from a prompt cache.
     pub cache_read_tokens: u64,
+    /// Of the tokens read, those written to a prompt cache.
+    #[serde(default)]
+    pub cache_write_tokens: u64,
     /// What they cost.
     pub cost: f64,
 }
@@ -187,6 +190,8 @@ impl Spending {
         self.output_tokens = self.output_tokens.saturating_add(usage.output_tokens.into());
         let read = usage.cache_read_tokens.into();
         self.cache_read_tokens = self.cache_read_tokens.saturating_add(read);
+        let written = usage.cache_write_tokens.into();
+        self.cache_write_tokens = self.cache_write_tokens.saturating_add(written);
         self.cost += cost;
     }
 
@@ -194,6 +199,7 @@ impl Spending {
         self.input_tokens = self.input_tokens.saturating_add(other.input_tokens);
         self.output_tokens = self.output_tokens.saturating_add(other.output_tokens);
         self.cache_read_tokens = self.cache_read_tokens.saturating_add(other.cache_read_tokens);
+        self.cache_write_tokens = self.cache_write_tokens.saturating_add(other.cache_write_tokens);
         self.cost += other.cost;
     }
 
@@ -256,8 +262,14 @@ pub struct UsageLimit {
     per_turn: Budget,
     per_conversation: Budget,
     counter: Arc<dyn TokenCounter>,
+    /// The last tool list estimated, held (so its address is not reused) with its tokens: an
+    /// agent's list is the same `Arc` from one request to the next, its schemas counted once.
+    tools_counted: Arc<Mutex<Option<Counted>>>,
     reached: Reached,
 }
+
+/// A tool list and its tokens.
+type Counted = (Arc<[ToolSpec]>, u64);
 
 impl UsageLimit {
     /// The hook's name, in errors and traces.
@@ -270,6 +282,7 @@ impl UsageLimit {
             per_turn: Budget::new(),
             per_conversation: Budget::new(),
             counter: Arc::new(CharsPerToken::default()),
+            tools_counted: Arc::default(),
             reached: Reached::Error,
         }
     }
@@ -289,6 +302,7 @@ impl UsageLimit {
     /// Estimates the tokens a request reads with `counter` (the agent's, for the same figures).
     pub fn estimate_with(mut self, counter: impl TokenCounter + 'static) -> Self {
         self.counter = Arc::new(counter);
+        self.tools_counted = Arc::default();
         self
     }
 
@@ -309,8 +323,18 @@ impl UsageLimit {
         let counter = &*self.counter;
         let system = request.system.as_deref().map_or(0, |system| counter.count(system));
         let messages: usize = request.messages.iter().map(|m| counter.count_message(m)).sum();
-        let tools: usize = request.tools.iter().map(|spec| counter.count_tool(spec)).sum();
-        u64::try_from(system + messages + tools).unwrap_or(u64::MAX)
+        let mut counted = self.tools_counted.lock().unwrap_or_else(PoisonError::into_inner);
+        let tools = match &*counted {
+            Some((list, tokens)) if Arc::ptr_eq(list, &request.tools) => *tokens,
+            _ => {
+                let tokens: usize = request.tools.iter().map(|spec| counter.count_tool(spec)).sum();
+                let tokens = u64::try_from(tokens).unwrap_or(u64::MAX);
+                *counted = Some((Arc::clone(&request.tools), tokens));
+                tokens
+            }
+        };
+        let text = u64::try_from(system + messages).unwrap_or(u64::MAX);
+        text.saturating_add(tools)
     }
 }
 

@@ -70,25 +70,48 @@ impl<A: StreamTransformer, B: StreamTransformer> StreamTransformer for (A, B) {
 /// the redaction of the whole text, however it was split. Cuts fall on character boundaries,
 /// never inside a UTF-8 character.
 ///
-/// A match becomes `[redacted WHAT]`, or, [`hashing`](Redactor::hashing), `[WHAT #1a2b3c4d]`:
-/// the same value the same token, so that a reader can tell two apart without seeing either.
-/// A pattern may be [checked](Redactor::with_checked_pattern): a match its check refuses (a
-/// card number whose Luhn digit is wrong) is left as it is.
-#[derive(Clone, Debug)]
+/// A match becomes `[redacted WHAT]` (another word than `redacted`:
+/// [`labelling`](Redactor::labelling)), or, [`hashing`](Redactor::hashing),
+/// `[WHAT #0123456789abcdef]`: the same value the same token, so that a reader can tell two
+/// apart without seeing either. A pattern may be [checked](Redactor::with_checked_pattern): a
+/// match its check refuses (a card number whose Luhn digit is wrong) is left as it is.
+#[derive(Clone)]
 pub struct Redactor {
     patterns: Vec<Pattern>,
     window: usize,
-    /// The salt of the hashed tokens, when matches are hashed rather than labelled.
-    hashing: Option<String>,
+    replacement: Replacement,
 }
 
-/// One pattern: its regex, what it finds, its label, and the check its matches must pass.
+/// What a match is replaced with.
+#[derive(Clone)]
+enum Replacement {
+    /// `[WORD WHAT]`.
+    Label(String),
+    /// `[WHAT #hash]`, the hash keyed by the salt's key.
+    Hash([u64; 2]),
+}
+
+/// One pattern: its regex, what it finds, and the check its matches must pass.
 #[derive(Clone, Debug)]
 struct Pattern {
     regex: Regex,
     what: String,
-    label: String,
     check: Option<fn(&str) -> bool>,
+}
+
+/// The salt stays out of logs: only whether matches are hashed is shown.
+impl std::fmt::Debug for Redactor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let replacement = match &self.replacement {
+            Replacement::Label(word) => format!("[{word} WHAT]"),
+            Replacement::Hash(_) => "[WHAT #hash]".to_owned(),
+        };
+        f.debug_struct("Redactor")
+            .field("patterns", &self.patterns)
+            .field("window", &self.window)
+            .field("replacement", &replacement)
+            .finish()
+    }
 }
 
 /// Default patterns: (regex, what it is).
@@ -141,7 +164,11 @@ impl Redactor {
 
     /// A redactor with no patterns; add them with [`with_pattern`](Redactor::with_pattern).
     pub fn empty() -> Self {
-        Redactor { patterns: Vec::new(), window: 0, hashing: None }
+        Redactor {
+            patterns: Vec::new(),
+            window: 0,
+            replacement: Replacement::Label("redacted".into()),
+        }
     }
 
     /// Adds a pattern: matches become `[redacted WHAT]`. The window grows to the pattern's
@@ -152,8 +179,9 @@ impl Redactor {
     }
 
     /// Adds a pattern whose matches are redacted only when `check` accepts them: a card
-    /// number's Luhn digit, an IBAN's checksum. A match the check refuses is left as it is
-    /// (and no shorter match at its start is tried).
+    /// number's Luhn digit, an IBAN's checksum. A match the check refuses is left as it is,
+    /// and the search goes on after it (not inside it: a refused run of digits does not have
+    /// its tail tried).
     pub fn with_checked_pattern(
         self,
         pattern: &str,
@@ -163,13 +191,20 @@ impl Redactor {
         self.add(pattern, what, Some(check))
     }
 
-    /// Replaces each match with a token made of what it is and a hash of the value and
-    /// `salt` (`[e-mail #1a2b3c4d]`) instead of a label: the same value always gives the same
-    /// token, so a reader can still tell values apart and follow one through a conversation.
-    /// The hash is a pseudonym (64-bit SipHash, stable for a build of the program), not a
-    /// cryptographic digest: a secret salt keeps a short value from being guessed back.
-    pub fn hashing(mut self, salt: impl Into<String>) -> Self {
-        self.hashing = Some(salt.into());
+    /// Replaces each match with a token made of what it is and a keyed hash of the value
+    /// (`[e-mail #0123456789abcdef]`) instead of a label: the same value always gives the same
+    /// token, here and after a restart, so a reader can still tell values apart and follow one
+    /// through a conversation. The hash is SipHash-2-4 (64 bits) keyed by `salt`: without the
+    /// salt, a token cannot be computed from a guess — keep it secret.
+    pub fn hashing(mut self, salt: impl AsRef<[u8]>) -> Self {
+        self.replacement = Replacement::Hash(key_of(salt.as_ref()));
+        self
+    }
+
+    /// Replaces each match with `[WORD WHAT]` (`[withheld e-mail]`): the label's word, in place
+    /// of `redacted`.
+    pub fn labelling(mut self, word: &str) -> Self {
+        self.replacement = Replacement::Label(word.to_owned());
         self
     }
 
@@ -183,11 +218,11 @@ impl Redactor {
     /// holds one: for a caller that refuses text a stream already redacted.
     pub fn find_redacted(&self, text: &str) -> Option<&str> {
         self.patterns.iter().find_map(|pattern| {
-            let written = match &self.hashing {
-                None => text.contains(&pattern.label),
-                Some(_) => text.contains(&format!("[{} #", pattern.what)),
+            let written = match &self.replacement {
+                Replacement::Label(word) => format!("[{word} {}]", pattern.what),
+                Replacement::Hash(_) => format!("[{} #", pattern.what),
             };
-            written.then_some(pattern.what.as_str())
+            text.contains(&written).then_some(pattern.what.as_str())
         })
     }
 
@@ -209,8 +244,7 @@ impl Redactor {
         // In bytes, which is at least as many as characters: a safe window.
         let longest = properties.maximum_len().ok_or(PatternError::Unbounded)?;
         let regex = Regex::new(pattern).map_err(|error| PatternError::Syntax(error.to_string()))?;
-        let label = format!("[redacted {what}]");
-        self.patterns.push(Pattern { regex, what: what.to_owned(), label, check });
+        self.patterns.push(Pattern { regex, what: what.to_owned(), check });
         self.window = self.window.max(longest);
         Ok(self)
     }
@@ -231,14 +265,30 @@ impl Redactor {
     /// Redacts `text` up to byte `cut`, appending to `out`, and returns where it stopped: `cut`,
     /// or earlier when a match crosses `cut` (that text waits for the rest of the match).
     fn redact_before(&self, text: &str, cut: usize, out: &mut String) -> usize {
+        // Each pattern's next accepted match, searched for again only when the search from
+        // where the redaction stands could find another: a text with many matches (or many a
+        // check refuses) is searched about once per pattern, not once per match.
+        let mut next: Vec<Search> =
+            self.patterns.iter().map(|pattern| pattern.accepted(text, 0, cut)).collect();
         let mut at = 0;
-        while let Some((start, end, pattern)) = self.first_match(text, at) {
+        loop {
+            for (pattern, search) in self.patterns.iter().zip(&mut next) {
+                if !search.holds_from(at) {
+                    *search = pattern.accepted(text, at, cut);
+                }
+            }
+            let first = next
+                .iter()
+                .enumerate()
+                .filter_map(|(index, search)| search.found.map(|(start, end)| (start, end, index)))
+                .min_by_key(|&(start, end, _)| (start, std::cmp::Reverse(end)));
+            let Some((start, end, index)) = first else { break };
             if end > cut {
                 out.push_str(&text[at..start.min(cut).max(at)]);
                 return start.min(cut).max(at);
             }
             out.push_str(&text[at..start]);
-            self.replace(&text[start..end], pattern, out);
+            self.replace(&text[start..end], &self.patterns[index], out);
             at = end;
         }
         out.push_str(&text[at..cut.max(at)]);
@@ -247,16 +297,13 @@ impl Redactor {
 
     /// Writes what replaces `value`, a match of `pattern`.
     fn replace(&self, value: &str, pattern: &Pattern, out: &mut String) {
-        match &self.hashing {
-            None => out.push_str(&pattern.label),
-            Some(salt) => {
-                use std::hash::{Hash, Hasher};
-                let mut hasher = std::hash::DefaultHasher::new();
-                (salt.as_str(), value).hash(&mut hasher);
-                let hash = hasher.finish() >> 32;
-                out.push_str(&format!("[{} #{hash:08x}]", pattern.what));
+        use std::fmt::Write;
+        let _ = match &self.replacement {
+            Replacement::Label(word) => write!(out, "[{word} {}]", pattern.what),
+            Replacement::Hash(key) => {
+                write!(out, "[{} #{:016x}]", pattern.what, siphash24(*key, value.as_bytes()))
             }
-        }
+        };
     }
 
     /// The leftmost match of any pattern at or after byte `from` that its check accepts (the
@@ -265,22 +312,111 @@ impl Redactor {
         self.patterns
             .iter()
             .filter_map(|pattern| {
-                let mut at = from;
-                loop {
-                    let found = pattern.regex.find_at(text, at)?;
-                    match pattern.check {
-                        Some(check) if !check(found.as_str()) => {
-                            // Past the refused match's first character.
-                            at = found.start()
-                                + text[found.start()..].chars().next().map_or(1, char::len_utf8);
-                        }
-                        _ => return Some((found.start(), found.end(), pattern)),
-                    }
-                }
+                pattern.accepted(text, from, text.len()).found.map(|(s, e)| (s, e, pattern))
             })
             .min_by_key(|&(start, end, _)| (start, std::cmp::Reverse(end)))
     }
 }
+
+impl Pattern {
+    /// The first match at or after byte `from` that the check accepts: a refused match is
+    /// passed over whole. A refused match that ends past `cut` (text still streaming) may not
+    /// be passed over yet — more text may make it another match, and where the search goes on
+    /// depends on it — so it is returned as a match that ends past `cut`, to wait at.
+    fn accepted(&self, text: &str, from: usize, cut: usize) -> Search {
+        let mut search = Search { found: None, passed_over: None };
+        let mut at = from;
+        while let Some(found) = self.regex.find_at(text, at) {
+            match self.check {
+                Some(check) if !check(found.as_str()) => {
+                    if found.end() > cut {
+                        search.found = Some((found.start(), usize::MAX));
+                        return search;
+                    }
+                    let first = search.passed_over.map_or(found.start(), |(first, _)| first);
+                    search.passed_over = Some((first, found.end()));
+                    at = found.end();
+                }
+                _ => {
+                    search.found = Some((found.start(), found.end()));
+                    return search;
+                }
+            }
+        }
+        search
+    }
+}
+
+/// What a pattern's search found: its next accepted match (`None`: none), and the span of the
+/// refused matches it passed over on the way.
+struct Search {
+    found: Option<(usize, usize)>,
+    passed_over: Option<(usize, usize)>,
+}
+
+impl Search {
+    /// Whether searching again from `at` would find the same: the match is still ahead, and
+    /// `at` is not inside what the search passed over (from there, a shorter match the check
+    /// accepts might start).
+    fn holds_from(&self, at: usize) -> bool {
+        let ahead = self.found.is_none_or(|(start, _)| start >= at);
+        let outside = self.passed_over.is_none_or(|(first, last)| at <= first || at >= last);
+        ahead && outside
+    }
+}
+
+/// A SipHash key from a salt: two FNV-1a hashes of it, each from its own offset.
+fn key_of(salt: &[u8]) -> [u64; 2] {
+    let fnv = |offset: u64| {
+        salt.iter()
+            .fold(offset, |hash, byte| (hash ^ u64::from(*byte)).wrapping_mul(0x0100_0000_01b3))
+    };
+    [fnv(0xcbf2_9ce4_8422_2325), fnv(0x6c62_272e_07bb_0142)]
+}
+
+/// SipHash-2-4 of `data` under `key`: written out, so that a token is the same in every build
+/// (the standard library's hasher promises no such thing).
+fn siphash24([k0, k1]: [u64; 2], data: &[u8]) -> u64 {
+    let mut v = [
+        k0 ^ 0x736f_6d65_7073_6575,
+        k1 ^ 0x646f_7261_6e64_6f6d,
+        k0 ^ 0x6c79_6765_6e65_7261,
+        k1 ^ 0x7465_6462_7974_6573,
+    ];
+    let round = |v: &mut [u64; 4]| {
+        v[0] = v[0].wrapping_add(v[1]);
+        v[1] = v[1].rotate_left(13) ^ v[0];
+        v[0] = v[0].rotate_left(32);
+        v[2] = v[2].wrapping_add(v[3]);
+        v[3] = v[3].rotate_left(16) ^ v[2];
+        v[0] = v[0].wrapping_add(v[3]);
+        v[3] = v[3].rotate_left(21) ^ v[0];
+        v[2] = v[2].wrapping_add(v[1]);
+        v[1] = v[1].rotate_left(17) ^ v[2];
+        v[2] = v[2].rotate_left(32);
+    };
+    let compress = |m: u64, v: &mut [u64; 4]| {
+        v[3] ^= m;
+        round(v);
+        round(v);
+        v[0] ^= m;
+    };
+    let mut chunks = data.chunks_exact(8);
+    for chunk in &mut chunks {
+        let m = u64::from_le_bytes(chunk.try_into().expect("chunks of eight"));
+        compress(m, &mut v);
+    }
+    let mut last = [0u8; 8];
+    last[..chunks.remainder().len()].copy_from_slice(chunks.remainder());
+    let m = u64::from_le_bytes(last) | ((data.len() as u64 & 0xff) << 56);
+    compress(m, &mut v);
+    v[2] ^= 0xff;
+    for _ in 0..4 {
+        round(&mut v);
+    }
+    v[0] ^ v[1] ^ v[2] ^ v[3]
+}
+
 
 impl StreamTransformer for Redactor {
     /// Text received but not yet emitted.
@@ -306,5 +442,21 @@ impl StreamTransformer for Redactor {
         let out = self.redact(pending);
         pending.clear();
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::siphash24;
+
+    #[test]
+    fn siphash_matches_the_reference_vectors() {
+        // The reference implementation's vectors: key 00..0f, messages 00, 00 01, … .
+        let key = [0x0706_0504_0302_0100, 0x0f0e_0d0c_0b0a_0908];
+        let message: Vec<u8> = (0..64).collect();
+        assert_eq!(siphash24(key, &message[..0]), 0x726f_db47_dd0e_0e31);
+        assert_eq!(siphash24(key, &message[..1]), 0x74f8_39c5_93dc_67fd);
+        assert_eq!(siphash24(key, &message[..8]), 0x93f5_f579_9a93_2462);
+        assert_eq!(siphash24(key, &message[..15]), 0xa129_ca61_49be_45e5);
     }
 }
