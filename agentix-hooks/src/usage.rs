@@ -133,7 +133,7 @@ impl Budget {
         self
     }
 
-    /// At most `cost`, in the price table's currency ([`UsageLimit::prices`]).
+    /// At most `cost`, in the price table's currency ([`Prices`], given to [`UsageLimit::new`]).
     pub fn cost(mut self, cost: f64) -> Self {
         self.cost = Some(cost);
         self

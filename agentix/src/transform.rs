@@ -417,7 +417,6 @@ fn siphash24([k0, k1]: [u64; 2], data: &[u8]) -> u64 {
     v[0] ^ v[1] ^ v[2] ^ v[3]
 }
 
-
 impl StreamTransformer for Redactor {
     /// Text received but not yet emitted.
     type State = String;
