@@ -4,6 +4,8 @@
 use agentix::event::BeforeTool;
 use agentix::{ToolCall, ToolPattern, ToolPatternError, Turn, Verdict, on};
 
+use crate::globs::patterns_of;
+
 /// Arguments longer than this are cut in the reason the approver reads (the call it gets has
 /// them whole).
 const SHOWN: usize = 500;
@@ -78,14 +80,6 @@ impl ApproveByPattern {
         let pattern = self.servers.iter().find(|pattern| pattern.matches(server))?;
         Some(format!("`{name}` is a tool of the MCP server `{server}`, which matches `{pattern}`"))
     }
-}
-
-fn patterns_of<I>(patterns: I) -> Result<Vec<ToolPattern>, ToolPatternError>
-where
-    I: IntoIterator,
-    I::Item: Into<String>,
-{
-    patterns.into_iter().map(ToolPattern::new).collect()
 }
 
 impl on::BeforeTool for ApproveByPattern {

@@ -20,6 +20,44 @@ pub enum Jitter {
     Equal,
 }
 
+/// The builder methods of a hook that waits by a [`Backoff`] in its field `backoff`.
+macro_rules! backoff_settings {
+    () => {
+        /// How many calls in all, the first included (at least 1: no retry).
+        pub fn attempts(mut self, attempts: u32) -> Self {
+            self.backoff.attempts = attempts.max(1);
+            self
+        }
+
+        /// The wait before the first retry, doubled before each next.
+        pub fn initial_delay(mut self, delay: std::time::Duration) -> Self {
+            self.backoff.initial_delay = delay;
+            self
+        }
+
+        /// The longest one wait grows to (a provider's `retry-after` may ask for more: it is
+        /// honoured).
+        pub fn max_delay(mut self, delay: std::time::Duration) -> Self {
+            self.backoff.max_delay = delay;
+            self
+        }
+
+        /// The most one call waits in all: a retry whose wait would pass it is not made.
+        pub fn max_wait(mut self, wait: std::time::Duration) -> Self {
+            self.backoff.max_wait = wait;
+            self
+        }
+
+        /// How much of each wait is drawn at random.
+        pub fn jitter(mut self, jitter: $crate::Jitter) -> Self {
+            self.backoff.jitter = jitter;
+            self
+        }
+    };
+}
+
+pub(crate) use backoff_settings;
+
 /// The waits between attempts: `initial_delay`, doubled at each retry up to `max_delay`,
 /// [`Jitter`]ed; at most `attempts` calls, and at most `max_wait` waited in all.
 #[derive(Clone)]

@@ -4,6 +4,8 @@
 use agentix::event::BeforeModel;
 use agentix::{ModelRequest, Part, ToolPattern, ToolPatternError, Turn, Verdict, on};
 
+use crate::globs::patterns_of;
+
 /// Keeps the last [`keep`](ClearToolResults::keep) tool results of each request whole and
 /// sends a short stub in place of each older one (`[result of get_weather cleared to save
 /// context; call it again if you need it]`), so a long run of tool calls does not fill the
@@ -53,9 +55,7 @@ impl ClearToolResults {
         I: IntoIterator,
         I::Item: Into<String>,
     {
-        for pattern in patterns {
-            self.except.push(ToolPattern::new(pattern)?);
-        }
+        self.except.extend(patterns_of(patterns)?);
         Ok(self)
     }
 

@@ -37,6 +37,7 @@ mod backoff;
 mod clear;
 mod errors;
 mod fallback;
+mod globs;
 mod limits;
 mod pii;
 mod retry;

@@ -7,12 +7,12 @@ use std::time::Duration;
 
 use agentix::{ModelError, ModelRequest, ModelResponse, NextModel, Turn, on};
 
-use crate::backoff::{Backoff, Jitter};
+use crate::backoff::Backoff;
 use crate::errors::transient;
 
 /// Calls the model again after a failure that may pass (by default a [`transient`] one:
 /// unreachable, overloaded, rate-limited, timed out), waiting between calls: `initial_delay`,
-/// doubled at each retry up to `max_delay`, [`Jitter`]ed — after a provider's `retry-after`
+/// doubled at each retry up to `max_delay`, [`Jitter`](crate::Jitter)ed — after a provider's `retry-after`
 /// when it gave one. It stops at `attempts` calls in all, or when the next wait would take the
 /// call's total wait past `max_wait` (each wait counted at its most, before the jitter, so that
 /// whether a retry is made does not depend on a draw: a journaled turn replays it the same),
@@ -54,35 +54,7 @@ impl Retry {
         Retry { backoff, retries: Arc::new(transient) }
     }
 
-    /// How many calls in all, the first included (at least 1: no retry).
-    pub fn attempts(mut self, attempts: u32) -> Self {
-        self.backoff.attempts = attempts.max(1);
-        self
-    }
-
-    /// The wait before the first retry, doubled before each next.
-    pub fn initial_delay(mut self, delay: Duration) -> Self {
-        self.backoff.initial_delay = delay;
-        self
-    }
-
-    /// The longest one wait grows to (a `retry-after` may ask for more: it is honoured).
-    pub fn max_delay(mut self, delay: Duration) -> Self {
-        self.backoff.max_delay = delay;
-        self
-    }
-
-    /// The most one call waits in all: a retry whose wait would pass it is not made.
-    pub fn max_wait(mut self, wait: Duration) -> Self {
-        self.backoff.max_wait = wait;
-        self
-    }
-
-    /// How much of each wait is drawn at random.
-    pub fn jitter(mut self, jitter: Jitter) -> Self {
-        self.backoff.jitter = jitter;
-        self
-    }
+    crate::backoff::backoff_settings!();
 
     /// Retries the errors `retries` says, in place of the default ([`transient`] ones): to
     /// add to the default, call it (`|e| transient(e) || …`).

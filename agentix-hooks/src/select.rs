@@ -11,6 +11,8 @@ use agentix::{
 };
 use serde::{Deserialize, Serialize};
 
+use crate::globs::patterns_of;
+
 /// The tools the step at hand offers, when a selection hid some: in the conversation's scope,
 /// where the step's `before_tool` reads it. Every selecting hook narrows the request's tools
 /// further, and this is what is left: a hook that hides nothing widens nothing.
@@ -205,9 +207,7 @@ impl<M: Model> ToolSelector<M> {
         I: IntoIterator,
         I::Item: Into<String>,
     {
-        for pattern in patterns {
-            self.always.push(ToolPattern::new(pattern)?);
-        }
+        self.always.extend(patterns_of(patterns)?);
         Ok(self)
     }
 

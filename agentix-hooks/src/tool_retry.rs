@@ -9,10 +9,11 @@ use agentix::{
     NextTool, ToolCall, ToolFailure, ToolPattern, ToolPatternError, ToolResult, Turn, on,
 };
 
-use crate::backoff::{Backoff, Jitter};
+use crate::backoff::Backoff;
+use crate::globs::patterns_of;
 
 /// Makes a failed tool call again after a backoff (as [`Retry`](crate::Retry) waits: doubling,
-/// capped, [`Jitter`]ed): by default only a call whose tool says it may be called twice to the
+/// capped, [`Jitter`](crate::Jitter)ed): by default only a call whose tool says it may be called twice to the
 /// same effect — `#[tool(idempotent)]`, an MCP tool's `readOnlyHint` or `idempotentHint` — and
 /// only when the tool ran and failed or timed out (not a rejected call, an unknown tool or
 /// arguments that do not parse: those fail again). Each attempt is the same call: the same id,
@@ -58,9 +59,7 @@ impl ToolRetry {
         I: IntoIterator,
         I::Item: Into<String>,
     {
-        for pattern in patterns {
-            self.tools.push(ToolPattern::new(pattern)?);
-        }
+        self.tools.extend(patterns_of(patterns)?);
         Ok(self)
     }
 
@@ -71,35 +70,7 @@ impl ToolRetry {
         self
     }
 
-    /// How many calls in all, the first included (at least 1: no retry).
-    pub fn attempts(mut self, attempts: u32) -> Self {
-        self.backoff.attempts = attempts.max(1);
-        self
-    }
-
-    /// The wait before the first retry, doubled before each next.
-    pub fn initial_delay(mut self, delay: Duration) -> Self {
-        self.backoff.initial_delay = delay;
-        self
-    }
-
-    /// The longest one wait grows to.
-    pub fn max_delay(mut self, delay: Duration) -> Self {
-        self.backoff.max_delay = delay;
-        self
-    }
-
-    /// The most one call waits in all: a retry whose wait would pass it is not made.
-    pub fn max_wait(mut self, wait: Duration) -> Self {
-        self.backoff.max_wait = wait;
-        self
-    }
-
-    /// How much of each wait is drawn at random.
-    pub fn jitter(mut self, jitter: Jitter) -> Self {
-        self.backoff.jitter = jitter;
-        self
-    }
+    crate::backoff::backoff_settings!();
 
     /// Retries the failed results `retries` says, in place of the default ([`ran_and_failed`]).
     pub fn retry_if(
