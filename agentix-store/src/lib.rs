@@ -162,6 +162,13 @@ impl Store {
         Ok(Store { pool, dialect })
     }
 
+    /// Whether the database answers: a round trip on one of the store's connections (what a
+    /// readiness probe asks).
+    pub async fn ping(&self) -> Result<(), StoreError> {
+        sqlx::query("SELECT 1").execute(&self.pool).await?;
+        Ok(())
+    }
+
     /// Closes the store's connections, waiting for those in use.
     pub async fn close(&self) {
         self.pool.close().await;

@@ -281,6 +281,7 @@ async fn bad_requests_get_a_json_error_naming_what_was_wrong() {
     assert_eq!((status, error(&second)), (409, "turn_running".into()), "{second}");
     let response = client.get(format!("{base}/conversations/{id}")).send().await.unwrap();
     assert_eq!(response.status(), 409);
+    assert_eq!(response.headers()["retry-after"], "1", "a client may try again soon");
     model.0.notify_one();
     let (status, body) = first.await.unwrap();
     assert_eq!((status, body["text"].as_str()), (200, Some("at last")), "{body}");

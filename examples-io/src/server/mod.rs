@@ -1,32 +1,38 @@
 //! An agent served over HTTP with `axum`: conversations kept in the server's memory — or in a
 //! store ([`router_with_store`]: SQLite, or PostgreSQL shared by many servers) — a turn per
-//! request, answered as JSON or streamed as Server-Sent Events.
+//! request, answered as JSON or streamed as Server-Sent Events; tool calls that wait for a
+//! person's approval answered over HTTP too.
 //!
 //! | request | answer |
 //! |---|---|
 //! | `POST /conversations` | `201 {"id": "…"}` |
 //! | `GET /conversations/{id}` | `200`, the conversation (its log, config and scope) as JSON |
 //! | `POST /conversations/{id}/messages` `{"message": "…"}` | `200 {"conversation", "turn", "text", "message"}` |
-//! | the same, with `Accept: text/event-stream` | the turn as it runs: `text`, `tool_call`, `tool_result`, `withdrawn` events, then `done` (the JSON above) or `failed` (the error below) |
+//! | the same, with `Accept: text/event-stream` | the turn as it runs: `text`, `tool_call`, `tool_result`, `withdrawn`, `model_call_failed` events, then `done` (the JSON above) or `failed` (the error below) |
+//! | `GET /conversations/{id}/approvals` | `200 {"turn", "waiting": [{"call_id", "tool", "arguments", "hook", "reason"}]}`: the calls the conversation's suspended turn waits on, the one to answer first first (`[]` when none) |
+//! | `POST /conversations/{id}/approvals/{call_id}` `{"decision": "approve"}`, `{"decision": "reject", "reason": "…"}` or `{"decision": "edit", "arguments": {…}}` | the turn goes on from the call, answered as a message is (JSON or SSE) |
+//! | `GET /health` | `200 {"status": "ok"}` while the process serves |
+//! | `GET /ready` | `200 {"status": "ready"}` when the store answers (always, in memory); `503 store_unreachable` otherwise |
 //!
-//! Every error is JSON, `{"error": {"code", "message"}}`: `404 unknown_conversation`,
-//! `400 empty_message`, `400`/`415`/`422 bad_request` for a body that is not the JSON above,
-//! `409 turn_running` when a turn is already running on the conversation (two turns never
-//! interleave on one log; a read of its log does not wait for the turn either, and gets the same
-//! 409), and for a turn that ended in an error `422 halted` (a hook halted it),
-//! `502 model_failed`, `504 turn_timed_out` (past the conversation's `turn_timeout`), or
-//! `500 turn_failed`, with the turn's number.
+//! Every error is JSON, `{"error": {"code", "message", …}}`. A client's mistake is a 4xx:
+//! `404 unknown_conversation`, `400 empty_message`, `400`/`415`/`422 bad_request` for a body
+//! that is not the JSON above, `413 body_too_large` past the body limit,
+//! `413 message_too_large` for a message the context cannot hold (with `tokens` and `budget`),
+//! `409 turn_running` while a turn runs on the conversation (two turns never interleave on one
+//! log; a read of its log gets it too) and `409 conflict` when another server's turn committed
+//! first — both with `Retry-After` —, `409 awaiting_approval` while a call waits for a person
+//! (with the call, in `waiting`), `409 nothing_waiting` / `404 unknown_call` / `409 not_next` for
+//! an approval that answers no waiting call, `422 halted` when a hook halted the turn. The
+//! server's or the model's failures are 5xx: `502 model_failed`, `504 turn_timed_out`,
+//! `500 store_failed`, `500 turn_failed`, with the turn's number.
 //!
 //! A turn runs in a task of its own: a client that disconnects does not cancel it, so the log
-//! always holds whole turns.
+//! always holds whole turns; [`Server::drain`] waits for the running ones at shutdown.
 //!
 //! With a store, each turn loads the conversation, commits each step as it runs, and a server
-//! that restarts serves the conversations it served before. Two servers sharing a PostgreSQL
-//! store never interleave turns on one log: the turn that commits second gets
-//! `409 conflict`. A store that fails, at a load or at a turn's commit, is `500 store_failed`;
-//! a conversation whose turn waits for a person's approval (an agent whose approver suspends,
-//! here or in another process sharing the store) is `409 awaiting_approval` until it is
-//! resumed — this example serves no route to answer it.
+//! that restarts serves the conversations it served before — their waiting approvals too. Two
+//! servers sharing a PostgreSQL store never interleave turns on one log: the turn that commits
+//! second gets `409 conflict`.
 
 use std::collections::HashMap;
 use std::convert::Infallible;
@@ -35,10 +41,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use agentix::pipeline::Pipeline;
 use agentix::{
-    Agent, AnyAgent, AssistantMessage, Chunk, Conversation, Error, Model, ModelError, ModelRequest,
-    ModelResponse, Outcome, Part, Role, StreamEvent, ToolCall, ToolResult, ToolSet,
+    AnyAgent, Approval, AssistantMessage, Conversation, Entry, Error, Outcome, StreamEvent,
 };
 use agentix_store::{Committer, Store, StoreError, Version};
 use axum::extract::rejection::JsonRejection;
@@ -51,7 +55,40 @@ use axum::{Json, Router};
 use futures::{SinkExt, Stream, StreamExt};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
-use tokio::sync::{Mutex as TurnLock, OwnedMutexGuard};
+use tokio::sync::{Mutex as TurnLock, Notify, OwnedMutexGuard};
+
+mod approvals;
+mod demo;
+mod error;
+
+pub use approvals::{Decision, Waiting, WaitingCall};
+pub use demo::{DemoModel, agent_over, demo_agent, send_email, usage};
+pub(crate) use demo::{last_user_text, tool_result_answered};
+pub use error::ApiError;
+
+/// How a turn starts: a user's message, or a person's answer to the call a suspended turn
+/// waits on.
+enum Start {
+    Message(String),
+    Approval(Approval),
+}
+
+/// Binds `$run` to the turn `$start` opens on `$conversation` (its type differs by how it
+/// starts), and evaluates `$body` with it.
+macro_rules! opened {
+    ($agent:expr, $conversation:expr, $start:expr, |$run:ident| $body:expr) => {
+        match $start {
+            Start::Message(message) => {
+                let $run = $agent.turn($conversation, message);
+                $body
+            }
+            Start::Approval(approval) => {
+                let $run = $agent.resume($conversation, approval);
+                $body
+            }
+        }
+    };
+}
 
 /// The server's state: the agent, the conversations by id, and the store they live in, if
 /// they live in one (the slots then only keep a process from running two turns at once).
@@ -59,6 +96,63 @@ struct App<R> {
     agent: R,
     conversations: Mutex<HashMap<String, Arc<Slot>>>,
     store: Option<Store>,
+    turns: Arc<Turns>,
+}
+
+/// The turns running, for a shutdown that lets them finish.
+#[derive(Default)]
+struct Turns {
+    running: std::sync::atomic::AtomicUsize,
+    ended: Notify,
+}
+
+/// Counts a turn as running while it lives.
+struct TurnRunning(Arc<Turns>);
+
+impl TurnRunning {
+    fn new(turns: &Arc<Turns>) -> Self {
+        turns.running.fetch_add(1, Ordering::AcqRel);
+        TurnRunning(Arc::clone(turns))
+    }
+}
+
+impl Drop for TurnRunning {
+    fn drop(&mut self) {
+        if self.0.running.fetch_sub(1, Ordering::AcqRel) == 1 {
+            self.0.ended.notify_waiters();
+        }
+    }
+}
+
+/// A served agent's routes, and what its shutdown waits for.
+pub struct Server {
+    /// The routes.
+    pub router: Router,
+    turns: Arc<Turns>,
+}
+
+impl Server {
+    /// Waits until no turn runs, or `bound` has passed: whether every turn finished. A turn
+    /// cut by the bound (the process exits) leaves its whole steps in the store, as a kill
+    /// does.
+    pub async fn drain(&self, bound: Duration) -> bool {
+        let turns = &self.turns;
+        let all_ended = async {
+            loop {
+                let ended = turns.ended.notified();
+                if turns.running.load(Ordering::Acquire) == 0 {
+                    return;
+                }
+                ended.await;
+            }
+        };
+        tokio::time::timeout(bound, all_ended).await.is_ok()
+    }
+
+    /// How many turns are running.
+    pub fn running_turns(&self) -> usize {
+        self.turns.running.load(Ordering::Acquire)
+    }
 }
 
 /// What each handler gets: the server's state.
@@ -110,7 +204,7 @@ pub fn router<R>(agent: R) -> Router
 where
     R: AnyAgent + 'static,
 {
-    routes(App { agent, conversations: Mutex::default(), store: None })
+    server(agent, None).router
 }
 
 /// The routes above, serving `agent`, conversations in `store`.
@@ -118,7 +212,18 @@ pub fn router_with_store<R>(agent: R, store: Store) -> Router
 where
     R: AnyAgent + 'static,
 {
-    routes(App { agent, conversations: Mutex::default(), store: Some(store) })
+    server(agent, Some(store)).router
+}
+
+/// The routes above, serving `agent`, conversations in `store` if there is one, and the count
+/// of running turns a graceful shutdown waits on ([`Server::drain`]).
+pub fn server<R>(agent: R, store: Option<Store>) -> Server
+where
+    R: AnyAgent + 'static,
+{
+    let turns = Arc::new(Turns::default());
+    let app = App { agent, conversations: Mutex::default(), store, turns: Arc::clone(&turns) };
+    Server { router: routes(app), turns }
 }
 
 fn routes<R>(app: App<R>) -> Router
@@ -127,6 +232,25 @@ where
 {
     let app = Arc::new(app);
     Router::new()
+        .route("/health", get(|| async { Json(json!({ "status": "ok" })) }))
+        .route("/ready", get(|State(app): Shared<R>| async move { app.ready().await }))
+        .route(
+            "/conversations/{id}/approvals",
+            get(|State(app): Shared<R>, Path(id): Path<String>| async move {
+                app.waiting(&id).await
+            }),
+        )
+        .route(
+            "/conversations/{id}/approvals/{call}",
+            post(
+                |State(app): Shared<R>,
+                 Path((id, call)): Path<(String, String)>,
+                 headers: HeaderMap,
+                 body: Result<Json<Decision>, JsonRejection>| async move {
+                    app.decide(id, call, &headers, body).await
+                },
+            ),
+        )
         .route("/conversations", post(|State(app): Shared<R>| async move { app.create().await }))
         .route(
             "/conversations/{id}",
@@ -263,26 +387,38 @@ where
             Ok(conversation) => conversation,
             Err(error) => return error.into_response(),
         };
+        self.run(id, conversation, Start::Message(message), headers).await
+    }
+
+    /// Runs a turn — a new one, or a suspended one going on — in a task of its own, answered
+    /// as JSON or streamed.
+    async fn run(
+        self: Arc<Self>,
+        id: String,
+        conversation: Claim,
+        start: Start,
+        headers: &HeaderMap,
+    ) -> Response {
+        let running = TurnRunning::new(&self.turns);
         if wants_events(headers) {
-            Sse::new(self.stream_turn(id, conversation, message))
+            return Sse::new(self.stream_turn(id, conversation, start, running))
                 .keep_alive(KeepAlive::new().interval(Duration::from_secs(15)))
-                .into_response()
-        } else {
-            let turn = tokio::spawn(async move {
-                let mut conversation = conversation;
-                let outcome = match self.committer(&id, &conversation) {
-                    Some(committer) => {
-                        self.agent.turn(&mut conversation, message).commit(&committer).await
-                    }
-                    None => self.agent.run(&mut conversation, message).await,
-                };
-                answer(id, conversation.turns(), outcome)
+                .into_response();
+        }
+        let turn = tokio::spawn(async move {
+            let _running = running;
+            let mut conversation = conversation;
+            let committer = self.committer(&id, &conversation);
+            let outcome = opened!(self.agent, &mut conversation, start, |run| match &committer {
+                Some(committer) => run.commit(committer).await,
+                None => run.await,
             });
-            match turn.await {
-                Ok(Ok(answer)) => Json(answer).into_response(),
-                Ok(Err(error)) => error.into_response(),
-                Err(join) => ApiError::Crashed(join.to_string()).into_response(),
-            }
+            answer(id, &conversation, outcome)
+        });
+        match turn.await {
+            Ok(Ok(answer)) => Json(answer).into_response(),
+            Ok(Err(error)) => error.into_response(),
+            Err(join) => ApiError::Crashed(join.to_string()).into_response(),
         }
     }
 
@@ -291,28 +427,36 @@ where
         self: Arc<Self>,
         id: String,
         conversation: Claim,
-        message: String,
+        start: Start,
+        running: TurnRunning,
     ) -> futures::channel::mpsc::Receiver<Result<Event, Infallible>> {
         let (mut events, received) = futures::channel::mpsc::channel(64);
         tokio::spawn(async move {
+            let _running = running;
             let mut conversation = conversation;
-            let outcome = match self.committer(&id, &conversation) {
-                Some(committer) => {
-                    let turn =
-                        self.agent.turn(&mut conversation, message).commit(&committer).stream();
-                    relay(turn, &mut events).await
-                }
-                None => {
-                    relay(self.agent.turn(&mut conversation, message).stream(), &mut events).await
-                }
-            };
-            let last = match answer(id, conversation.turns(), outcome) {
+            let committer = self.committer(&id, &conversation);
+            let outcome = opened!(self.agent, &mut conversation, start, |run| match &committer {
+                Some(committer) => relay(run.commit(committer).stream(), &mut events).await,
+                None => relay(run.stream(), &mut events).await,
+            });
+            let last = match answer(id, &conversation, outcome) {
                 Ok(answer) => json_event("done", &answer),
                 Err(error) => json_event("failed", &error.body()),
             };
             let _ = events.send(Ok(last)).await;
         });
         received
+    }
+
+    /// Whether the server can serve turns: its store answers.
+    async fn ready(&self) -> Response {
+        match &self.store {
+            Some(store) => match store.ping().await {
+                Ok(()) => Json(json!({ "status": "ready" })).into_response(),
+                Err(error) => ApiError::Unready(error).into_response(),
+            },
+            None => Json(json!({ "status": "ready" })).into_response(),
+        }
     }
 }
 
@@ -342,14 +486,35 @@ fn wants_events(headers: &HeaderMap) -> bool {
         .any(|accept| accept.split(',').any(|kind| kind.trim().starts_with("text/event-stream")))
 }
 
-fn answer(conversation: String, turn: u64, outcome: Outcome) -> Result<TurnAnswer, ApiError> {
+fn answer(
+    id: String,
+    conversation: &Conversation,
+    outcome: Outcome,
+) -> Result<TurnAnswer, ApiError> {
+    let turn = conversation.turns();
     match outcome {
         Ok(message) => {
             let text = message.joined_text().into_owned();
-            Ok(TurnAnswer { conversation, turn, text, message })
+            Ok(TurnAnswer { conversation: id, turn, text, message })
+        }
+        // The request could not hold the turn's opening: the client's message is too large.
+        Err(Error::ContextOverflow { budget, size }) if no_step_made(conversation) => {
+            Err(ApiError::MessageTooLarge { turn, tokens: size, budget })
+        }
+        Err(Error::AwaitingApproval { .. }) => {
+            let waiting = Waiting::of(conversation).unwrap_or_default();
+            Err(ApiError::AwaitingApproval { turn, waiting })
         }
         Err(error) => Err(ApiError::Turn { turn, error }),
     }
+}
+
+/// Whether the conversation's last turn ended before a step of it joined the log.
+fn no_step_made(conversation: &Conversation) -> bool {
+    let log = conversation.log();
+    let opened = log.iter().rposition(|entry| matches!(entry, Entry::User { .. }));
+    let steps = opened.map_or(&log[..0], |at| &log[at + 1..]);
+    !steps.iter().any(|entry| matches!(entry, Entry::Assistant { .. } | Entry::ToolResults { .. }))
 }
 
 /// The SSE event for one event of the turn's stream; `None` for the traces (events fired and
@@ -362,6 +527,9 @@ fn sse_event(event: &StreamEvent) -> Option<Event> {
         StreamEvent::Withdrawn { event, hook } => {
             json_event("withdrawn", &json!({ "event": event.to_string(), "hook": hook }))
         }
+        StreamEvent::ModelCallFailed { step, error } => {
+            json_event("model_call_failed", &json!({ "step": step, "error": error.to_string() }))
+        }
         _ => return None,
     })
 }
@@ -371,195 +539,7 @@ fn json_event(name: &str, data: &impl Serialize) -> Event {
     Event::default().event(name).data(data)
 }
 
-/// Why a request failed, as the client reads it.
-#[derive(Debug)]
-pub enum ApiError {
-    /// No conversation has that id.
-    UnknownConversation(String),
-    /// The message is empty, or only whitespace.
-    EmptyMessage,
-    /// The body is not `{"message": "…"}`.
-    BadRequest(JsonRejection),
-    /// A turn is running on the conversation.
-    TurnRunning(String),
-    /// The turn ended with an error; the log records it.
-    Turn {
-        /// The turn's number.
-        turn: u64,
-        /// What ended it.
-        error: Error,
-    },
-    /// The task running the turn ended without an outcome.
-    Crashed(String),
-    /// The store failed, or has no conversation of that id.
-    Store(StoreError),
-}
-
-impl ApiError {
-    fn status(&self) -> StatusCode {
-        match self {
-            ApiError::UnknownConversation(_) => StatusCode::NOT_FOUND,
-            ApiError::EmptyMessage => StatusCode::BAD_REQUEST,
-            ApiError::BadRequest(rejection) => rejection.status(),
-            ApiError::TurnRunning(_) => StatusCode::CONFLICT,
-            ApiError::Store(StoreError::NotFound { .. }) => StatusCode::NOT_FOUND,
-            ApiError::Store(_) => StatusCode::INTERNAL_SERVER_ERROR,
-            ApiError::Turn { error: Error::Commit(error), .. } if error.conflict => {
-                StatusCode::CONFLICT
-            }
-            ApiError::Turn { error: Error::AwaitingApproval { .. }, .. } => StatusCode::CONFLICT,
-            ApiError::Turn { error: Error::Halted { .. }, .. } => StatusCode::UNPROCESSABLE_ENTITY,
-            ApiError::Turn { error: Error::Model(_), .. } => StatusCode::BAD_GATEWAY,
-            ApiError::Turn { error: Error::TurnTimedOut { .. }, .. } => StatusCode::GATEWAY_TIMEOUT,
-            ApiError::Turn { .. } | ApiError::Crashed(_) => StatusCode::INTERNAL_SERVER_ERROR,
-        }
-    }
-
-    fn body(&self) -> serde_json::Value {
-        let (code, message) = match self {
-            ApiError::UnknownConversation(id) => {
-                ("unknown_conversation", format!("no conversation has the id `{id}`"))
-            }
-            ApiError::EmptyMessage => ("empty_message", "the message is empty".to_owned()),
-            ApiError::BadRequest(rejection) => ("bad_request", rejection.body_text()),
-            ApiError::TurnRunning(id) => (
-                "turn_running",
-                format!("a turn is already running on conversation `{id}`; send after it ends"),
-            ),
-            ApiError::Turn { turn, error } => {
-                let code = match error {
-                    Error::Commit(error) if error.conflict => "conflict",
-                    Error::Commit(_) => "store_failed",
-                    Error::AwaitingApproval { .. } => "awaiting_approval",
-                    Error::Halted { .. } => "halted",
-                    Error::Model(_) => "model_failed",
-                    Error::TurnTimedOut { .. } => "turn_timed_out",
-                    _ => "turn_failed",
-                };
-                return json!({ "error": { "code": code, "message": error.to_string(), "turn": turn } });
-            }
-            ApiError::Crashed(why) => ("turn_crashed", format!("the turn's task ended: {why}")),
-            ApiError::Store(StoreError::NotFound { conversation }) => {
-                ("unknown_conversation", format!("no conversation has the id `{conversation}`"))
-            }
-            ApiError::Store(error) => ("store_failed", error.to_string()),
-        };
-        json!({ "error": { "code": code, "message": message } })
-    }
-}
-
-impl IntoResponse for ApiError {
-    fn into_response(self) -> Response {
-        (self.status(), Json(self.body())).into_response()
-    }
-}
-
 pub(crate) fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     // Nothing behind this lock is left half-written by a panic: a map insert or a clone.
     mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
-}
-
-/// The model the example serves when no real one is configured: for each user message it calls
-/// `get_weather` with the message as the city, then answers with what the tool said, streamed a
-/// word at a time. Deterministic: the same conversation gets the same answers and call ids.
-#[derive(Clone, Debug, Default)]
-pub struct DemoModel {
-    /// How long each call takes, as a real model's would.
-    pub latency: Duration,
-}
-
-impl DemoModel {
-    fn answer(request: &ModelRequest) -> AssistantMessage {
-        if let Some(result) = tool_result_answered(request) {
-            return AssistantMessage::text(format!("Here is the weather: {}.", result.output));
-        }
-        let city = last_user_text(request);
-        let id = format!("call_{}", request.messages.len());
-        let arguments = json!({ "city": city.trim() });
-        AssistantMessage::default().with_tool_call(ToolCall::new(id, "get_weather", arguments))
-    }
-}
-
-impl Model for DemoModel {
-    async fn complete(&self, request: &ModelRequest) -> Result<ModelResponse, ModelError> {
-        if !self.latency.is_zero() {
-            tokio::time::sleep(self.latency).await;
-        }
-        Ok(DemoModel::answer(request).into())
-    }
-
-    fn stream(
-        &self,
-        request: &ModelRequest,
-    ) -> impl Stream<Item = Result<Chunk, ModelError>> + Send {
-        let answer = self.complete(request);
-        async_stream::stream! {
-            let response = match answer.await {
-                Ok(response) => response,
-                Err(error) => {
-                    yield Err(error);
-                    return;
-                }
-            };
-            for chunk in Chunk::of(response) {
-                match chunk {
-                    Chunk::Text(text) => {
-                        for word in text.split_inclusive(' ') {
-                            tokio::task::yield_now().await;
-                            yield Ok(Chunk::Text(word.to_owned()));
-                        }
-                    }
-                    other => yield Ok(other),
-                }
-            }
-        }
-    }
-}
-
-/// The tool result a demo model's request ends with, if it ends with one: the model answers
-/// with it.
-pub(crate) fn tool_result_answered(request: &ModelRequest) -> Option<&ToolResult> {
-    request.messages.last()?.content.iter().find_map(|part| match part {
-        Part::ToolResult(result) => Some(result),
-        _ => None,
-    })
-}
-
-/// What the user wrote last, in a demo model's request.
-pub(crate) fn last_user_text(request: &ModelRequest) -> String {
-    let user = request.messages.iter().rev().find(|message| message.role == Role::User);
-    user.map(|message| message.text().into_owned()).unwrap_or_default()
-}
-
-/// `post`: logs how each turn ended.
-#[agentix::hook(post)]
-async fn log_turn(outcome: &Outcome, turn: &agentix::Turn) {
-    match outcome {
-        Ok(answer) => {
-            tracing::info!(turn = turn.turn_ref().0, answer = %answer.joined_text(), "turn completed")
-        }
-        Err(error) => tracing::warn!(turn = turn.turn_ref().0, %error, "turn failed"),
-    }
-}
-
-/// The agent `cargo run -p examples-io --example server` serves: the demo model, `get_weather`,
-/// and a `post` hook that logs each turn.
-pub fn demo_agent() -> Agent<DemoModel, impl ToolSet, impl Pipeline> {
-    Agent::builder(DemoModel::default())
-        .system("You report the weather.")
-        .tool(examples::weather::GetWeather)
-        .hook(log_turn)
-        .build()
-}
-
-/// How to talk to the server at `addr`, with curl.
-pub fn usage(addr: std::net::SocketAddr) -> String {
-    format!(
-        "Serving an agent on http://{addr}. Try:\n\
-         \n  curl -s -X POST http://{addr}/conversations\
-         \n  curl -s -X POST http://{addr}/conversations/ID/messages -H 'content-type: application/json' -d '{{\"message\": \"Oslo\"}}'\
-         \n  curl -N -X POST http://{addr}/conversations/ID/messages -H 'content-type: application/json' -H 'accept: text/event-stream' -d '{{\"message\": \"Bergen\"}}'\
-         \n  curl -s http://{addr}/conversations/ID\n\
-         \nCtrl-C stops it."
-    )
 }

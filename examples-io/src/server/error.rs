@@ -1,0 +1,183 @@
+//! Why a request failed: a status and a stable code a client can act on — a 4xx for what the
+//! client can change, a 5xx for the server's or the model's failures.
+
+use agentix::Error;
+use agentix_store::StoreError;
+use axum::Json;
+use axum::extract::rejection::JsonRejection;
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde_json::json;
+
+use super::Waiting;
+
+/// Why a request failed, as the client reads it.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum ApiError {
+    /// No conversation has that id.
+    UnknownConversation(String),
+    /// The message is empty, or only whitespace.
+    EmptyMessage,
+    /// The body is not the JSON the route takes, or is past the body limit.
+    BadRequest(JsonRejection),
+    /// A turn is running on the conversation.
+    TurnRunning(String),
+    /// The message is more than the context can hold: the turn could not make its first
+    /// request.
+    MessageTooLarge {
+        /// The turn's number.
+        turn: u64,
+        /// The tokens the smallest request holding it needs.
+        tokens: usize,
+        /// The tokens the context budget leaves a request.
+        budget: usize,
+    },
+    /// The turn waits for a person's answer to a tool call.
+    AwaitingApproval {
+        /// The turn's number.
+        turn: u64,
+        /// The calls it waits on.
+        waiting: Waiting,
+    },
+    /// An approval answered no call the conversation waits on.
+    NothingWaiting(String),
+    /// An approval named a call the conversation's turn does not wait on.
+    UnknownCall(String),
+    /// An approval named a call that waits behind another.
+    NotNext {
+        /// The call named.
+        call: String,
+        /// The call to answer first.
+        first: String,
+    },
+    /// The turn ended with an error; the log records it.
+    Turn {
+        /// The turn's number.
+        turn: u64,
+        /// What ended it.
+        error: Error,
+    },
+    /// The task running the turn ended without an outcome.
+    Crashed(String),
+    /// The store failed, or has no conversation of that id.
+    Store(StoreError),
+    /// The store does not answer: the server is not ready.
+    Unready(StoreError),
+}
+
+impl ApiError {
+    fn status(&self) -> StatusCode {
+        match self {
+            ApiError::UnknownConversation(_) | ApiError::UnknownCall(_) => StatusCode::NOT_FOUND,
+            ApiError::EmptyMessage => StatusCode::BAD_REQUEST,
+            ApiError::BadRequest(rejection) => rejection.status(),
+            ApiError::MessageTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
+            ApiError::TurnRunning(_)
+            | ApiError::AwaitingApproval { .. }
+            | ApiError::NothingWaiting(_)
+            | ApiError::NotNext { .. } => StatusCode::CONFLICT,
+            ApiError::Store(StoreError::NotFound { .. }) => StatusCode::NOT_FOUND,
+            ApiError::Store(_) => StatusCode::INTERNAL_SERVER_ERROR,
+            ApiError::Unready(_) => StatusCode::SERVICE_UNAVAILABLE,
+            ApiError::Turn { error: Error::Commit(error), .. } if error.conflict => {
+                StatusCode::CONFLICT
+            }
+            ApiError::Turn { error: Error::AwaitingApproval { .. }, .. } => StatusCode::CONFLICT,
+            ApiError::Turn { error: Error::Halted { .. }, .. } => StatusCode::UNPROCESSABLE_ENTITY,
+            ApiError::Turn { error: Error::Model(_), .. } => StatusCode::BAD_GATEWAY,
+            ApiError::Turn { error: Error::TurnTimedOut { .. }, .. } => StatusCode::GATEWAY_TIMEOUT,
+            ApiError::Turn { .. } | ApiError::Crashed(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+
+    /// Whether trying again soon may succeed: a turn that runs now, or another server's that
+    /// committed first.
+    fn retries(&self) -> bool {
+        match self {
+            ApiError::TurnRunning(_) => true,
+            ApiError::Turn { error: Error::Commit(error), .. } => error.conflict,
+            _ => false,
+        }
+    }
+
+    /// The error's JSON: `{"error": {"code", "message", …}}`.
+    pub fn body(&self) -> serde_json::Value {
+        let (code, message) = match self {
+            ApiError::UnknownConversation(id) => {
+                ("unknown_conversation", format!("no conversation has the id `{id}`"))
+            }
+            ApiError::EmptyMessage => ("empty_message", "the message is empty".to_owned()),
+            ApiError::BadRequest(rejection)
+                if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE =>
+            {
+                ("body_too_large", rejection.body_text())
+            }
+            ApiError::BadRequest(rejection) => ("bad_request", rejection.body_text()),
+            ApiError::TurnRunning(id) => (
+                "turn_running",
+                format!("a turn is already running on conversation `{id}`; send after it ends"),
+            ),
+            ApiError::MessageTooLarge { turn, tokens, budget } => {
+                let message = format!(
+                    "the message needs a request of {tokens} tokens; the context budget leaves \
+                     {budget}: send a shorter one"
+                );
+                return json!({ "error": {
+                    "code": "message_too_large", "message": message,
+                    "turn": turn, "tokens": tokens, "budget": budget,
+                } });
+            }
+            ApiError::AwaitingApproval { turn, waiting } => {
+                let first = waiting.waiting.first().map_or("", |call| call.call_id.as_str());
+                let message = format!(
+                    "turn {turn} waits for a person's answer to call `{first}`: answer it at \
+                     /conversations/ID/approvals/{first}"
+                );
+                return json!({ "error": {
+                    "code": "awaiting_approval", "message": message,
+                    "turn": turn, "waiting": waiting.waiting,
+                } });
+            }
+            ApiError::NothingWaiting(id) => {
+                ("nothing_waiting", format!("no call of conversation `{id}` waits for an answer"))
+            }
+            ApiError::UnknownCall(call) => {
+                ("unknown_call", format!("the turn does not wait on a call `{call}`"))
+            }
+            ApiError::NotNext { call, first } => (
+                "not_next",
+                format!("call `{call}` waits behind `{first}`: answer `{first}` first"),
+            ),
+            ApiError::Turn { turn, error } => {
+                let code = match error {
+                    Error::Commit(error) if error.conflict => "conflict",
+                    Error::Commit(_) => "store_failed",
+                    Error::AwaitingApproval { .. } => "awaiting_approval",
+                    Error::Halted { .. } => "halted",
+                    Error::Model(_) => "model_failed",
+                    Error::TurnTimedOut { .. } => "turn_timed_out",
+                    _ => "turn_failed",
+                };
+                return json!({ "error": { "code": code, "message": error.to_string(), "turn": turn } });
+            }
+            ApiError::Crashed(why) => ("turn_crashed", format!("the turn's task ended: {why}")),
+            ApiError::Store(StoreError::NotFound { conversation }) => {
+                ("unknown_conversation", format!("no conversation has the id `{conversation}`"))
+            }
+            ApiError::Store(error) => ("store_failed", error.to_string()),
+            ApiError::Unready(error) => ("store_unreachable", error.to_string()),
+        };
+        json!({ "error": { "code": code, "message": message } })
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let mut response = (self.status(), Json(self.body())).into_response();
+        if self.retries() {
+            response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+        }
+        response
+    }
+}
