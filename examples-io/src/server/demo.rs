@@ -145,14 +145,22 @@ pub fn demo_agent() -> Agent<DemoModel, impl ToolSet, impl Pipeline, impl Approv
     agent_over(DemoModel::default())
 }
 
-/// How to talk to the server at `addr`, with curl.
+/// How to talk to the server at `addr`, with curl: every route.
 pub fn usage(addr: std::net::SocketAddr) -> String {
+    let json = "-H 'content-type: application/json'";
     format!(
         "Serving an agent on http://{addr}. Try:\n\
          \n  curl -s -X POST http://{addr}/conversations\
-         \n  curl -s -X POST http://{addr}/conversations/ID/messages -H 'content-type: application/json' -d '{{\"message\": \"Oslo\"}}'\
-         \n  curl -N -X POST http://{addr}/conversations/ID/messages -H 'content-type: application/json' -H 'accept: text/event-stream' -d '{{\"message\": \"Bergen\"}}'\
-         \n  curl -s http://{addr}/conversations/ID\n\
-         \nCtrl-C stops it."
+         \n  curl -s -X POST http://{addr}/conversations/ID/messages {json} -d '{{\"message\": \"Oslo\"}}'\
+         \n  curl -N -X POST http://{addr}/conversations/ID/messages {json} -H 'accept: text/event-stream' -d '{{\"message\": \"Bergen\"}}'\
+         \n  curl -s http://{addr}/conversations/ID\
+         \n  curl -s -X POST http://{addr}/conversations/ID/messages {json} -d '{{\"message\": \"email ola@example.no: lunch?\"}}'\
+         \n  curl -s http://{addr}/conversations/ID/approvals\
+         \n  curl -s -X POST http://{addr}/conversations/ID/approvals/CALL {json} -d '{{\"decision\": \"approve\"}}'\
+         \n  curl -s -X POST http://{addr}/conversations/ID/approvals/CALL {json} -d '{{\"decision\": \"reject\", \"reason\": \"not now\"}}'\
+         \n  curl -s -X POST http://{addr}/conversations/ID/approvals/CALL {json} -d '{{\"decision\": \"edit\", \"arguments\": {{\"to\": \"kari@example.no\", \"text\": \"lunch?\"}}}}'\
+         \n  curl -s http://{addr}/health\
+         \n  curl -s http://{addr}/ready\n\
+         \nSIGTERM or Ctrl-C stops it, letting running turns finish."
     )
 }

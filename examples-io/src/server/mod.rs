@@ -58,6 +58,7 @@ use serde_json::json;
 use tokio::sync::{Mutex as TurnLock, Notify, OwnedMutexGuard};
 
 mod approvals;
+pub mod cli;
 mod demo;
 mod error;
 
