@@ -55,7 +55,13 @@ async fn send(client: &reqwest::Client, base: &str, id: &str, message: &str) -> 
         .await
         .unwrap();
     let status = response.status().as_u16();
-    (status, response.json().await.unwrap())
+    let retry_after = response.headers().get("retry-after").cloned();
+    let mut body: Value = response.json().await.unwrap();
+    // `Retry-After`, kept beside the body for the tests that check it.
+    if let (Some(retry_after), Some(fields)) = (retry_after, body.as_object_mut()) {
+        fields.insert("retry_after".into(), retry_after.to_str().unwrap().into());
+    }
+    (status, body)
 }
 
 /// One turn as Server-Sent Events: each event's name and data, in order.
@@ -351,6 +357,7 @@ async fn two_servers_on_one_store_never_interleave_a_conversation() {
     assert_eq!(statuses, [200, 409], "{a:?} {b:?}");
     let lost = if a.0 == 409 { &a.1 } else { &b.1 };
     assert_eq!(lost["error"]["code"], "conflict", "{lost}");
+    assert_eq!(lost["retry_after"], "1", "a client may try again soon: {lost}");
     // The log holds whole steps of one turn after another, never the two mixed.
     let log = store.load(&id).await.unwrap().conversation.log().to_vec();
     let won = if a.0 == 200 { "Oslo" } else { "Bergen" };

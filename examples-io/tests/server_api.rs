@@ -61,12 +61,14 @@ async fn a_message_the_context_cannot_hold_is_413_with_the_numbers_and_the_conve
     // 1 MB of text, some 250 000 tokens: past the default budget of 100 000.
     let (status, body) = send(&client, &base, &id, &"a".repeat(1_000_000)).await;
     assert_eq!((status, code(&body)), (413, "message_too_large"), "{body}");
-    let (tokens, budget) =
-        (body["error"]["tokens"].as_u64().unwrap(), body["error"]["budget"].as_u64().unwrap());
-    assert!(tokens > 250_000 && budget < tokens, "{body}");
-    // The next, ordinary message is answered: the oversized turn is left behind.
+    assert_eq!(body["error"]["tokens"], 250_000, "{body}");
+    assert_eq!(body["error"]["budget"], 92_000, "100 000 less the injection reserve: {body}");
+    // Refused before any turn opened: the log does not keep it, and the next message is turn 1.
+    let (status, conversation) = answer(client.get(format!("{base}/conversations/{id}"))).await;
+    let logged = conversation["log"].as_array().map(Vec::len);
+    assert_eq!((status, logged), (200, Some(0)), "{conversation}");
     let (status, body) = send(&client, &base, &id, "Oslo").await;
-    assert_eq!(status, 200, "{body}");
+    assert_eq!((status, body["turn"].as_u64()), (200, Some(1)), "{body}");
 }
 
 #[tokio::test]
@@ -89,6 +91,8 @@ async fn a_waiting_call_is_listed_and_approved_rejected_or_edited_over_http() {
     let (status, body) = send(&client, &base, &id, "email ola@example.no: lunch at 12?").await;
     assert_eq!((status, code(&body)), (409, "awaiting_approval"), "{body}");
     let call = body["error"]["waiting"][0]["call_id"].as_str().unwrap().to_owned();
+    let route = format!("/conversations/{id}/approvals/{call}");
+    assert!(body["error"]["message"].as_str().unwrap().ends_with(&route), "{body}");
     let listed = waiting(&client, &base, &id).await;
     assert_eq!(listed["turn"], 1);
     assert_eq!(
@@ -108,6 +112,9 @@ async fn a_waiting_call_is_listed_and_approved_rejected_or_edited_over_http() {
         decide(&client, &base, &id, "call_0", json!({ "decision": "approve" })).await;
     assert_eq!((status, code(&body)), (404, "unknown_call"), "{body}");
     let (status, body) = decide(&client, &base, &id, &call, json!({ "decision": "maybe" })).await;
+    assert_eq!((status, code(&body)), (422, "bad_request"), "{body}");
+    let edit = json!({ "decision": "edit", "arguments": "to kari" });
+    let (status, body) = decide(&client, &base, &id, &call, edit).await;
     assert_eq!((status, code(&body)), (422, "bad_request"), "{body}");
 
     // Rejected: the model reads why, the turn ends.

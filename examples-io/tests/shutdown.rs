@@ -98,8 +98,8 @@ async fn a_turn_past_the_grace_is_cut_the_process_exits_1_and_the_store_holds_wh
     let dir = std::env::temp_dir().join(format!("agentix-grace-{}", uuid::Uuid::new_v4()));
     std::fs::create_dir_all(&dir).unwrap();
     let url = format!("sqlite://{}", dir.join("chats.db").display());
-    // Each model call 1.5 s; a grace of 1 s.
-    let (mut child, base) = start(&["--demo-latency", "1500", "--grace", "1", "--database", &url]);
+    // Each model call 5 s; a grace of 1 s: the signal lands well within the first call.
+    let (mut child, base) = start(&["--demo-latency", "5000", "--grace", "1", "--database", &url]);
     let client = client();
     let id = create(&client, &base).await;
     let url_of_turn = format!("{base}/conversations/{id}/messages");
@@ -121,4 +121,39 @@ async fn a_turn_past_the_grace_is_cut_the_process_exits_1_and_the_store_holds_wh
     );
     store.close().await;
     std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[tokio::test]
+async fn a_turn_whose_client_went_away_is_waited_for_however_long_the_server_ran() {
+    // A grace of 2 s, and a server up for longer than that before the signal.
+    let (mut child, base) = start(&["--demo-latency", "600", "--grace", "2"]);
+    tokio::time::sleep(Duration::from_millis(2_500)).await;
+    let client = client();
+    let id = create(&client, &base).await;
+    // The client gives up at once; the turn (two calls of 600 ms) runs on in its task.
+    let impatient =
+        reqwest::Client::builder().no_proxy().timeout(Duration::from_millis(100)).build().unwrap();
+    let url = format!("{base}/conversations/{id}/messages");
+    assert!(impatient.post(url).json(&json!({ "message": "Oslo" })).send().await.is_err());
+    until_running(&client, &base, &id).await;
+    terminate(&child);
+    assert_eq!(exit_code(&mut child, Duration::from_secs(20)), Some(0), "the turn finished");
+}
+
+#[tokio::test]
+async fn the_body_limit_is_the_command_lines() {
+    let (mut child, base) = start(&["--body-limit", "1000"]);
+    let client = client();
+    let id = create(&client, &base).await;
+    let response = client
+        .post(format!("{base}/conversations/{id}/messages"))
+        .json(&json!({ "message": "a".repeat(2_000) }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 413);
+    let body: Value = response.json().await.unwrap();
+    assert_eq!(body["error"]["code"], "body_too_large", "{body}");
+    terminate(&child);
+    assert_eq!(exit_code(&mut child, Duration::from_secs(20)), Some(0));
 }

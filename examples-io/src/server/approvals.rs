@@ -89,8 +89,10 @@ where
         }
         let waiting = match &self.store {
             Some(store) => {
-                let stored =
-                    store.load(id).await.map_err(|error| self.forget_unknown(id, error))?;
+                let stored = store
+                    .load(id)
+                    .await
+                    .map_err(|error| self.forget_unknown(id, &slot, false, error))?;
                 Waiting::of(&stored.conversation)
             }
             None => Waiting::of(&*slot.conversation.try_lock().map_err(|_| running())?),
@@ -120,6 +122,9 @@ where
                 Some(0) => match decision {
                     Decision::Approve => Approval::Approve,
                     Decision::Reject { reason } => Approval::Reject(reason),
+                    Decision::Edit { arguments } if !arguments.is_object() => {
+                        return ApiError::EditNotAnObject.into_response();
+                    }
                     Decision::Edit { arguments } => {
                         Approval::Edit(ToolCall::new(call, waiting[0].tool.clone(), arguments))
                     }

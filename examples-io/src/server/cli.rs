@@ -101,8 +101,9 @@ pub fn model_from(var: impl Fn(&str) -> Option<String>) -> Result<Option<GenaiMo
 }
 
 /// Runs the server the command line and the environment describe, until SIGTERM or Ctrl-C.
-/// Exits 0 when every running turn finished within the grace, 1 when it cut some (their whole
-/// steps are in the store), 2 for a bad command line.
+/// Exits 0 when every running turn finished within the grace, 1 when the grace (or a second
+/// signal) cut some (their whole steps are in the store), 2 for a bad command line, 3 when the
+/// server could not start.
 pub async fn main() -> ExitCode {
     tracing_subscriber::fmt().with_target(false).init();
     let options = match parse_args(std::env::args().skip(1)) {
@@ -113,7 +114,7 @@ pub async fn main() -> ExitCode {
         }
         Err(why) => {
             eprintln!("{why}\n{USAGE}");
-            return ExitCode::from(2);
+            return ExitCode::from(BAD_COMMAND_LINE);
         }
     };
     let store = match &options.database {
@@ -122,7 +123,7 @@ pub async fn main() -> ExitCode {
             Ok(store) => Some(store),
             Err(error) => {
                 eprintln!("cannot open the store {url}: {error}");
-                return ExitCode::FAILURE;
+                return ExitCode::from(STARTUP_FAILED);
             }
         },
     };
@@ -138,7 +139,7 @@ pub async fn main() -> ExitCode {
         }
         Err(why) => {
             eprintln!("cannot use the model: {why}");
-            ExitCode::FAILURE
+            ExitCode::from(STARTUP_FAILED)
         }
     }
 }
@@ -152,7 +153,7 @@ async fn serve<R: AnyAgent + 'static>(
         Ok(listener) => listener,
         Err(error) => {
             eprintln!("cannot listen on {}: {error}", options.addr);
-            return ExitCode::FAILURE;
+            return ExitCode::from(STARTUP_FAILED);
         }
     };
     let addr = listener.local_addr().unwrap_or(options.addr);
@@ -168,43 +169,58 @@ async fn serve<R: AnyAgent + 'static>(
     if let Some(url) = &stored {
         println!("Conversations are kept in {url}.");
     }
-    let stopping = std::sync::Arc::new(tokio::sync::Notify::new());
-    let signalled = {
-        let stopping = std::sync::Arc::clone(&stopping);
-        async move {
-            stop_signal().await;
-            tracing::info!("stopping: no new requests; running turns may finish");
-            stopping.notify_one();
-        }
+    let stop = std::sync::Arc::new(tokio::sync::Notify::new());
+    let stopped = {
+        let stop = std::sync::Arc::clone(&stop);
+        async move { stop.notified().await }
     };
-    let serving = axum::serve(listener, router).with_graceful_shutdown(signalled);
-    let grace = options.grace;
-    let started = tokio::time::Instant::now();
-    // In-flight requests finish, each its turn; past the grace, the server stops waiting.
-    let bound = async {
-        stopping.notified().await;
-        tokio::time::sleep(grace).await;
-    };
+    let serving = axum::serve(listener, router).with_graceful_shutdown(stopped).into_future();
+    let mut serving = std::pin::pin!(serving);
     tokio::select! {
-        served = serving => {
+        served = &mut serving => {
             if let Err(error) = served {
                 eprintln!("the server stopped: {error}");
-                return ExitCode::FAILURE;
             }
+            return ExitCode::from(STARTUP_FAILED);
         }
-        () = bound => {}
+        () = stop_signal() => {}
     }
-    // Turns whose clients went away run on in their tasks: within what is left of the grace.
-    let left = grace.saturating_sub(started.elapsed());
-    if served.drain(left).await {
+    // From the signal on: no new turns, no new connections, the grace counted.
+    let deadline = tokio::time::Instant::now() + options.grace;
+    served.stop();
+    stop.notify_one();
+    tracing::info!(
+        "stopping: no new requests; running turns may finish within {:?}",
+        options.grace
+    );
+    tokio::spawn(async {
+        stop_signal().await;
+        eprintln!("stopping now: a second signal");
+        std::process::exit(i32::from(TURNS_CUT));
+    });
+    // In-flight requests finish, each its turn; then the turns whose clients went away.
+    let requests_done = tokio::time::timeout_at(deadline, &mut serving).await.is_ok();
+    let turns_done = served.drain(deadline).await;
+    if requests_done && turns_done {
         tracing::info!("stopped: every running turn finished");
         ExitCode::SUCCESS
     } else {
         let cut = served.running_turns();
-        eprintln!("stopped with {cut} turn(s) still running: cut by the grace of {grace:?}");
-        ExitCode::FAILURE
+        eprintln!(
+            "stopped past the grace of {:?}: {cut} turn(s) cut, their whole steps kept",
+            options.grace
+        );
+        ExitCode::from(TURNS_CUT)
     }
 }
+
+/// The exit code when the grace cut turns (or requests) short.
+const TURNS_CUT: u8 = 1;
+/// The exit code for a bad command line.
+const BAD_COMMAND_LINE: u8 = 2;
+/// The exit code when the server could not start (the store, the address, the model) or
+/// stopped on its own.
+const STARTUP_FAILED: u8 = 3;
 
 /// SIGTERM (what container runtimes send), or Ctrl-C.
 async fn stop_signal() {

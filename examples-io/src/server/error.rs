@@ -23,18 +23,17 @@ pub enum ApiError {
     BadRequest(JsonRejection),
     /// A turn is running on the conversation.
     TurnRunning(String),
-    /// The message is more than the context can hold: the turn could not make its first
-    /// request.
+    /// The message alone is more than the context can hold: no turn opened.
     MessageTooLarge {
-        /// The turn's number.
-        turn: u64,
-        /// The tokens the smallest request holding it needs.
+        /// The message's tokens, estimated.
         tokens: usize,
         /// The tokens the context budget leaves a request.
         budget: usize,
     },
     /// The turn waits for a person's answer to a tool call.
     AwaitingApproval {
+        /// The conversation.
+        conversation: String,
         /// The turn's number.
         turn: u64,
         /// The calls it waits on.
@@ -44,6 +43,10 @@ pub enum ApiError {
     NothingWaiting(String),
     /// An approval named a call the conversation's turn does not wait on.
     UnknownCall(String),
+    /// An edit's arguments are not a JSON object.
+    EditNotAnObject,
+    /// The server is shutting down: it starts no more turns.
+    ShuttingDown,
     /// An approval named a call that waits behind another.
     NotNext {
         /// The call named.
@@ -71,6 +74,8 @@ impl ApiError {
         match self {
             ApiError::UnknownConversation(_) | ApiError::UnknownCall(_) => StatusCode::NOT_FOUND,
             ApiError::EmptyMessage => StatusCode::BAD_REQUEST,
+            ApiError::EditNotAnObject => StatusCode::UNPROCESSABLE_ENTITY,
+            ApiError::ShuttingDown => StatusCode::SERVICE_UNAVAILABLE,
             ApiError::BadRequest(rejection) => rejection.status(),
             ApiError::MessageTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
             ApiError::TurnRunning(_)
@@ -95,7 +100,7 @@ impl ApiError {
     /// committed first.
     fn retries(&self) -> bool {
         match self {
-            ApiError::TurnRunning(_) => true,
+            ApiError::TurnRunning(_) | ApiError::ShuttingDown => true,
             ApiError::Turn { error: Error::Commit(error), .. } => error.conflict,
             _ => false,
         }
@@ -118,26 +123,32 @@ impl ApiError {
                 "turn_running",
                 format!("a turn is already running on conversation `{id}`; send after it ends"),
             ),
-            ApiError::MessageTooLarge { turn, tokens, budget } => {
+            ApiError::MessageTooLarge { tokens, budget } => {
                 let message = format!(
-                    "the message needs a request of {tokens} tokens; the context budget leaves \
+                    "the message is some {tokens} tokens; the context budget leaves a request \
                      {budget}: send a shorter one"
                 );
                 return json!({ "error": {
                     "code": "message_too_large", "message": message,
-                    "turn": turn, "tokens": tokens, "budget": budget,
+                    "tokens": tokens, "budget": budget,
                 } });
             }
-            ApiError::AwaitingApproval { turn, waiting } => {
+            ApiError::AwaitingApproval { conversation, turn, waiting } => {
                 let first = waiting.waiting.first().map_or("", |call| call.call_id.as_str());
                 let message = format!(
                     "turn {turn} waits for a person's answer to call `{first}`: answer it at \
-                     /conversations/ID/approvals/{first}"
+                     /conversations/{conversation}/approvals/{first}"
                 );
                 return json!({ "error": {
                     "code": "awaiting_approval", "message": message,
                     "turn": turn, "waiting": waiting.waiting,
                 } });
+            }
+            ApiError::EditNotAnObject => {
+                ("bad_request", "an edit's arguments are a JSON object".to_owned())
+            }
+            ApiError::ShuttingDown => {
+                ("shutting_down", "the server is shutting down; send to another".to_owned())
             }
             ApiError::NothingWaiting(id) => {
                 ("nothing_waiting", format!("no call of conversation `{id}` waits for an answer"))
@@ -157,6 +168,8 @@ impl ApiError {
                     Error::Halted { .. } => "halted",
                     Error::Model(_) => "model_failed",
                     Error::TurnTimedOut { .. } => "turn_timed_out",
+                    // The turn's own content outgrew the context: the server's configuration.
+                    Error::ContextOverflow { .. } => "context_overflow",
                     _ => "turn_failed",
                 };
                 return json!({ "error": { "code": code, "message": error.to_string(), "turn": turn } });

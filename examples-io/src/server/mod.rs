@@ -17,14 +17,16 @@
 //! Every error is JSON, `{"error": {"code", "message", …}}`. A client's mistake is a 4xx:
 //! `404 unknown_conversation`, `400 empty_message`, `400`/`415`/`422 bad_request` for a body
 //! that is not the JSON above, `413 body_too_large` past the body limit,
-//! `413 message_too_large` for a message the context cannot hold (with `tokens` and `budget`),
+//! `413 message_too_large` for a message that alone is more than the context can hold (with
+//! its estimated `tokens` and the `budget`; refused before any turn opens),
 //! `409 turn_running` while a turn runs on the conversation (two turns never interleave on one
 //! log; a read of its log gets it too) and `409 conflict` when another server's turn committed
 //! first — both with `Retry-After` —, `409 awaiting_approval` while a call waits for a person
 //! (with the call, in `waiting`), `409 nothing_waiting` / `404 unknown_call` / `409 not_next` for
 //! an approval that answers no waiting call, `422 halted` when a hook halted the turn. The
 //! server's or the model's failures are 5xx: `502 model_failed`, `504 turn_timed_out`,
-//! `500 store_failed`, `500 turn_failed`, with the turn's number.
+//! `500 store_failed`, `500 context_overflow`, `500 turn_failed`, `500 turn_crashed`, with the
+//! turn's number; `503 shutting_down` once a shutdown began.
 //!
 //! A turn runs in a task of its own: a client that disconnects does not cancel it, so the log
 //! always holds whole turns; [`Server::drain`] waits for the running ones at shutdown.
@@ -41,9 +43,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use agentix::{
-    AnyAgent, Approval, AssistantMessage, Conversation, Entry, Error, Outcome, StreamEvent,
-};
+use agentix::{AnyAgent, Approval, AssistantMessage, Conversation, Error, Outcome, StreamEvent};
 use agentix_store::{Committer, Store, StoreError, Version};
 use axum::extract::rejection::JsonRejection;
 use axum::extract::{Path, State};
@@ -105,6 +105,8 @@ struct App<R> {
 struct Turns {
     running: std::sync::atomic::AtomicUsize,
     ended: Notify,
+    /// Set at shutdown: no turn starts after it.
+    stopping: AtomicBool,
 }
 
 /// Counts a turn as running while it lives.
@@ -112,7 +114,7 @@ struct TurnRunning(Arc<Turns>);
 
 impl TurnRunning {
     fn new(turns: &Arc<Turns>) -> Self {
-        turns.running.fetch_add(1, Ordering::AcqRel);
+        turns.running.fetch_add(1, Ordering::SeqCst);
         TurnRunning(Arc::clone(turns))
     }
 }
@@ -133,21 +135,26 @@ pub struct Server {
 }
 
 impl Server {
-    /// Waits until no turn runs, or `bound` has passed: whether every turn finished. A turn
-    /// cut by the bound (the process exits) leaves its whole steps in the store, as a kill
-    /// does.
-    pub async fn drain(&self, bound: Duration) -> bool {
+    /// Starts no more turns: a message or an approval is answered `503 shutting_down` from now
+    /// on (the turns running go on).
+    pub fn stop(&self) {
+        self.turns.stopping.store(true, Ordering::SeqCst);
+    }
+
+    /// Waits until no turn runs, or `deadline` has come: whether every turn finished. A turn
+    /// cut there (the process exits) leaves its whole steps in the store, as a kill does.
+    pub async fn drain(&self, deadline: tokio::time::Instant) -> bool {
         let turns = &self.turns;
         let all_ended = async {
             loop {
                 let ended = turns.ended.notified();
-                if turns.running.load(Ordering::Acquire) == 0 {
+                if turns.running.load(Ordering::SeqCst) == 0 {
                     return;
                 }
                 ended.await;
             }
         };
-        tokio::time::timeout(bound, all_ended).await.is_ok()
+        tokio::time::timeout_at(deadline, all_ended).await.is_ok()
     }
 
     /// How many turns are running.
@@ -334,7 +341,10 @@ where
         let mut conversation = Arc::clone(&slot.conversation).lock_owned().await;
         let mut version = None;
         if let Some(store) = &self.store {
-            let stored = store.load(id).await.map_err(|error| self.forget_unknown(id, error))?;
+            let stored = store
+                .load(id)
+                .await
+                .map_err(|error| self.forget_unknown(id, &slot, true, error))?;
             *conversation = stored.conversation;
             version = Some(stored.version);
         }
@@ -342,10 +352,22 @@ where
     }
 
     /// A store's error; an id the store does not know keeps no slot (a client asking for
-    /// made-up ids must not grow the map).
-    fn forget_unknown(&self, id: &str, error: StoreError) -> ApiError {
+    /// made-up ids must not grow the map) — unless another request's turn holds the slot (the
+    /// conversation was created meanwhile, by another server): `claimed` says this request
+    /// holds it.
+    fn forget_unknown(
+        &self,
+        id: &str,
+        slot: &Arc<Slot>,
+        claimed: bool,
+        error: StoreError,
+    ) -> ApiError {
         if matches!(error, StoreError::NotFound { .. }) {
-            lock(&self.conversations).remove(id);
+            let mut conversations = lock(&self.conversations);
+            let same = conversations.get(id).is_some_and(|kept| Arc::ptr_eq(kept, slot));
+            if same && (claimed || !slot.running.load(Ordering::Acquire)) {
+                conversations.remove(id);
+            }
         }
         ApiError::Store(error)
     }
@@ -358,7 +380,10 @@ where
             return Err(running());
         }
         if let Some(store) = &self.store {
-            let stored = store.load(id).await.map_err(|error| self.forget_unknown(id, error))?;
+            let stored = store
+                .load(id)
+                .await
+                .map_err(|error| self.forget_unknown(id, &slot, false, error))?;
             return Ok(Json(&stored.conversation).into_response());
         }
         let conversation = slot.conversation.try_lock().map_err(|_| running())?;
@@ -388,6 +413,9 @@ where
             Ok(conversation) => conversation,
             Err(error) => return error.into_response(),
         };
+        if let Some(too_large) = too_large(&message, &conversation) {
+            return too_large.into_response();
+        }
         self.run(id, conversation, Start::Message(message), headers).await
     }
 
@@ -400,7 +428,12 @@ where
         start: Start,
         headers: &HeaderMap,
     ) -> Response {
+        // Counted first, then checked: a shutdown that sets the flag and then counts the turns
+        // either sees this one or is seen by it.
         let running = TurnRunning::new(&self.turns);
+        if self.turns.stopping.load(Ordering::SeqCst) {
+            return ApiError::ShuttingDown.into_response();
+        }
         if wants_events(headers) {
             return Sse::new(self.stream_turn(id, conversation, start, running))
                 .keep_alive(KeepAlive::new().interval(Duration::from_secs(15)))
@@ -423,7 +456,8 @@ where
         }
     }
 
-    /// Runs the turn in a task of its own and hands its events to the response as they come.
+    /// Runs the turn in a task of its own and hands its events to the response as they come;
+    /// the last is `done` or `failed` — `turn_crashed` too, if the turn's task panicked.
     fn stream_turn(
         self: Arc<Self>,
         id: String,
@@ -431,19 +465,25 @@ where
         start: Start,
         running: TurnRunning,
     ) -> futures::channel::mpsc::Receiver<Result<Event, Infallible>> {
-        let (mut events, received) = futures::channel::mpsc::channel(64);
-        tokio::spawn(async move {
+        let (events, received) = futures::channel::mpsc::channel(64);
+        let mut relayed = events.clone();
+        let turn = tokio::spawn(async move {
             let _running = running;
             let mut conversation = conversation;
             let committer = self.committer(&id, &conversation);
             let outcome = opened!(self.agent, &mut conversation, start, |run| match &committer {
-                Some(committer) => relay(run.commit(committer).stream(), &mut events).await,
-                None => relay(run.stream(), &mut events).await,
+                Some(committer) => relay(run.commit(committer).stream(), &mut relayed).await,
+                None => relay(run.stream(), &mut relayed).await,
             });
-            let last = match answer(id, &conversation, outcome) {
-                Ok(answer) => json_event("done", &answer),
-                Err(error) => json_event("failed", &error.body()),
+            answer(id, &conversation, outcome)
+        });
+        tokio::spawn(async move {
+            let last = match turn.await {
+                Ok(Ok(answer)) => json_event("done", &answer),
+                Ok(Err(error)) => json_event("failed", &error.body()),
+                Err(join) => json_event("failed", &ApiError::Crashed(join.to_string()).body()),
             };
+            let mut events = events;
             let _ = events.send(Ok(last)).await;
         });
         received
@@ -461,22 +501,28 @@ where
     }
 }
 
-/// Hands the turn's events to the response as they come; the turn's outcome.
+/// Hands the turn's events to the response as they come; the turn's outcome. A client that
+/// went away, or stopped reading for [`STALLED`], does not hold the turn up: it runs to its end,
+/// and the client gets nothing more of it but its last event.
 async fn relay(
     turn: impl Stream<Item = StreamEvent>,
     events: &mut futures::channel::mpsc::Sender<Result<Event, Infallible>>,
 ) -> Outcome {
     let mut turn = std::pin::pin!(turn);
+    let mut reading = true;
     while let Some(event) = turn.next().await {
         if let StreamEvent::Finished(outcome) = event {
             return outcome;
-        } else if let Some(event) = sse_event(&event) {
-            // A client that went away does not stop the turn: it runs to its end.
-            let _ = events.send(Ok(event)).await;
+        } else if reading && let Some(event) = sse_event(&event) {
+            reading =
+                matches!(tokio::time::timeout(STALLED, events.send(Ok(event))).await, Ok(Ok(())));
         }
     }
     unreachable!("a turn's stream ends with its outcome")
 }
+
+/// How long a streamed turn waits for its client to take an event before it stops sending.
+const STALLED: Duration = Duration::from_secs(10);
 
 /// Whether the client asked for the turn as Server-Sent Events.
 fn wants_events(headers: &HeaderMap) -> bool {
@@ -498,24 +544,23 @@ fn answer(
             let text = message.joined_text().into_owned();
             Ok(TurnAnswer { conversation: id, turn, text, message })
         }
-        // The request could not hold the turn's opening: the client's message is too large.
-        Err(Error::ContextOverflow { budget, size }) if no_step_made(conversation) => {
-            Err(ApiError::MessageTooLarge { turn, tokens: size, budget })
-        }
         Err(Error::AwaitingApproval { .. }) => {
             let waiting = Waiting::of(conversation).unwrap_or_default();
-            Err(ApiError::AwaitingApproval { turn, waiting })
+            Err(ApiError::AwaitingApproval { conversation: id, turn, waiting })
         }
         Err(error) => Err(ApiError::Turn { turn, error }),
     }
 }
 
-/// Whether the conversation's last turn ended before a step of it joined the log.
-fn no_step_made(conversation: &Conversation) -> bool {
-    let log = conversation.log();
-    let opened = log.iter().rposition(|entry| matches!(entry, Entry::User { .. }));
-    let steps = opened.map_or(&log[..0], |at| &log[at + 1..]);
-    !steps.iter().any(|entry| matches!(entry, Entry::Assistant { .. } | Entry::ToolResults { .. }))
+/// The message, if it alone is more than the conversation's context can hold — estimated at
+/// four characters a token, before any turn opens, so the log never keeps it — as the client's
+/// error. (A turn whose own steps outgrow the context fails later, as the server's.)
+fn too_large(message: &str, conversation: &Conversation) -> Option<ApiError> {
+    use agentix::TokenCounter;
+    let config = conversation.config();
+    let budget = config.context_budget.saturating_sub(config.injection_reserve);
+    let tokens = agentix::CharsPerToken::default().count(message);
+    (tokens > budget).then_some(ApiError::MessageTooLarge { tokens, budget })
 }
 
 /// The SSE event for one event of the turn's stream; `None` for the traces (events fired and
