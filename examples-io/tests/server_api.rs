@@ -212,3 +212,71 @@ async fn health_is_the_process_and_readiness_the_store() {
     assert_eq!(status, 200);
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+/// Every call needs a person's yes.
+#[agentix::hook(before_tool)]
+async fn ask_a_person(
+    _call: &mut agentix::ToolCall,
+    _turn: &mut agentix::Turn,
+) -> agentix::Verdict<agentix::event::BeforeTool> {
+    agentix::Verdict::escalate("a person decides")
+}
+
+#[tokio::test]
+async fn two_waiting_calls_are_answered_in_order() {
+    let model = agentix::ScriptedModel::new()
+        .tool_calls([
+            ("send_email", json!({ "to": "ola@example.no", "text": "one" })),
+            ("send_email", json!({ "to": "kari@example.no", "text": "two" })),
+        ])
+        .text("Both answered.");
+    let agent = agentix::Agent::builder(model)
+        .tool(examples_io::server::send_email)
+        .hook(ask_a_person)
+        .approver(|_: agentix::ToolCall, _| async { agentix::Approval::Suspend })
+        .build();
+    let client = client();
+    let base = serve(router(agent)).await;
+    let id = create(&client, &base).await;
+    let (status, body) = send(&client, &base, &id, "send both").await;
+    assert_eq!((status, code(&body)), (409, "awaiting_approval"), "{body}");
+    let listed = waiting(&client, &base, &id).await;
+    let calls: Vec<&str> = listed["waiting"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["call_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(calls.len(), 2, "{listed}");
+    let (first, second) = (calls[0].to_owned(), calls[1].to_owned());
+    // The second waits behind the first.
+    let (status, body) =
+        decide(&client, &base, &id, &second, json!({ "decision": "approve" })).await;
+    assert_eq!((status, code(&body)), (409, "not_next"), "{body}");
+    // Answering the first suspends the turn again at the second.
+    let (status, body) =
+        decide(&client, &base, &id, &first, json!({ "decision": "approve" })).await;
+    assert_eq!((status, code(&body)), (409, "awaiting_approval"), "{body}");
+    assert_eq!(body["error"]["waiting"][0]["call_id"], second.as_str());
+    let reject = json!({ "decision": "reject", "reason": "one is enough" });
+    let (status, body) = decide(&client, &base, &id, &second, reject).await;
+    assert_eq!((status, body["text"].as_str()), (200, Some("Both answered.")), "{body}");
+}
+
+/// `huge`: a result of 600 000 characters.
+#[agentix::tool]
+async fn huge() -> String {
+    "x".repeat(600_000)
+}
+
+#[tokio::test]
+async fn a_turn_whose_own_steps_outgrow_the_context_is_the_servers_500() {
+    let model = agentix::ScriptedModel::new().tool_call("huge", json!({})).text("never asked");
+    let agent = agentix::Agent::builder(model).tool(huge).build();
+    let client = client();
+    let base = serve(router(agent)).await;
+    let id = create(&client, &base).await;
+    let (status, body) = send(&client, &base, &id, "hi").await;
+    assert_eq!((status, code(&body)), (500, "context_overflow"), "{body}");
+    assert_eq!(body["error"]["turn"], 1);
+}
