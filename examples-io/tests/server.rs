@@ -1,6 +1,9 @@
 //! The served agent, driven over real HTTP on 127.0.0.1: many conversations at once, each turn
 //! answered as JSON or streamed as Server-Sent Events, bad requests refused with a JSON error.
 
+mod support;
+use support::{client, create, serve};
+
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
@@ -25,25 +28,6 @@ impl Hook for CountTurns {
         self.0.fetch_add(1, Ordering::Relaxed);
         Verdict::Continue
     }
-}
-
-/// Serves `app` on a free port of 127.0.0.1; its base URL.
-async fn serve(app: axum::Router) -> String {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
-    format!("http://{addr}")
-}
-
-fn client() -> reqwest::Client {
-    reqwest::Client::builder().no_proxy().build().unwrap()
-}
-
-async fn create(client: &reqwest::Client, base: &str) -> String {
-    let response = client.post(format!("{base}/conversations")).send().await.unwrap();
-    assert_eq!(response.status(), 201);
-    let body: Value = response.json().await.unwrap();
-    body["id"].as_str().unwrap().to_owned()
 }
 
 /// One turn as JSON: the status and the body.

@@ -1,25 +1,11 @@
 //! The served agent's statuses a client acts on, its approval routes (in memory, streamed, and
 //! across a restart over SQLite), and its health and readiness — over real HTTP on 127.0.0.1.
 
+mod support;
+use support::{client, create, serve};
+
 use examples_io::server::{demo_agent, router, router_with_store};
 use serde_json::{Value, json};
-
-async fn serve(app: axum::Router) -> String {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
-    format!("http://{addr}")
-}
-
-fn client() -> reqwest::Client {
-    reqwest::Client::builder().no_proxy().build().unwrap()
-}
-
-async fn create(client: &reqwest::Client, base: &str) -> String {
-    let response = client.post(format!("{base}/conversations")).send().await.unwrap();
-    assert_eq!(response.status(), 201);
-    response.json::<Value>().await.unwrap()["id"].as_str().unwrap().to_owned()
-}
 
 /// A request's status and JSON body.
 async fn answer(request: reqwest::RequestBuilder) -> (u16, Value) {

@@ -1,6 +1,9 @@
 //! The `agentix-server` binary, run as a process: SIGTERM during a running turn lets the turn
 //! finish and exits 0; past the grace, the process exits 1 and the store holds whole steps.
 
+mod support;
+use support::{client, create};
+
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
@@ -46,16 +49,6 @@ fn exit_code(child: &mut Child, within: Duration) -> Option<i32> {
     }
     let _ = child.kill();
     panic!("the server did not exit within {within:?}");
-}
-
-fn client() -> reqwest::Client {
-    reqwest::Client::builder().no_proxy().build().unwrap()
-}
-
-async fn create(client: &reqwest::Client, base: &str) -> String {
-    let body: Value =
-        client.post(format!("{base}/conversations")).send().await.unwrap().json().await.unwrap();
-    body["id"].as_str().unwrap().to_owned()
 }
 
 /// Waits until a turn runs on the conversation (a read of it is refused meanwhile).
