@@ -91,8 +91,9 @@ async fn a_turn_past_the_grace_is_cut_the_process_exits_1_and_the_store_holds_wh
     let dir = std::env::temp_dir().join(format!("agentix-grace-{}", uuid::Uuid::new_v4()));
     std::fs::create_dir_all(&dir).unwrap();
     let url = format!("sqlite://{}", dir.join("chats.db").display());
-    // Each model call 5 s; a grace of 1 s: the signal lands well within the first call.
-    let (mut child, base) = start(&["--demo-latency", "5000", "--grace", "1", "--database", &url]);
+    // Each model call 1.5 s; a grace of 2 s: the first step (a call, the tool) is committed,
+    // the second call is cut.
+    let (mut child, base) = start(&["--demo-latency", "1500", "--grace", "2", "--database", &url]);
     let client = client();
     let id = create(&client, &base).await;
     let url_of_turn = format!("{base}/conversations/{id}/messages");
@@ -108,10 +109,12 @@ async fn a_turn_past_the_grace_is_cut_the_process_exits_1_and_the_store_holds_wh
     let stored = store.load(&id).await.unwrap();
     let log = stored.conversation.log();
     assert!(matches!(log.first(), Some(agentix::Entry::User { .. })), "{log:#?}");
-    assert!(
-        !log.iter().any(|entry| matches!(entry, agentix::Entry::Assistant { .. })),
-        "the turn was cut before its answer: {log:#?}"
-    );
+    // The first step whole — the call asked for and its result — and no answer after it.
+    assert!(matches!(log.last(), Some(agentix::Entry::ToolResults { .. })), "{log:#?}");
+    let answered = log.iter().any(|entry| {
+        matches!(entry, agentix::Entry::Assistant { message, .. } if !message.calls_tools())
+    });
+    assert!(!answered, "the turn was cut before its answer: {log:#?}");
     store.close().await;
     std::fs::remove_dir_all(dir).unwrap();
 }
