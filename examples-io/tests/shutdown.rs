@@ -91,9 +91,9 @@ async fn a_turn_past_the_grace_is_cut_the_process_exits_1_and_the_store_holds_wh
     let dir = std::env::temp_dir().join(format!("agentix-grace-{}", uuid::Uuid::new_v4()));
     std::fs::create_dir_all(&dir).unwrap();
     let url = format!("sqlite://{}", dir.join("chats.db").display());
-    // Each model call 1.5 s; a grace of 2 s: the first step (a call, the tool) is committed,
+    // Each model call 2 s; a grace of 3 s: the first step (a call, the tool) is committed,
     // the second call is cut.
-    let (mut child, base) = start(&["--demo-latency", "1500", "--grace", "2", "--database", &url]);
+    let (mut child, base) = start(&["--demo-latency", "2000", "--grace", "3", "--database", &url]);
     let client = client();
     let id = create(&client, &base).await;
     let url_of_turn = format!("{base}/conversations/{id}/messages");
