@@ -1,6 +1,6 @@
 //! The stream-transformer seam: text on its way from the model, chunk by chunk.
 
-use regex::Regex;
+use regex::{Regex, RegexSet};
 
 /// Transforms the model's text as it streams: redaction, PII scrubbing, citation parsing.
 ///
@@ -78,6 +78,9 @@ impl<A: StreamTransformer, B: StreamTransformer> StreamTransformer for (A, B) {
 #[derive(Clone)]
 pub struct Redactor {
     patterns: Vec<Pattern>,
+    /// All the patterns at once: one pass says whether a text holds a match of any, and most
+    /// texts hold none.
+    any: Option<RegexSet>,
     window: usize,
     replacement: Replacement,
 }
@@ -166,6 +169,7 @@ impl Redactor {
     pub fn empty() -> Self {
         Redactor {
             patterns: Vec::new(),
+            any: None,
             window: 0,
             replacement: Replacement::Label("redacted".into()),
         }
@@ -211,7 +215,16 @@ impl Redactor {
     /// What the first match in `text` is (the `what` of its pattern), if there is one: for a
     /// caller that refuses text rather than redacting it.
     pub fn find(&self, text: &str) -> Option<&str> {
+        if !self.may_match(text) {
+            return None;
+        }
         self.first_match(text, 0).map(|(_, _, pattern)| pattern.what.as_str())
+    }
+
+    /// Whether some pattern matches somewhere in `text` (checks aside): when none does, there
+    /// is nothing to look for match by match.
+    fn may_match(&self, text: &str) -> bool {
+        self.any.as_ref().is_some_and(|any| any.is_match(text))
     }
 
     /// What the first label or token this redactor writes in `text` stands for, if `text`
@@ -245,6 +258,9 @@ impl Redactor {
         let longest = properties.maximum_len().ok_or(PatternError::Unbounded)?;
         let regex = Regex::new(pattern).map_err(|error| PatternError::Syntax(error.to_string()))?;
         self.patterns.push(Pattern { regex, what: what.to_owned(), check });
+        let all = self.patterns.iter().map(|pattern| pattern.regex.as_str());
+        let any = RegexSet::new(all).map_err(|error| PatternError::Syntax(error.to_string()))?;
+        self.any = Some(any);
         self.window = self.window.max(longest);
         Ok(self)
     }
@@ -265,6 +281,10 @@ impl Redactor {
     /// Redacts `text` up to byte `cut`, appending to `out`, and returns where it stopped: `cut`,
     /// or earlier when a match crosses `cut` (that text waits for the rest of the match).
     fn redact_before(&self, text: &str, cut: usize, out: &mut String) -> usize {
+        if !self.may_match(text) {
+            out.push_str(&text[..cut]);
+            return cut;
+        }
         // Each pattern's next accepted match, searched for again only when the search from
         // where the redaction stands could find another: a text with many matches (or many a
         // check refuses) is searched about once per pattern, not once per match.
