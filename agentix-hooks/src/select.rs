@@ -122,11 +122,13 @@ impl agentix::Hook for ToolFilter {
         request: &mut ModelRequest,
         turn: &mut Turn,
     ) -> Verdict<BeforeModel> {
-        let shared = &*turn;
-        if request.tools.iter().all(|spec| (self.keep)(spec, shared)) {
+        let (shared, tools) = (&*turn, &request.tools);
+        // The predicate asked once a tool: those before the first it hides were kept.
+        let Some(hidden) = tools.iter().position(|spec| !(self.keep)(spec, shared)) else {
             return Verdict::Continue;
-        }
-        let kept = request.tools.iter().filter(|spec| (self.keep)(spec, shared));
+        };
+        let after = tools[hidden + 1..].iter().filter(|spec| (self.keep)(spec, shared));
+        let kept = tools[..hidden].iter().chain(after);
         let names: Vec<String> = kept.map(|spec| spec.name.clone()).collect();
         offer(request, turn, &names);
         Verdict::Continue
