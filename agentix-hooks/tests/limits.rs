@@ -4,10 +4,8 @@
 
 use std::sync::{Arc, Mutex};
 
-use agentix::event::{AfterModel, EventKind};
-use agentix::{
-    Agent, AssistantMessage, Conversation, Error, ScriptedModel, ToolFailure, Turn, Verdict, hook,
-};
+use agentix::event::EventKind;
+use agentix::{Agent, Conversation, Error, ScriptedModel, ToolFailure};
 use agentix_hooks::{ModelCallLimit, Reached, ToolCallLimit};
 use serde_json::json;
 use tests::{Weather, assert_log_consistent, logged_results};
@@ -121,21 +119,13 @@ async fn a_tighter_tool_limit_after_a_looser_one_still_rejects() {
     assert_eq!(*calls.lock().unwrap(), ["Oslo"]);
 }
 
-/// Sends the first answer back once.
-#[hook(after_model)]
-async fn once_more(message: &mut AssistantMessage, turn: &mut Turn) -> Verdict<AfterModel> {
-    if turn.retries() == 0 && !message.calls_tools() {
-        Verdict::retry("Again.")
-    } else {
-        Verdict::Continue
-    }
-}
-
 #[tokio::test]
 async fn a_message_sent_back_is_a_model_call_of_its_own() {
     let model = ScriptedModel::new().text("First.").text("Second.");
-    let agent =
-        Agent::builder(&model).hook(once_more).hook(ModelCallLimit::new().per_turn(1)).build();
+    let agent = Agent::builder(&model)
+        .hook(tests::answer_again_once)
+        .hook(ModelCallLimit::new().per_turn(1))
+        .build();
     let error = agent.run(&mut Conversation::new(), "hi").await.unwrap_err();
     assert_eq!(halted_by(&error).2, "the turn reached its limit of 1 model call");
     assert_eq!(model.calls(), 1);

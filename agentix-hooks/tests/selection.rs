@@ -3,11 +3,8 @@
 
 use std::sync::{Arc, Mutex};
 
-use agentix::event::{AfterModel, EventKind};
-use agentix::{
-    Agent, AssistantMessage, Conversation, Error, ModelRequest, ScriptedModel, ToolFailure, Turn,
-    Verdict, hook,
-};
+use agentix::event::EventKind;
+use agentix::{Agent, Conversation, Error, ModelRequest, ScriptedModel, ToolFailure};
 use agentix_hooks::{ToolFilter, ToolSelector};
 use serde_json::json;
 use tests::{Explode, Flaky, Weather, logged_results};
@@ -54,16 +51,6 @@ async fn a_step_offers_what_the_predicate_keeps_and_a_hidden_tool_is_rejected() 
     assert_eq!(*ran.lock().unwrap(), 1, "only the offered call ran");
 }
 
-/// Sends the first final answer back once: the step runs again.
-#[hook(after_model)]
-async fn once_more(message: &mut AssistantMessage, turn: &mut Turn) -> Verdict<AfterModel> {
-    if turn.retries() == 0 && !message.calls_tools() {
-        Verdict::retry("Again.")
-    } else {
-        Verdict::Continue
-    }
-}
-
 #[tokio::test]
 async fn a_small_model_picks_the_tools_of_each_step_and_a_step_sent_back_keeps_them() {
     let selector = ScriptedModel::new()
@@ -78,7 +65,7 @@ async fn a_small_model_picks_the_tools_of_each_step_and_a_step_sent_back_keeps_t
         .tool(flaky())
         .tool(Explode)
         .hook(ToolSelector::new(&selector).max_tools(1).always(["explode"]).unwrap())
-        .hook(once_more)
+        .hook(tests::answer_again_once)
         .build();
     let reply = agent.run(&mut Conversation::new(), "Is it flaky in Oslo?").await.unwrap();
     assert_eq!(reply.joined_text(), "Second answer.");

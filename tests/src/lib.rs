@@ -549,3 +549,17 @@ pub fn earlier_turn(
     });
     entries
 }
+
+/// `after_model`: sends the turn's first final answer back once ("Again."), so the step runs
+/// again.
+#[agentix::hook(after_model)]
+pub async fn answer_again_once(
+    message: &mut AssistantMessage,
+    turn: &mut Turn,
+) -> Verdict<AfterModel> {
+    if turn.retries() == 0 && !message.calls_tools() {
+        Verdict::retry("Again.")
+    } else {
+        Verdict::Continue
+    }
+}
