@@ -74,7 +74,7 @@ pub use agent::{
 pub use agentix_macros::hook;
 #[doc = include_str!("../docs/tool.md")]
 pub use agentix_macros::tool;
-pub use approval::{Approval, Approver, NoApprover, PendingApproval, Question, Suspension};
+pub use approval::{Answer, Approval, Approver, NoApprover, PendingApproval, Question, Suspension};
 pub use commit::{Commit, CommitError, ModelCall};
 pub use context::{AuditLog, AuditSink, CharsPerToken, Summarizer, TokenCounter, fence};
 pub use conversation::{Config, Conversation, Entry, InvalidLog, LogProblem, TurnRef};

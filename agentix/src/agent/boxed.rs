@@ -4,7 +4,7 @@ use std::future::Future;
 use std::pin::Pin;
 
 use crate::Outcome;
-use crate::approval::Approval;
+use crate::approval::Answer;
 use crate::conversation::Conversation;
 use crate::error::Error;
 use crate::event::StepStart;
@@ -90,9 +90,9 @@ impl BoxedAgent {
     pub fn resume<'a>(
         &'a self,
         conversation: &'a mut Conversation,
-        approval: Approval,
-    ) -> TurnRun<'a, Self, Approval, (), (), impl StartsTurn<'a, Self, Approval, (), ()>> {
-        start(self, conversation, approval)
+        answer: impl Into<Answer>,
+    ) -> TurnRun<'a, Self, Answer, (), (), impl StartsTurn<'a, Self, Answer, (), ()>> {
+        start(self, conversation, answer.into())
     }
 }
 
@@ -107,7 +107,7 @@ type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 /// How an erased turn opens.
 enum DynOpening {
     Message(Message),
-    Approval(Approval),
+    Answer(Answer),
 }
 
 /// A turn's observer, its type erased; `None` for one that observes nothing.
@@ -140,9 +140,7 @@ impl<R: Runs> DynAgent for R {
         match (observer, effects, task) {
             (None, ErasedEffects::Plain, None) => match opening {
                 DynOpening::Message(message) => Box::pin(self.open(conversation, message, &(), ())),
-                DynOpening::Approval(approval) => {
-                    Box::pin(self.reopen(conversation, approval, &(), ()))
-                }
+                DynOpening::Answer(answer) => Box::pin(self.reopen(conversation, answer, &(), ())),
             },
             (observer, effects, task) => {
                 let (observer, streams) = observer.unwrap_or((&() as &dyn ObserveDyn, false));
@@ -214,8 +212,8 @@ async fn with<R: Runs, O: Observer, E: Effects>(
             let gate = ErasedGate(gate);
             agent.run_task(conversation, message, observer, &gate, task, &effects).await
         }
-        (DynOpening::Approval(approval), _) => {
-            agent.reopen(conversation, approval, observer, effects).await
+        (DynOpening::Answer(answer), _) => {
+            agent.reopen(conversation, answer, observer, effects).await
         }
     }
 }
@@ -242,11 +240,11 @@ impl Runs for BoxedAgent {
     async fn reopen<'a, O: Observer, E: Effects + 'a>(
         &'a self,
         conversation: &'a mut Conversation,
-        approval: Approval,
+        answer: Answer,
         observer: &'a O,
         effects: E,
     ) -> Outcome {
-        self.start(conversation, DynOpening::Approval(approval), observer, effects).await
+        self.start(conversation, DynOpening::Answer(answer), observer, effects).await
     }
 
     fn run_task<'a, O: Observer, G: TurnGate, E: Effects>(

@@ -32,7 +32,7 @@ pub use sub_agent::{AgentTool, Prompt, SubAgent};
 use std::future::{Future, IntoFuture};
 use std::sync::Arc;
 
-use crate::approval::{Approval, Approver, NoApprover, PendingApproval};
+use crate::approval::{Answer, Approval, Approver, NoApprover, PendingApproval};
 use crate::context::{AuditSink, CharsPerToken, Counter, DynSummarizer};
 use crate::conversation::{Conversation, Entry, TurnRef};
 use crate::error::{Component, Error};
@@ -233,9 +233,9 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
     pub fn resume<'a>(
         &'a self,
         conversation: &'a mut Conversation,
-        approval: Approval,
-    ) -> TurnRun<'a, Self, Approval, (), (), impl StartsTurn<'a, Self, Approval, (), ()>> {
-        run::start(self, conversation, approval)
+        answer: impl Into<Answer>,
+    ) -> TurnRun<'a, Self, Answer, (), (), impl StartsTurn<'a, Self, Answer, (), ()>> {
+        run::start(self, conversation, answer.into())
     }
 
     // `Runs::open` names its future `Send` so that callers take that from its signature: a
@@ -261,16 +261,16 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
         self.conclude(&mut turn, None, observer, gate, &effects).await
     }
 
-    /// Goes on with the suspended turn `conversation`'s log ends with, `approval` answering its
+    /// Goes on with the suspended turn `conversation`'s log ends with, `answer` answering its
     /// waiting call.
     pub(crate) async fn resumed<O: Observer, E: Effects>(
         &self,
         conversation: &mut Conversation,
-        approval: Approval,
+        answer: Answer,
         observer: &O,
         effects: E,
     ) -> Outcome {
-        let (turn, mut resume) = resumption(conversation, approval)?;
+        let (turn, mut resume) = resumption(conversation, answer)?;
         let state = std::mem::take(&mut resume.suspension.state);
         let mut turn = OpenTurn::reopen(conversation, turn, state);
         self.conclude(&mut turn, Some(resume), observer, &(), &effects).await
@@ -395,12 +395,14 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
     }
 }
 
-/// What resuming `conversation` with `approval` goes on with; the log records the answer.
+/// What resuming `conversation` with `answer` goes on with; the log records the answer and
+/// who gave it.
 #[cold]
 fn resumption(
     conversation: &mut Conversation,
-    approval: Approval,
+    answer: Answer,
 ) -> Result<(TurnRef, Box<Resume>), Error> {
+    let Answer { approval, by } = answer;
     let Some(Entry::Suspended { turn, suspension }) = conversation.log().last() else {
         return Err(Error::CannotResume {
             reason: "the conversation's log does not end with a suspended turn".to_owned(),
@@ -413,7 +415,7 @@ fn resumption(
         });
     }
     let (turn, suspension) = (*turn, (**suspension).clone());
-    conversation.append(Entry::Resumed { turn, approval: Box::new(approval.clone()) });
+    conversation.append(Entry::Resumed { turn, approval: Box::new(approval.clone()), by });
     Ok((turn, Box::new(Resume { suspension, approval })))
 }
 

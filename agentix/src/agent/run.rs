@@ -7,7 +7,7 @@ use std::future::{Future, IntoFuture};
 use futures::{Stream, StreamExt};
 
 use crate::Outcome;
-use crate::approval::Approval;
+use crate::approval::Answer;
 use crate::commit::Commit;
 use crate::conversation::Conversation;
 use crate::error::Error;
@@ -50,7 +50,7 @@ use super::runs::Runs;
 /// ```
 ///
 /// Its type parameters are the agent (`R`), how the turn opens (`S`: a [`Message`], or the
-/// [`Approval`] a suspended turn resumes with), the observer (`O`), where its steps and effects
+/// [`Answer`] a suspended turn resumes with), the observer (`O`), where its steps and effects
 /// go (`E`), and how it starts (`L`, a function the crate names).
 #[must_use = "a turn does nothing until it is awaited or streamed"]
 pub struct TurnRun<'a, R: ?Sized, S, O, E, L> {
@@ -129,7 +129,7 @@ impl Opening for Message {
     }
 }
 
-impl Opening for Approval {
+impl Opening for Answer {
     #[inline(always)]
     fn run<'a, R: Runs + ?Sized, O: Observer, E: Effects + 'a>(
         self,

@@ -6,7 +6,7 @@ use std::future::{Future, ready};
 use std::sync::Arc;
 
 use crate::Outcome;
-use crate::approval::{Approval, Approver};
+use crate::approval::{Answer, Approver};
 use crate::conversation::Conversation;
 use crate::error::Error;
 use crate::event::StepStart;
@@ -64,14 +64,14 @@ pub trait AnyAgent: Runs {
         start(self, conversation, message.into())
     }
 
-    /// Goes on with a suspended turn, `approval` answering its waiting call. See
+    /// Goes on with a suspended turn, `answer` answering its waiting call. See
     /// [`Agent::resume`].
     fn resume<'a>(
         &'a self,
         conversation: &'a mut Conversation,
-        approval: Approval,
-    ) -> TurnRun<'a, Self, Approval, (), (), impl StartsTurn<'a, Self, Approval, (), ()>> {
-        start(self, conversation, approval)
+        answer: impl Into<Answer>,
+    ) -> TurnRun<'a, Self, Answer, (), (), impl StartsTurn<'a, Self, Answer, (), ()>> {
+        start(self, conversation, answer.into())
     }
 
     /// Erases the agent's type, for storage beside agents of other types. See
@@ -134,11 +134,11 @@ pub trait Runs: Send + Sync {
         effects: E,
     ) -> impl Future<Output = Outcome> + Send + 'a;
 
-    /// The suspended turn `conversation`'s log ends with, going on with `approval`.
+    /// The suspended turn `conversation`'s log ends with, going on with `answer`.
     fn reopen<'a, O: Observer, E: Effects + 'a>(
         &'a self,
         conversation: &'a mut Conversation,
-        approval: Approval,
+        answer: Answer,
         observer: &'a O,
         effects: E,
     ) -> impl Future<Output = Outcome> + Send + 'a;
@@ -188,11 +188,11 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Runs
     fn reopen<'a, O: Observer, E: Effects + 'a>(
         &'a self,
         conversation: &'a mut Conversation,
-        approval: Approval,
+        answer: Answer,
         observer: &'a O,
         effects: E,
     ) -> impl Future<Output = Outcome> + Send + 'a {
-        self.resumed(conversation, approval, observer, effects)
+        self.resumed(conversation, answer, observer, effects)
     }
 
     fn run_task<'a, O: Observer, G: TurnGate, E: Effects>(
@@ -232,11 +232,11 @@ macro_rules! forwarded {
             fn reopen<'a, O: Observer, E: Effects + 'a>(
                 &'a self,
                 conversation: &'a mut Conversation,
-                approval: Approval,
+                answer: Answer,
                 observer: &'a O,
                 effects: E,
             ) -> impl Future<Output = Outcome> + Send + 'a {
-                (**self).reopen(conversation, approval, observer, effects)
+                (**self).reopen(conversation, answer, observer, effects)
             }
 
             fn run_task<'a, O: Observer, G: TurnGate, E: Effects>(

@@ -9,7 +9,7 @@ use crate::verdict::Escalation;
 pub(crate) mod record;
 
 pub(crate) use record::TurnState;
-pub use record::{Approval, PendingApproval, Question, Suspension};
+pub use record::{Answer, Approval, PendingApproval, Question, Suspension};
 
 /// Decides escalated tool calls: a person, a policy engine, a second model.
 pub trait Approver: Send + Sync {

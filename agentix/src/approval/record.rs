@@ -28,6 +28,38 @@ pub enum Approval {
     Suspend,
 }
 
+impl Approval {
+    /// This answer, given by `who` (a user's id, an operator's): the log records them beside it.
+    ///
+    /// ```
+    /// use agentix::{Answer, Approval};
+    ///
+    /// let answer: Answer = Approval::Approve.by("alice");
+    /// assert_eq!(answer.by.as_deref(), Some("alice"));
+    /// ```
+    pub fn by(self, who: impl Into<String>) -> Answer {
+        Answer { approval: self, by: Some(who.into()) }
+    }
+}
+
+/// A person's answer to the call a suspended turn waits on, and who gave it: what
+/// [`Agent::resume`](crate::Agent::resume) goes on with. The log records both
+/// ([`Entry::Resumed`](crate::Entry::Resumed)), so that who approved the refund stays known. An
+/// [`Approval`] alone is an answer from nobody named.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Answer {
+    /// The answer.
+    pub approval: Approval,
+    /// Who gave it, if the caller knows: a served agent passes the subject that decided.
+    pub by: Option<String>,
+}
+
+impl From<Approval> for Answer {
+    fn from(approval: Approval) -> Answer {
+        Answer { approval, by: None }
+    }
+}
+
 /// A tool call that waits for a person's answer, in a suspended turn.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct PendingApproval {

@@ -183,6 +183,9 @@ pub enum Entry {
         turn: TurnRef,
         /// The answer.
         approval: Box<Approval>,
+        /// Who gave it, when the caller said ([`Approval::by`]).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        by: Option<String>,
     },
     /// A summary of the log's entries before `through`, made by the agent's
     /// [`Summarizer`](crate::Summarizer) when compaction dropped them: from then on, requests

@@ -233,7 +233,7 @@ pub(crate) fn validate_log(log: &[Entry], counter: u64) -> Result<(), InvalidLog
             resumed = Some(*turn);
         }
         match (suspended.take(), entry) {
-            (Some(turn), Entry::Resumed { turn: resumed, approval })
+            (Some(turn), Entry::Resumed { turn: resumed, approval, .. })
                 if *resumed == turn && !matches!(**approval, Approval::Suspend) => {}
             (Some(turn), _) => return invalid(LogProblem::NotResumed { turn }),
             (None, Entry::Resumed { .. }) => return invalid(LogProblem::ResumedWithoutSuspension),

@@ -195,6 +195,35 @@ async fn an_edited_call_runs_in_its_place_and_the_log_records_it() {
 }
 
 #[tokio::test]
+async fn the_log_records_who_answered_and_keeps_it_through_serde() {
+    let setup = setup();
+    let agent = agent!(setup, &["Tromsø"]);
+    let mut conversation = Conversation::new();
+    let _ = agent.run(&mut conversation, "weather?").await;
+    let answer = Approval::Reject("too far".into()).by("alice");
+    agent.resume(&mut conversation, answer).await.unwrap();
+    let Some(Entry::Resumed { approval, by, .. }) = conversation.log().get(2) else {
+        panic!("{:#?}", conversation.log())
+    };
+    assert_eq!((&**approval, by.as_deref()), (&Approval::Reject("too far".into()), Some("alice")));
+    let stored = serde_json::to_value(&conversation).unwrap();
+    assert_eq!(stored["log"][2]["by"], "alice");
+    let revived: Conversation = serde_json::from_value(stored).unwrap();
+    assert_eq!(revived.log(), conversation.log());
+
+    // An answer from nobody named leaves no `by`: a log written before answers had one reads
+    // the same.
+    let again = self::setup();
+    let agent = agent!(again, &["Tromsø"]);
+    let mut unnamed = Conversation::new();
+    let _ = agent.run(&mut unnamed, "weather?").await;
+    agent.resume(&mut unnamed, Approval::Approve).await.unwrap();
+    let stored = serde_json::to_value(&unnamed).unwrap();
+    assert!(stored["log"][2].get("by").is_none(), "{}", stored["log"][2]);
+    assert!(matches!(unnamed.log().get(2), Some(Entry::Resumed { by: None, .. })));
+}
+
+#[tokio::test]
 async fn a_step_can_wait_twice() {
     let setup = setup();
     let agent = agent!(setup, &["Tromsø", "Bergen"]);
@@ -321,8 +350,11 @@ async fn logs_that_misplace_a_suspension_do_not_load() {
 
     // A resumption with nothing suspended before it.
     let mut broken = log[..1].to_vec();
-    broken
-        .push(Entry::Resumed { turn: agentix::TurnRef(1), approval: Box::new(Approval::Approve) });
+    broken.push(Entry::Resumed {
+        turn: agentix::TurnRef(1),
+        approval: Box::new(Approval::Approve),
+        by: None,
+    });
     assert_eq!(problem(broken).index, 1);
 
     // A suspension that waits on a call already answered.
@@ -501,8 +533,11 @@ async fn a_resumption_must_be_followed_by_its_step_and_the_waiting_call_must_be_
             .to_string()
     };
     let mut ends_resumed = log.clone();
-    ends_resumed
-        .push(Entry::Resumed { turn: agentix::TurnRef(1), approval: Box::new(Approval::Approve) });
+    ends_resumed.push(Entry::Resumed {
+        turn: agentix::TurnRef(1),
+        approval: Box::new(Approval::Approve),
+        by: None,
+    });
     assert_eq!(
         problem(ends_resumed),
         "log entry 2: turn 1 was resumed by the entry before, and this is not the step it resumed"
