@@ -87,7 +87,7 @@ pub(crate) async fn record(
             .execute(&mut **transaction)
             .await?;
         }
-        Entry::Resumed { approval, .. } => {
+        Entry::Resumed { approval, by, .. } => {
             let (status, answer) = match &**approval {
                 Approval::Approve => ("approved", None),
                 Approval::Reject(reason) => ("rejected", Some(reason.clone())),
@@ -102,12 +102,13 @@ pub(crate) async fn record(
             };
             sqlx::query(sql(
                 dialect,
-                "UPDATE approvals SET status = ?, answer = ?, answered_seq = ? \
+                "UPDATE approvals SET status = ?, answer = ?, answered_seq = ?, answered_by = ? \
                  WHERE conversation_id = ? AND status = 'pending'",
             ))
             .bind(status)
             .bind(answer)
             .bind(seq)
+            .bind(by.as_deref())
             .bind(id)
             .execute(&mut **transaction)
             .await?;

@@ -25,22 +25,83 @@ impl fmt::Display for Version {
     }
 }
 
-/// A conversation as loaded: the conversation, and the version to commit its next step against.
+/// A conversation as loaded: the conversation, the version to commit its next step against,
+/// and whose it is.
 #[derive(Debug)]
 pub struct Stored {
     /// The conversation, exactly as it was committed.
     pub conversation: Conversation,
     /// Its version in the store.
     pub version: Version,
+    /// The subject it belongs to ([`Store::create_owned`]); `None` for one created without an
+    /// owner, or stored before conversations had one.
+    pub owner: Option<String>,
 }
 
 impl Store {
-    /// Stores `conversation` under `id` as a new conversation (its config, scope and log);
-    /// returns its first version.
+    /// Stores `conversation` under `id` as a new conversation (its config, scope and log), with
+    /// no owner; returns its first version.
     pub async fn create(
         &self,
         id: &str,
         conversation: &Conversation,
+    ) -> Result<Version, StoreError> {
+        self.insert(id, conversation, None).await
+    }
+
+    /// Stores `conversation` under `id` as a new conversation belonging to `owner` (a served
+    /// agent's subject, which every later read is scoped by); returns its first version. The
+    /// owner never changes.
+    pub async fn create_owned(
+        &self,
+        id: &str,
+        conversation: &Conversation,
+        owner: &str,
+    ) -> Result<Version, StoreError> {
+        self.insert(id, conversation, Some(owner)).await
+    }
+
+    /// Whose conversation `id` is: `Ok(None)` for one without an owner, `NotFound` for none.
+    /// One row read, not the log: what a server checks before it lets a request near the
+    /// conversation.
+    pub async fn owner(&self, id: &str) -> Result<Option<String>, StoreError> {
+        let row: Option<(Option<String>,)> =
+            sqlx::query_as(sql(self.dialect, "SELECT owner FROM conversations WHERE id = ?"))
+                .bind(id)
+                .fetch_optional(&self.pool)
+                .await?;
+        row.map(|(owner,)| owner)
+            .ok_or_else(|| StoreError::NotFound { conversation: id.to_owned() })
+    }
+
+    /// Gives every conversation without an owner — those stored before conversations had one,
+    /// or created with [`create`](Store::create) — to `owner`; how many it gave. Conversations
+    /// with an owner keep theirs.
+    pub async fn adopt_unowned(&self, owner: &str) -> Result<u64, StoreError> {
+        let adopted = sqlx::query(sql(
+            self.dialect,
+            "UPDATE conversations SET owner = ? WHERE owner IS NULL",
+        ))
+        .bind(owner)
+        .execute(&self.pool)
+        .await?;
+        Ok(adopted.rows_affected())
+    }
+
+    /// How many conversations have no owner.
+    pub async fn unowned(&self) -> Result<u64, StoreError> {
+        let count: i64 =
+            sqlx::query_scalar("SELECT COUNT(*) FROM conversations WHERE owner IS NULL")
+                .fetch_one(&self.pool)
+                .await?;
+        Ok(to_u64(count))
+    }
+
+    async fn insert(
+        &self,
+        id: &str,
+        conversation: &Conversation,
+        owner: Option<&str>,
     ) -> Result<Version, StoreError> {
         let (config, scope) = encode_fields(conversation)?;
         let mut transaction = self.dialect.begin(&self.pool).await?;
@@ -54,14 +115,15 @@ impl Store {
         }
         sqlx::query(sql(
             self.dialect,
-            "INSERT INTO conversations (id, version, turns, config, scope, status) \
-             VALUES (?, 1, ?, ?, ?, ?)",
+            "INSERT INTO conversations (id, version, turns, config, scope, status, owner) \
+             VALUES (?, 1, ?, ?, ?, ?, ?)",
         ))
         .bind(id)
         .bind(to_i64(conversation.turns()))
         .bind(config)
         .bind(scope)
         .bind(status(conversation))
+        .bind(owner)
         .execute(&mut *transaction)
         .await?;
         insert_entries(self, &mut transaction, id, conversation, 0).await?;
@@ -175,7 +237,7 @@ impl Store {
         let mut snapshot = self.dialect.begin_read(&self.pool).await?;
         let row = sqlx::query(sql(
             self.dialect,
-            "SELECT version, turns, config, scope FROM conversations WHERE id = ?",
+            "SELECT version, turns, config, scope, owner FROM conversations WHERE id = ?",
         ))
         .bind(id)
         .fetch_optional(&mut *snapshot)
@@ -185,6 +247,7 @@ impl Store {
         let turns: i64 = row.try_get("turns")?;
         let config: Config = decode_field(id, "config", &row.try_get::<String, _>("config")?)?;
         let scope: Scope = decode_field(id, "scope", &row.try_get::<String, _>("scope")?)?;
+        let owner: Option<String> = row.try_get("owner")?;
         let rows = sqlx::query(sql(
             self.dialect,
             "SELECT seq, entry FROM entries WHERE conversation_id = ? ORDER BY seq",
@@ -220,7 +283,7 @@ impl Store {
                     source,
                 }
             })?;
-        Ok(Stored { conversation: conversation.with_id(id), version: Version(version) })
+        Ok(Stored { conversation: conversation.with_id(id), version: Version(version), owner })
     }
 }
 

@@ -7,7 +7,7 @@ use crate::{Dialect, StoreError, sql};
 
 /// The schema version this crate writes and reads. Each migration below brings a store from
 /// the version before it to its own.
-pub const SCHEMA_VERSION: i64 = 3;
+pub const SCHEMA_VERSION: i64 = 4;
 
 /// Version 1: conversations, their entries, the audit of model calls, and approvals. JSON is
 /// kept as text: both backends read it back byte for byte.
@@ -162,8 +162,17 @@ const V3: &[&str] = &[
     "ALTER TABLE journal_lanes RENAME TO journal",
 ];
 
+/// Version 4: a conversation's owner (the subject that created it; `NULL` for those stored
+/// before, until [`Store::adopt_unowned`](crate::Store::adopt_unowned) gives them one), and who
+/// answered each approval.
+const V4: &[&str] = &[
+    "ALTER TABLE conversations ADD COLUMN owner TEXT",
+    "CREATE INDEX conversations_by_owner ON conversations (owner)",
+    "ALTER TABLE approvals ADD COLUMN answered_by TEXT",
+];
+
 /// Every migration, by the version it brings the store to.
-const MIGRATIONS: &[(i64, &[&str])] = &[(1, V1), (2, V2), (3, V3)];
+const MIGRATIONS: &[(i64, &[&str])] = &[(1, V1), (2, V2), (3, V3), (4, V4)];
 
 /// Brings the store's schema to [`SCHEMA_VERSION`], in one transaction per migration; refuses
 /// a store whose version is newer than this crate's.

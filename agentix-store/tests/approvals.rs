@@ -134,14 +134,15 @@ fn child() {
         let waiting = store.pending_approvals().await.unwrap();
         assert_eq!(waiting.len(), 1, "{waiting:?}");
         assert_eq!(waiting[0].conversation, "c");
-        let approval = match mode.trim_end_matches(":die") {
-            "answer:approve" => Approval::Approve,
-            "answer:reject" => Approval::Reject("not today".into()),
+        let approval: agentix::Answer = match mode.trim_end_matches(":die") {
+            "answer:approve" => Approval::Approve.into(),
+            "answer:reject" => Approval::Reject("not today".into()).by("bob"),
             "answer:edit" => Approval::Edit(ToolCall::new(
                 "ignored",
                 "effect",
                 json!({ "name": "send_email", "to": "team" }),
-            )),
+            ))
+            .by("carol"),
             other => panic!("a mode: {other}"),
         };
         let reply = agent.resume(&mut stored.conversation, approval).commit(&committer).await;
@@ -202,6 +203,7 @@ async fn approved_from_another_process(store: Store, url: String) {
     let outputs: Vec<&str> = results.iter().map(|result| result.output.as_str()).collect();
     assert_eq!(outputs, ["lookup - done", "send_email boss done", "archive - done"]);
     assert_eq!(lines(&dir.0.join("effects")), ["lookup -", "archive -", "send_email boss"]);
+    assert_eq!(answered_by(&store, &url).await, ("approved".into(), None), "nobody named");
 }
 
 async fn rejected_from_another_process(store: Store, url: String) {
@@ -217,6 +219,24 @@ async fn rejected_from_another_process(store: Store, url: String) {
         })
     );
     assert_eq!(lines(&dir.0.join("effects")), ["lookup -", "archive -"]);
+    assert_eq!(answered_by(&store, &url).await, ("rejected".into(), Some("bob".into())));
+}
+
+/// The stored approval's status and who answered it, from the table; and the log's record of
+/// the answer says the same.
+async fn answered_by(store: &Store, url: &str) -> (String, Option<String>) {
+    let stored = store.load("c").await.unwrap();
+    let Entry::Resumed { by, .. } = &stored.conversation.log()[2] else { panic!() };
+    sqlx::any::install_default_drivers();
+    let pool = sqlx::AnyPool::connect(url).await.unwrap();
+    let row: (String, Option<String>) =
+        sqlx::query_as("SELECT status, answered_by FROM approvals WHERE conversation_id = 'c'")
+            .fetch_one(&pool)
+            .await
+            .unwrap();
+    pool.close().await;
+    assert_eq!(&row.1, by, "the table and the log agree on who answered");
+    row
 }
 
 async fn edited_from_another_process(store: Store, url: String) {
@@ -233,6 +253,7 @@ async fn edited_from_another_process(store: Store, url: String) {
         (sent.id.as_str(), &sent.arguments),
         ("call_2", &json!({ "name": "send_email", "to": "team" }))
     );
+    assert_eq!(answered_by(&store, &url).await, ("edited".into(), Some("carol".into())));
 }
 
 /// The process that approved dies before the resumed step is committed: the approval is still

@@ -526,6 +526,7 @@ async fn a_version_2_journal_replays_in_its_one_order(store: Store, url: String)
     ] {
         pool.execute(statement).await.unwrap();
     }
+    undo_version_4(&pool).await;
     for (seq, (_, _, step, value)) in in_order.into_iter().enumerate() {
         let insert = "INSERT INTO journal VALUES ('c', 1, 0, $1, $2, $3)";
         sqlx::query(insert).bind(seq as i64).bind(step).bind(value).execute(&pool).await.unwrap();
@@ -552,11 +553,67 @@ async fn a_version_2_journal_replays_in_its_one_order(store: Store, url: String)
     assert_eq!(reply.joined_text(), "Counted.");
     assert_eq!(model.calls(), 0, "no model called again");
     assert_eq!(tool.0.load(std::sync::atomic::Ordering::SeqCst), 0, "no tool run again");
-    assert_eq!(SCHEMA_VERSION, 3);
+    assert_eq!(SCHEMA_VERSION, 4);
 }
 
 on_both_backends! {
     a_version_2_journal_replays_in_its_one_order => a_version_2_journal_replays_in_its_one_order;
+    owners_are_kept_and_a_store_from_before_owners_upgrades => owners_are_kept_and_an_old_store_upgrades;
+}
+
+/// Takes a store back to schema version 3: no owners, nobody recorded as answering an approval.
+async fn undo_version_4(pool: &sqlx::AnyPool) {
+    for statement in [
+        "DROP INDEX conversations_by_owner",
+        "ALTER TABLE conversations DROP COLUMN owner",
+        "ALTER TABLE approvals DROP COLUMN answered_by",
+        "DELETE FROM agentix_schema WHERE version = 4",
+    ] {
+        pool.execute(statement).await.unwrap();
+    }
+}
+
+/// A conversation keeps the owner it was created with; one created without has none. A store
+/// written before conversations had owners (schema version 3) opens, migrated: its
+/// conversations have none until [`Store::adopt_unowned`] gives them to a subject, and nothing
+/// else of them changed.
+async fn owners_are_kept_and_an_old_store_upgrades(store: Store, url: String) {
+    store.create_owned("mine", &Conversation::new(), "alice").await.unwrap();
+    store.create("legacy", &Conversation::new()).await.unwrap();
+    let mut stored = store.load("mine").await.unwrap();
+    assert_eq!(stored.owner.as_deref(), Some("alice"));
+    assert_eq!(store.owner("mine").await.unwrap().as_deref(), Some("alice"));
+    assert_eq!(store.owner("legacy").await.unwrap(), None);
+    assert!(matches!(store.owner("nobody").await, Err(StoreError::NotFound { .. })));
+    let agent = Agent::builder(ScriptedModel::new().text("Hello!")).build();
+    agent.run(&mut stored.conversation, "Hi").await.unwrap();
+    let version = store.commit("mine", stored.version, &stored.conversation, 0).await.unwrap();
+    let committed = store.load("mine").await.unwrap();
+    assert_eq!(committed.owner.as_deref(), Some("alice"), "a commit keeps the owner");
+    assert!(matches!(
+        store.create_owned("mine", &Conversation::new(), "mallory").await,
+        Err(StoreError::AlreadyExists { .. })
+    ));
+    assert_eq!(store.owner("mine").await.unwrap().as_deref(), Some("alice"));
+    store.close().await;
+
+    // The store as version 3 left it: no owners, nobody recorded as answering.
+    let pool = raw(&url).await;
+    undo_version_4(&pool).await;
+    pool.close().await;
+
+    let store = Store::open(&url).await.unwrap();
+    let upgraded = store.load("mine").await.unwrap();
+    assert_eq!((upgraded.owner, upgraded.version), (None, version));
+    assert_eq!(upgraded.conversation.log(), committed.conversation.log());
+    assert_eq!(store.unowned().await.unwrap(), 2);
+    assert_eq!(store.adopt_unowned("operator").await.unwrap(), 2);
+    assert_eq!(store.owner("mine").await.unwrap().as_deref(), Some("operator"));
+    assert_eq!(store.owner("legacy").await.unwrap().as_deref(), Some("operator"));
+    store.create_owned("new", &Conversation::new(), "bob").await.unwrap();
+    assert_eq!(store.adopt_unowned("someone else").await.unwrap(), 0, "owned stay theirs");
+    assert_eq!(store.owner("new").await.unwrap().as_deref(), Some("bob"));
+    assert_eq!(store.unowned().await.unwrap(), 0);
 }
 
 /// Workers opening one new store at once: it is migrated once, and every worker opens it.
