@@ -130,7 +130,13 @@ fn instance() -> Arc<str> {
 impl<S: ServesTools> McpService<S> {
     /// Serves `served`'s tools, the server calling itself `agentix` to clients.
     pub fn new(served: S) -> Self {
-        McpService { served: Arc::new(served), name: "agentix".to_owned(), instance: instance() }
+        McpService::shared(Arc::new(served))
+    }
+
+    /// Serves the tools of `served`, which others hold too: the agent a server also runs turns
+    /// on, say.
+    pub fn shared(served: Arc<S>) -> Self {
+        McpService { served, name: "agentix".to_owned(), instance: instance() }
     }
 
     /// The name the server gives clients.
@@ -165,10 +171,24 @@ impl<S: ServesTools> McpService<S> {
     /// default).
     #[cfg(feature = "http")]
     pub fn router(self) -> axum::Router {
+        self.router_with(StreamableHttpServerConfig::default())
+    }
+
+    /// [`router`](McpService::router), taking requests for any `Host`: for a router mounted
+    /// behind a host check of its own (`agentix_server`'s, which takes the names its operator
+    /// allows — a public one too — and refuses the rest). Never serve it without one: it is then
+    /// open to DNS rebinding.
+    #[cfg(feature = "http")]
+    pub fn router_behind_host_check(self) -> axum::Router {
+        self.router_with(StreamableHttpServerConfig::default().disable_allowed_hosts())
+    }
+
+    #[cfg(feature = "http")]
+    fn router_with(self, config: StreamableHttpServerConfig) -> axum::Router {
         let service = StreamableHttpService::new(
             move || Ok(self.clone()),
             Arc::new(LocalSessionManager::default()),
-            StreamableHttpServerConfig::default(),
+            config,
         );
         axum::Router::new().nest_service("/mcp", service)
     }
