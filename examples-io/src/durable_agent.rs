@@ -7,7 +7,7 @@
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use agentix::event::BeforeTool;
 use agentix::{
@@ -17,7 +17,7 @@ use agentix::{
 use agentix_restate::{Conversations, WaitingApproval};
 use serde_json::json;
 
-use crate::server::{last_user_text, lock, tool_result_answered};
+use agentix_server::demo::{last_user_text, tool_result_answered};
 
 /// The mails sent, by idempotency key: a key sent twice is sent once.
 #[derive(Clone, Debug, Default)]
@@ -38,6 +38,11 @@ impl Outbox {
     pub fn sent(&self) -> BTreeMap<String, String> {
         lock(&self.0).clone()
     }
+}
+
+/// Nothing behind the outbox's lock is left half-written by a panic: a map insert or a clone.
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// Mails what the user wrote to the team, then says so. Deterministic: a replay asks the same.

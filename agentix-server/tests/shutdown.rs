@@ -13,7 +13,8 @@ use serde_json::{Value, json};
 /// The server started with `args`, and its base URL (read from what it prints).
 fn start(args: &[&str]) -> (Child, String) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_agentix-server"))
-        .args(["--addr", "127.0.0.1:0"])
+        // Who may call is `security.rs`'s: here, everyone.
+        .args(["--addr", "127.0.0.1:0", "--anonymous"])
         .args(args)
         .env_remove("AGENTIX_MODEL")
         .stdout(Stdio::piped())
@@ -25,7 +26,7 @@ fn start(args: &[&str]) -> (Child, String) {
     let base = loop {
         let line = lines.next().expect("the server prints where it serves").unwrap();
         if let Some(rest) = line.strip_prefix("Serving an agent on ") {
-            break rest.trim_end_matches(". Try:").to_owned();
+            break rest.split(". Try").next().unwrap().to_owned();
         }
     };
     // Keep reading, so the server never blocks on a full pipe.

@@ -1,6 +1,8 @@
 //! Why a request failed: a status and a stable code a client can act on — a 4xx for what the
 //! client can change, a 5xx for the server's or the model's failures.
 
+use std::time::Duration;
+
 use agentix::Error;
 use agentix_store::StoreError;
 use axum::Json;
@@ -9,12 +11,32 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::json;
 
-use super::Waiting;
+use crate::Waiting;
+use crate::identity::Unauthenticated;
 
 /// Why a request failed, as the client reads it.
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum ApiError {
+    /// The request proves no identity: no credentials, or credentials that do not hold.
+    Unauthenticated(Unauthenticated),
+    /// The caller may see the conversation but not do this to it (an approval without the
+    /// approver role, a message from a reader).
+    Forbidden(String),
+    /// The request's `Host` is not a name the server answers to.
+    HostNotAllowed,
+    /// The request comes from a page of an origin the server does not allow.
+    OriginNotAllowed,
+    /// The caller sent more requests than its limit: it may send again after `wait`.
+    RateLimited {
+        /// How long until it may.
+        wait: Duration,
+    },
+    /// The caller has as many turns running as its limit.
+    TooManyTurns {
+        /// The limit.
+        limit: usize,
+    },
     /// No conversation has that id.
     UnknownConversation(String),
     /// The message is empty, or only whitespace.
@@ -72,6 +94,13 @@ pub enum ApiError {
 impl ApiError {
     fn status(&self) -> StatusCode {
         match self {
+            ApiError::Unauthenticated(_) => StatusCode::UNAUTHORIZED,
+            ApiError::Forbidden(_) | ApiError::HostNotAllowed | ApiError::OriginNotAllowed => {
+                StatusCode::FORBIDDEN
+            }
+            ApiError::RateLimited { .. } | ApiError::TooManyTurns { .. } => {
+                StatusCode::TOO_MANY_REQUESTS
+            }
             ApiError::UnknownConversation(_) | ApiError::UnknownCall(_) => StatusCode::NOT_FOUND,
             ApiError::EmptyMessage => StatusCode::BAD_REQUEST,
             ApiError::EditNotAnObject => StatusCode::UNPROCESSABLE_ENTITY,
@@ -96,19 +125,39 @@ impl ApiError {
         }
     }
 
-    /// Whether trying again soon may succeed: a turn that runs now, or another server's that
-    /// committed first.
-    fn retries(&self) -> bool {
+    /// How long until trying again may succeed, for errors that pass: a turn that runs now,
+    /// another server's that committed first, a limit reached.
+    fn retry_after(&self) -> Option<u64> {
         match self {
-            ApiError::TurnRunning(_) | ApiError::ShuttingDown => true,
-            ApiError::Turn { error: Error::Commit(error), .. } => error.conflict,
-            _ => false,
+            ApiError::TurnRunning(_) | ApiError::ShuttingDown | ApiError::TooManyTurns { .. } => {
+                Some(1)
+            }
+            ApiError::RateLimited { wait } => Some(wait.as_secs_f64().ceil().max(1.0) as u64),
+            ApiError::Turn { error: Error::Commit(error), .. } if error.conflict => Some(1),
+            _ => None,
         }
     }
 
     /// The error's JSON: `{"error": {"code", "message", …}}`.
     pub fn body(&self) -> serde_json::Value {
         let (code, message) = match self {
+            ApiError::Unauthenticated(why) => ("unauthenticated", why.to_string()),
+            ApiError::Forbidden(why) => ("forbidden", why.clone()),
+            ApiError::HostNotAllowed => (
+                "host_not_allowed",
+                "the request's Host is not a name this server answers to".to_owned(),
+            ),
+            ApiError::OriginNotAllowed => (
+                "origin_not_allowed",
+                "requests from pages of that origin are not allowed".to_owned(),
+            ),
+            ApiError::RateLimited { wait } => (
+                "rate_limited",
+                format!("too many requests: send again in {} ms", wait.as_millis().max(1)),
+            ),
+            ApiError::TooManyTurns { limit } => {
+                ("too_many_turns", format!("{limit} of your turns are running: send when one ends"))
+            }
             ApiError::UnknownConversation(id) => {
                 ("unknown_conversation", format!("no conversation has the id `{id}`"))
             }
@@ -188,8 +237,18 @@ impl ApiError {
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let mut response = (self.status(), Json(self.body())).into_response();
-        if self.retries() {
-            response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+        if let Some(seconds) = self.retry_after() {
+            response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(seconds));
+        }
+        if let ApiError::Unauthenticated(why) = &self {
+            // RFC 6750: a bearer challenge, with `invalid_token` for credentials refused.
+            let challenge = match why {
+                Unauthenticated::Missing => HeaderValue::from_static("Bearer realm=\"agentix\""),
+                Unauthenticated::Invalid(_) => {
+                    HeaderValue::from_static("Bearer realm=\"agentix\", error=\"invalid_token\"")
+                }
+            };
+            response.headers_mut().insert(header::WWW_AUTHENTICATE, challenge);
         }
         response
     }

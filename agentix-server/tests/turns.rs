@@ -2,7 +2,7 @@
 //! answered as JSON or streamed as Server-Sent Events, bad requests refused with a JSON error.
 
 mod support;
-use support::{client, create, serve};
+use support::{client, create, router, router_with_store, serve};
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -13,8 +13,8 @@ use agentix::{
     Agent, AssistantMessage, Conversation, Entry, Hook, Model, ModelError, ModelRequest,
     ModelResponse, Outcome, Part, Turn, Verdict, hook,
 };
-use examples::weather::GetWeather;
-use examples_io::server::{DemoModel, TurnAnswer, demo_agent, router, router_with_store};
+use agentix_server::TurnAnswer;
+use agentix_server::demo::{DemoModel, demo_agent, get_weather};
 use serde_json::{Value, json};
 use tokio::sync::Notify;
 
@@ -133,7 +133,7 @@ fn assert_turns(log: &[Entry], messages: &[String]) {
 async fn two_hundred_conversations_of_five_turns_each_at_once() {
     let posts = CountTurns::default();
     let agent = Agent::builder(DemoModel { latency: Duration::from_millis(5) })
-        .tool(GetWeather)
+        .tool(get_weather)
         .hook(posts.clone())
         .build();
     let base = serve(router(agent)).await;
@@ -183,7 +183,7 @@ async fn check_twice(message: &AssistantMessage, turn: &Turn) -> Verdict<AfterMo
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_streamed_and_the_json_turns_leave_the_same_log() {
-    let agent = Agent::builder(DemoModel::default()).tool(GetWeather).hook(check_twice).build();
+    let agent = Agent::builder(DemoModel::default()).tool(get_weather).hook(check_twice).build();
     let base = serve(router(agent)).await;
     let client = client();
     let (json_id, streamed_id) = (create(&client, &base).await, create(&client, &base).await);
@@ -329,7 +329,7 @@ async fn a_restarted_server_goes_on_with_its_stored_conversations() {
 async fn two_servers_on_one_store_never_interleave_a_conversation() {
     let (store, dir) = sqlite_store("two").await;
     let slow = || {
-        Agent::builder(DemoModel { latency: Duration::from_millis(200) }).tool(GetWeather).build()
+        Agent::builder(DemoModel { latency: Duration::from_millis(200) }).tool(get_weather).build()
     };
     let client = client();
     let one = serve(router_with_store(slow(), store.clone())).await;
@@ -369,7 +369,7 @@ async fn ask_a_person(
 async fn a_stored_conversation_waiting_for_approval_is_409_until_resumed() {
     let (store, dir) = sqlite_store("waiting").await;
     let agent = Agent::builder(DemoModel::default())
-        .tool(GetWeather)
+        .tool(get_weather)
         .hook(ask_a_person)
         .approver(|_: agentix::ToolCall, _| async { agentix::Approval::Suspend })
         .build();

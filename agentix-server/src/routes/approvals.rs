@@ -2,7 +2,6 @@
 //! which lets the turn go on — in memory, or from the store (after a restart too).
 
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
 
 use agentix::{AnyAgent, Approval, Conversation, Entry, ToolCall};
 use axum::Json;
@@ -11,7 +10,8 @@ use axum::http::HeaderMap;
 use axum::response::{IntoResponse, Response};
 use serde::{Deserialize, Serialize};
 
-use super::{ApiError, App, Start};
+use super::{App, Right, Start};
+use crate::{ApiError, Identity};
 
 /// What a suspended turn waits on: the body of `GET /conversations/{id}/approvals`.
 #[derive(Clone, Debug, Default, Deserialize, Serialize)]
@@ -81,39 +81,35 @@ where
     R: AnyAgent + 'static,
 {
     /// What the conversation's suspended turn waits on (nothing: an empty list).
-    pub(super) async fn waiting(&self, id: &str) -> Result<Json<Waiting>, ApiError> {
-        let slot = self.slot(id)?;
-        let running = || ApiError::TurnRunning(id.to_owned());
-        if slot.running.load(Ordering::Acquire) {
-            return Err(running());
-        }
-        let waiting = match &self.store {
-            Some(store) => {
-                let stored = store
-                    .load(id)
-                    .await
-                    .map_err(|error| self.forget_unknown(id, &slot, false, error))?;
-                Waiting::of(&stored.conversation)
-            }
-            None => Waiting::of(&*slot.conversation.try_lock().map_err(|_| running())?),
-        };
+    pub(super) async fn waiting(
+        &self,
+        identity: &Identity,
+        id: &str,
+    ) -> Result<Json<Waiting>, ApiError> {
+        self.check(identity, id, Right::Read).await?;
+        let waiting = self.settled(id, Waiting::of).await?;
         Ok(Json(waiting.unwrap_or_default()))
     }
 
-    /// Answers the waiting call `call` of conversation `id`, and lets the turn go on.
+    /// Answers the waiting call `call` of conversation `id` as `identity`, and lets the turn go
+    /// on; the log records who answered.
     pub(super) async fn decide(
         self: Arc<Self>,
+        identity: Identity,
         id: String,
         call: String,
         headers: &HeaderMap,
         body: Result<Json<Decision>, JsonRejection>,
     ) -> Response {
+        if let Err(error) = self.check(&identity, &id, Right::Decide).await {
+            return error.into_response();
+        }
         let decision = match body {
             Ok(Json(decision)) => decision,
             Err(rejection) => return ApiError::BadRequest(rejection).into_response(),
         };
-        let conversation = match self.claim(&id).await {
-            Ok(conversation) => conversation,
+        let (slot, conversation) = match self.claim_for(&identity, &id).await {
+            Ok(claimed) => claimed,
             Err(error) => return error.into_response(),
         };
         let approval = match Waiting::of(&conversation) {
@@ -136,6 +132,7 @@ where
                 None => return ApiError::UnknownCall(call).into_response(),
             },
         };
-        self.run(id, conversation, Start::Approval(approval), headers).await
+        let answer = approval.by(identity.subject);
+        self.run(id, conversation, Start::Answer(answer), headers, slot).await
     }
 }

@@ -1,4 +1,5 @@
-//! The agent the example serves when no real model is configured.
+//! The agent `agentix-server` serves: a weather tool and an e-mail tool that waits for a
+//! person's approval, over a real model — or, when none is configured, over [`DemoModel`].
 
 use std::time::Duration;
 
@@ -81,7 +82,7 @@ impl Model for DemoModel {
 
 /// The tool result a demo model's request ends with, if it ends with one: the model answers
 /// with it.
-pub(crate) fn tool_result_answered(request: &ModelRequest) -> Option<&ToolResult> {
+pub fn tool_result_answered(request: &ModelRequest) -> Option<&ToolResult> {
     request.messages.last()?.content.iter().find_map(|part| match part {
         Part::ToolResult(result) => Some(result),
         _ => None,
@@ -89,7 +90,7 @@ pub(crate) fn tool_result_answered(request: &ModelRequest) -> Option<&ToolResult
 }
 
 /// What the user wrote last, in a demo model's request.
-pub(crate) fn last_user_text(request: &ModelRequest) -> String {
+pub fn last_user_text(request: &ModelRequest) -> String {
     let user = request.messages.iter().rev().find(|message| message.role == Role::User);
     user.map(|message| message.text().into_owned()).unwrap_or_default()
 }
@@ -103,6 +104,15 @@ async fn log_turn(outcome: &Outcome, turn: &agentix::Turn) {
         }
         Err(error) => tracing::warn!(turn = turn.turn_ref().0, %error, "turn failed"),
     }
+}
+
+/// Current weather for a city (the demo's: always a clear sky).
+#[agentix::tool]
+pub async fn get_weather(
+    /// The city to report on.
+    city: String,
+) -> String {
+    format!("{city}: clear sky, 21")
 }
 
 /// Sends an e-mail (the demo's: it only says so).
@@ -126,13 +136,13 @@ async fn mail_needs_a_yes(call: &ToolCall) -> Verdict<BeforeTool> {
     }
 }
 
-/// The agent `cargo run -p examples-io --example server` serves over `model`: `get_weather`,
+/// The agent `agentix-server` serves over `model`: `get_weather`,
 /// `send_email` (escalated: the approver suspends the turn until a person answers over HTTP),
 /// and a `post` hook that logs each turn.
 pub fn agent_over<M: Model>(model: M) -> Agent<M, impl ToolSet, impl Pipeline, impl Approver> {
     Agent::builder(model)
         .system("You report the weather, and send e-mails a person approves.")
-        .tool(examples::weather::GetWeather)
+        .tool(get_weather)
         .tool(send_email)
         .hook(mail_needs_a_yes)
         .hook(log_turn)
@@ -145,20 +155,22 @@ pub fn demo_agent() -> Agent<DemoModel, impl ToolSet, impl Pipeline, impl Approv
     agent_over(DemoModel::default())
 }
 
-/// How to talk to the server at `addr`, with curl: every route.
+/// How to talk to the server at `addr` with curl, every route, each request bringing the
+/// credentials `$KEY` holds (an API key, or a JWT).
 pub fn usage(addr: std::net::SocketAddr) -> String {
     let json = "-H 'content-type: application/json'";
+    let auth = "-H \"authorization: Bearer $KEY\"";
     format!(
-        "Serving an agent on http://{addr}. Try:\n\
-         \n  curl -s -X POST http://{addr}/conversations\
-         \n  curl -s -X POST http://{addr}/conversations/ID/messages {json} -d '{{\"message\": \"Oslo\"}}'\
-         \n  curl -N -X POST http://{addr}/conversations/ID/messages {json} -H 'accept: text/event-stream' -d '{{\"message\": \"Bergen\"}}'\
-         \n  curl -s http://{addr}/conversations/ID\
-         \n  curl -s -X POST http://{addr}/conversations/ID/messages {json} -d '{{\"message\": \"email ola@example.no: lunch?\"}}'\
-         \n  curl -s http://{addr}/conversations/ID/approvals\
-         \n  curl -s -X POST http://{addr}/conversations/ID/approvals/CALL {json} -d '{{\"decision\": \"approve\"}}'\
-         \n  curl -s -X POST http://{addr}/conversations/ID/approvals/CALL {json} -d '{{\"decision\": \"reject\", \"reason\": \"not now\"}}'\
-         \n  curl -s -X POST http://{addr}/conversations/ID/approvals/CALL {json} -d '{{\"decision\": \"edit\", \"arguments\": {{\"to\": \"kari@example.no\", \"text\": \"lunch?\"}}}}'\
+        "Serving an agent on http://{addr}. Try (KEY: your API key or JWT):\n\
+         \n  curl -s -X POST http://{addr}/conversations {auth}\
+         \n  curl -s -X POST http://{addr}/conversations/ID/messages {auth} {json} -d '{{\"message\": \"Oslo\"}}'\
+         \n  curl -N -X POST http://{addr}/conversations/ID/messages {auth} {json} -H 'accept: text/event-stream' -d '{{\"message\": \"Bergen\"}}'\
+         \n  curl -s http://{addr}/conversations/ID {auth}\
+         \n  curl -s -X POST http://{addr}/conversations/ID/messages {auth} {json} -d '{{\"message\": \"email ola@example.no: lunch?\"}}'\
+         \n  curl -s http://{addr}/conversations/ID/approvals {auth}\
+         \n  curl -s -X POST http://{addr}/conversations/ID/approvals/CALL {auth} {json} -d '{{\"decision\": \"approve\"}}'\
+         \n  curl -s -X POST http://{addr}/conversations/ID/approvals/CALL {auth} {json} -d '{{\"decision\": \"reject\", \"reason\": \"not now\"}}'\
+         \n  curl -s -X POST http://{addr}/conversations/ID/approvals/CALL {auth} {json} -d '{{\"decision\": \"edit\", \"arguments\": {{\"to\": \"kari@example.no\", \"text\": \"lunch?\"}}}}'\
          \n  curl -s http://{addr}/health\
          \n  curl -s http://{addr}/ready\n\
          \nSIGTERM or Ctrl-C stops it, letting running turns finish."

@@ -2,9 +2,9 @@
 //! across a restart over SQLite), and its health and readiness — over real HTTP on 127.0.0.1.
 
 mod support;
-use support::{client, create, serve};
+use support::{client, create, router, router_with_store, serve};
 
-use examples_io::server::{demo_agent, router, router_with_store};
+use agentix_server::demo::demo_agent;
 use serde_json::{Value, json};
 
 /// A request's status and JSON body.
@@ -217,7 +217,7 @@ async fn two_waiting_calls_are_answered_in_order() {
         ])
         .text("Both answered.");
     let agent = agentix::Agent::builder(model)
-        .tool(examples_io::server::send_email)
+        .tool(agentix_server::demo::send_email)
         .hook(ask_a_person)
         .approver(|_: agentix::ToolCall, _| async { agentix::Approval::Suspend })
         .build();
