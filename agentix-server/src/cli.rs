@@ -118,7 +118,8 @@ impl Default for Options {
 pub const USAGE: &str = "usage: agentix-server [OPTIONS]\n       agentix-server new-key SUBJECT [ROLE,ROLE…]\n\
      \nServing:\
      \n  --addr HOST:PORT        where to listen (127.0.0.1:3000; port 0: any free port)\
-     \n  --database URL          sqlite://FILE or postgres://… (conversations in memory without one)\
+     \n  --database URL          sqlite://FILE or postgres://… (conversations in memory without one;\
+     \n                          AGENTIX_DATABASE_URL holds it too, out of sight of `ps`)\
      \n  --body-limit BYTES      the largest request body taken (2097152: 2 MiB)\
      \n  --header-timeout SECS   how long a client may take to send its headers (10)\
      \n  --grace SECONDS         how long SIGTERM or Ctrl-C waits for running turns (30)\
@@ -205,6 +206,12 @@ pub fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Options, Str
             "--help" | "-h" => return Err(String::new()),
             other => return Err(format!("unknown argument `{other}`")),
         }
+    }
+    for host in &options.hosts {
+        Hosts::check(host).map_err(|why| format!("--allowed-host: {why}"))?;
+    }
+    for origin in &options.cors {
+        Origins::check(origin).map_err(|why| format!("--cors-origin: {why}"))?;
     }
     let jwt_keys =
         [options.jwt_secret_env.is_some(), options.jwt_key.is_some(), options.jwt_jwks.is_some()];
@@ -373,6 +380,11 @@ pub async fn main() -> ExitCode {
         }
     };
     let env = |name: &str| std::env::var(name).ok();
+    let mut options = options;
+    // A URL with a password is better kept out of the command line, which `ps` shows.
+    if options.database.is_none() {
+        options.database = env("AGENTIX_DATABASE_URL");
+    }
     let (authenticator, said) = match authenticator(&options, env) {
         Ok(authenticator) => authenticator,
         Err(why) => {
@@ -413,9 +425,11 @@ pub async fn main() -> ExitCode {
 /// The store at `url`, its conversations without an owner given to `--unowned-owner` (or
 /// counted, and said).
 async fn open_store(url: &str, options: &Options) -> Result<Store, String> {
-    let store =
-        Store::open(url).await.map_err(|error| format!("cannot open the store {url}: {error}"))?;
-    let failed = |error: agentix_store::StoreError| format!("the store {url}: {error}");
+    let shown = agentix_store::redacted(url);
+    let store = Store::open(url)
+        .await
+        .map_err(|error| format!("cannot open the store {shown}: {error}"))?;
+    let failed = |error: agentix_store::StoreError| format!("the store {shown}: {error}");
     match &options.unowned_owner {
         Some(owner) => {
             let adopted = store.adopt_unowned(owner).await.map_err(failed)?;
@@ -486,7 +500,7 @@ async fn serve<R: AnyAgent + agentix_mcp::ServesTools>(
         println!("Its tools over MCP: http://{addr}/mcp (the same credentials).");
     }
     if let Some(url) = &options.database {
-        println!("Conversations are kept in {url}.");
+        println!("Conversations are kept in {}.", agentix_store::redacted(url));
     }
     let stop = Arc::new(tokio::sync::Notify::new());
     let stopped = {

@@ -132,7 +132,9 @@ impl ApiError {
             ApiError::TurnRunning(_) | ApiError::ShuttingDown | ApiError::TooManyTurns { .. } => {
                 Some(1)
             }
-            ApiError::RateLimited { wait } => Some(wait.as_secs_f64().ceil().max(1.0) as u64),
+            ApiError::RateLimited { wait } => {
+                Some(wait.as_secs_f64().ceil().clamp(1.0, 86_400.0) as u64)
+            }
             ApiError::Turn { error: Error::Commit(error), .. } if error.conflict => Some(1),
             _ => None,
         }
@@ -221,17 +223,35 @@ impl ApiError {
                     Error::ContextOverflow { .. } => "context_overflow",
                     _ => "turn_failed",
                 };
-                return json!({ "error": { "code": code, "message": error.to_string(), "turn": turn } });
+                // What failed inside (a provider's answer, a database's, a tool's) may name
+                // what the client must not see: the server's log has it, the client the code.
+                let message = match code {
+                    "model_failed" | "store_failed" | "turn_failed" => hidden(code, error),
+                    _ => error.to_string(),
+                };
+                return json!({ "error": { "code": code, "message": message, "turn": turn } });
             }
-            ApiError::Crashed(why) => ("turn_crashed", format!("the turn's task ended: {why}")),
+            ApiError::Crashed(why) => ("turn_crashed", hidden("turn_crashed", why)),
             ApiError::Store(StoreError::NotFound { conversation }) => {
                 ("unknown_conversation", format!("no conversation has the id `{conversation}`"))
             }
-            ApiError::Store(error) => ("store_failed", error.to_string()),
-            ApiError::Unready(error) => ("store_unreachable", error.to_string()),
+            ApiError::Store(error) => ("store_failed", hidden("store_failed", error)),
+            ApiError::Unready(error) => ("store_unreachable", hidden("store_unreachable", error)),
         };
         json!({ "error": { "code": code, "message": message } })
     }
+}
+
+/// Logs what failed inside the server, for its operator; the client's message says only that
+/// something did.
+fn hidden(code: &str, detail: &dyn std::fmt::Display) -> String {
+    tracing::error!(code, "{detail}");
+    let what = match code {
+        "model_failed" => "the model failed",
+        "store_failed" | "store_unreachable" => "the store failed",
+        _ => "the turn failed",
+    };
+    format!("{what}; the server's log says why")
 }
 
 impl IntoResponse for ApiError {

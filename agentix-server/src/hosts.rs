@@ -55,12 +55,18 @@ impl Hosts {
     }
 
     /// These and `host`: a name (`agent.example.com`: any port) or a name and a port
-    /// (`agent.example.com:8443`, `[2001:db8::1]:3000`).
+    /// (`agent.example.com:8443`, `[2001:db8::1]:3000`). A `host` that is neither allows
+    /// nothing more ([`Hosts::check`] says why).
     pub fn allow(mut self, host: &str) -> Hosts {
         if let Some(allowed) = parse(host) {
             self.allowed.push(allowed);
         }
         self
+    }
+
+    /// Whether `host` is a name, or a name and a port, as [`allow`](Hosts::allow) takes.
+    pub fn check(host: &str) -> Result<(), String> {
+        parse(host).map(drop).ok_or_else(|| format!("`{host}` is not a host name, or NAME:PORT"))
     }
 
     /// Whether a request whose `Host` is `host` is taken.
@@ -69,9 +75,10 @@ impl Hosts {
             return true;
         }
         let Some((name, port)) = parse(host) else { return false };
-        self.allowed.iter().any(|(allowed, only)| {
-            *allowed == name && only.is_none_or(|only| port.unwrap_or(80) == only)
-        })
+        // A `Host` without a port asks for its scheme's own, which behind a proxy may be
+        // either.
+        let on = |only: u16| port.map_or(only == 80 || only == 443, |port| port == only);
+        self.allowed.iter().any(|(allowed, only)| *allowed == name && only.is_none_or(on))
     }
 }
 
@@ -116,6 +123,17 @@ impl Origins {
         self
     }
 
+    /// Whether `origin` is one, as browsers send them: `http://` or `https://`, a host, and a
+    /// port if not the scheme's own — no path.
+    pub fn check(origin: &str) -> Result<(), String> {
+        let origin = origin.trim().trim_end_matches('/');
+        let authority = origin.strip_prefix("https://").or_else(|| origin.strip_prefix("http://"));
+        match authority {
+            Some(authority) if !authority.contains('/') && parse(authority).is_some() => Ok(()),
+            _ => Err(format!("`{origin}` is not an origin: http(s)://HOST[:PORT]")),
+        }
+    }
+
     /// Whether a request from a page of `origin`, asking for `host`, is taken.
     pub fn allows(&self, origin: &str, host: &str) -> bool {
         let origin = origin.trim().to_ascii_lowercase();
@@ -136,12 +154,21 @@ impl Origins {
         Some(
             CorsLayer::new()
                 .allow_origin(origins)
-                .allow_methods([Method::GET, Method::POST])
+                // DELETE and the session's headers: MCP's, served beside.
+                .allow_methods([Method::GET, Method::POST, Method::DELETE])
                 .allow_headers([
                     header::AUTHORIZATION,
                     header::CONTENT_TYPE,
                     header::ACCEPT,
                     header::HeaderName::from_static("x-api-key"),
+                    header::HeaderName::from_static("last-event-id"),
+                    header::HeaderName::from_static("mcp-session-id"),
+                    header::HeaderName::from_static("mcp-protocol-version"),
+                ])
+                .expose_headers([
+                    header::RETRY_AFTER,
+                    header::WWW_AUTHENTICATE,
+                    header::HeaderName::from_static("mcp-session-id"),
                 ])
                 .max_age(std::time::Duration::from_secs(600)),
         )
@@ -225,6 +252,14 @@ mod tests {
             assert!(hosts.allows(taken), "{taken}");
         }
         assert!(hosts.allows("agent.example.com:443") && hosts.allows("10.0.0.5:8443"));
+        let public = Hosts::loopback().allow("agent.example.com:443");
+        assert!(public.allows("agent.example.com"), "a Host without a port: its scheme's own");
+        assert!(!public.allows("agent.example.com:8443"));
+        assert!(Hosts::check("agent.example.com:8443").is_ok() && Hosts::check("a b").is_err());
+        assert!(Origins::check("https://app.example.com:8443").is_ok());
+        for bad in ["app.example.com", "https://app.example.com/path", "ftp://x", "https://"] {
+            assert!(Origins::check(bad).is_err(), "{bad}");
+        }
         for refused in [
             "",
             "evil.example",

@@ -61,6 +61,11 @@ pub use routes::{Decision, SendMessage, TurnAnswer, Waiting, WaitingCall};
 pub use serve::{HEADER_TIMEOUT, serve};
 pub use server::{Server, ServerBuilder};
 
+/// The guide's chapter on serving, whose examples build with this crate.
+#[cfg(doctest)]
+#[doc = include_str!("../../docs/serving.md")]
+struct ServingGuide;
+
 pub(crate) fn lock<T>(mutex: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     // Nothing behind these locks is left half-written by a panic: a map insert, a count.
     mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())

@@ -13,6 +13,7 @@ use axum::response::{IntoResponse, Response};
 use futures::future::{Either, Ready, ready};
 use tower::{Layer, Service};
 
+use crate::identity::Unauthenticated;
 use crate::{ApiError, Identity, lock};
 
 /// How much each subject may ask: requests a second (a token bucket: `burst` at once, then
@@ -114,7 +115,8 @@ impl Counters {
             Ok(())
         } else {
             *bucket = Bucket { tokens, at: now };
-            Err(Duration::from_secs_f64((1.0 - tokens) / per_second))
+            // A rate so small that the wait overflows waits "forever".
+            Err(Duration::try_from_secs_f64((1.0 - tokens) / per_second).unwrap_or(Duration::MAX))
         }
     }
 
@@ -156,8 +158,9 @@ impl Drop for TurnSlot {
     }
 }
 
-/// Refuses `429 rate_limited` (with `Retry-After`) a request whose subject has no token left;
-/// a request without an identity passes (the routes refuse it `401`).
+/// Refuses `401` a request without an identity (the routes behind it — the conversations',
+/// and those served beside them — see none that was not proven), and `429 rate_limited` (with
+/// `Retry-After`) one whose subject has no token left.
 #[derive(Clone, Debug)]
 pub(crate) struct RateLimit(pub(crate) Arc<Counters>);
 
@@ -188,13 +191,14 @@ where
     }
 
     fn call(&mut self, request: Request<Body>) -> Self::Future {
-        let subject = request.extensions().get::<Identity>().map(|identity| &identity.subject);
-        if let Some(subject) = subject
-            && let Err(wait) = self.counters.take(subject, Instant::now())
-        {
-            return Either::Left(ready(Ok(ApiError::RateLimited { wait }.into_response())));
-        }
-        Either::Right(self.inner.call(request))
+        let refused = match request.extensions().get::<Identity>() {
+            None => ApiError::Unauthenticated(Unauthenticated::Missing),
+            Some(identity) => match self.counters.take(&identity.subject, Instant::now()) {
+                Ok(()) => return Either::Right(self.inner.call(request)),
+                Err(wait) => ApiError::RateLimited { wait },
+            },
+        };
+        Either::Left(ready(Ok(refused.into_response())))
     }
 }
 

@@ -159,17 +159,20 @@ impl<R: AnyAgent + 'static> ServerBuilder<R> {
             self.access,
             Arc::clone(&counters),
         ));
-        // Innermost first: the limits see the identity the authenticator found.
+        // Innermost first: the limits see the identity the authenticator found, and refuse a
+        // request with none (routes served beside the conversations' ask for none themselves).
         let mut guarded = Arc::clone(&app).routes().merge(self.beside).layer(RateLimit(counters));
         if let Some(authenticate) = self.authenticate {
             guarded = authenticate(guarded);
         }
-        let mut router = app.probes().merge(guarded);
         // A preflight carries no credentials: CORS answers it before the identity is asked.
         if let Some(cors) = self.origins.cors() {
-            router = router.layer(cors);
+            guarded = guarded.layer(cors);
         }
-        let router = router.layer(CheckHosts::new(self.hosts, self.origins));
+        let guarded = guarded.layer(CheckHosts::new(self.hosts, self.origins));
+        // The probes say nothing of any conversation, and a probe names the host it was given
+        // (a pod's address): no check of theirs.
+        let router = app.probes().merge(guarded);
         Server { router, turns }
     }
 }

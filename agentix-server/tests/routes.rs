@@ -266,3 +266,36 @@ async fn a_turn_whose_own_steps_outgrow_the_context_is_the_servers_500() {
     assert_eq!((status, code(&body)), (500, "context_overflow"), "{body}");
     assert_eq!(body["error"]["turn"], 1);
 }
+
+/// Routes served beside the conversations' (the MCP door, an app's own) are behind the same
+/// identity, whether it comes from `authenticate` or from the app's own middleware: a request
+/// without one is `401`, and the probes need none.
+#[tokio::test]
+async fn routes_beside_need_an_identity_whoever_gives_it() {
+    use agentix_server::{Identity, Server};
+    let whoami = axum::Router::new()
+        .route("/whoami", axum::routing::get(|identity: Identity| async move { identity.subject }));
+    let server = Server::builder(demo_agent()).beside(whoami.clone()).build();
+    let client = client();
+    let base = serve(server.router()).await;
+    let response = client.get(format!("{base}/whoami")).send().await.unwrap();
+    assert_eq!(response.status(), 401);
+    let (status, body) = answer(client.post(format!("{base}/conversations"))).await;
+    assert_eq!((status, code(&body)), (401, "unauthenticated"), "{body}");
+    assert_eq!(client.get(format!("{base}/health")).send().await.unwrap().status(), 200);
+
+    // The app's own middleware says who is asking.
+    let server = Server::builder(demo_agent()).beside(whoami).build();
+    let open = axum::Router::new().route("/open", axum::routing::get(|| async { "open" }));
+    let app = server.router().merge(open).layer(axum::middleware::from_fn(
+        |mut request: axum::extract::Request, next: axum::middleware::Next| async move {
+            request.extensions_mut().insert(Identity::new("alice"));
+            next.run(request).await
+        },
+    ));
+    let base = serve(app).await;
+    let response = client.get(format!("{base}/whoami")).send().await.unwrap();
+    assert_eq!(response.text().await.unwrap(), "alice");
+    assert_eq!(create(&client, &base).await.len(), 36, "a conversation of alice's");
+    assert_eq!(client.get(format!("{base}/open")).send().await.unwrap().status(), 200);
+}

@@ -339,11 +339,14 @@ async fn scenario(server: &Running) {
 
     // Another subject finds nothing there, on every route, streams included — the same answer
     // as for an id nobody has: no existence oracle.
-    let (_, unknown) = bob.read("no-such-conversation").await;
-    assert_eq!(code(&unknown), "unknown_conversation");
+    let nobodys = uuid::Uuid::new_v4().to_string();
+    let (status, unknown) = bob.read(&nobodys).await;
+    assert_eq!((status, code(&unknown)), (404, "unknown_conversation"), "{unknown}");
     for other in [&bob, &carol] {
         let (status, body) = other.read(&mine).await;
-        assert_eq!((status, code(&body)), (404, "unknown_conversation"), "{body}");
+        assert_eq!(status, 404, "{body}");
+        let same = body.to_string().replace(&mine, &nobodys);
+        assert_eq!(same, unknown.to_string(), "another's reads as one that does not exist");
         assert_eq!(other.send(&mine, "Hi").await.0, 404);
         let (status, body) = other.stream(&mine, "Hi").await;
         assert!(status == 404 && body.contains("unknown_conversation"), "{status} {body}");
@@ -395,15 +398,21 @@ async fn scenario(server: &Running) {
     elsewhere["aud"] = json!("another-service");
     let mut foreign = good_claims();
     foreign["iss"] = json!("https://evil.example");
-    let mut nobody = good_claims();
-    nobody.as_object_mut().unwrap().remove("sub");
+    let without = |claim: &str| {
+        let mut claims = good_claims();
+        claims.as_object_mut().unwrap().remove(claim);
+        hs256(claims)
+    };
     let refused = [
         ("expired", hs256(expired)),
         ("not yet valid", hs256(early)),
         ("wrongly signed", token(Algorithm::HS256, &other_key, None, good_claims())),
         ("for another audience", hs256(elsewhere)),
         ("from another issuer", hs256(foreign)),
-        ("without a subject", hs256(nobody)),
+        ("without a subject", without("sub")),
+        ("without an expiry", without("exp")),
+        ("without an audience", without("aud")),
+        ("without an issuer", without("iss")),
         ("alg: none", unsigned(&good_claims())),
         ("not a JWT at all", "eyJhbGciOi.broken.token".to_owned()),
     ];
@@ -422,6 +431,13 @@ async fn scenario(server: &Running) {
     let (status, _, body) =
         call(forged.header("host", format!("rebound.evil.example:{}", server.port))).await;
     assert_eq!((status, code(&body)), (403, "host_not_allowed"), "{body}");
+    for forged in ["127.0.0.2", "localhost.evil.example", "user@localhost", "[::2]"] {
+        let request = alice.request(Method::POST, "/conversations").header("host", forged);
+        assert_eq!(call(request).await.0, 403, "{forged}");
+    }
+    // A probe names whatever host it was given (a pod's address), and learns nothing.
+    let probe = alice.request(Method::GET, "/health").header("host", "10.1.2.3:8080");
+    assert_eq!(call(probe).await.0, 200);
     let approve = json!({ "decision": "approve" });
     let from_evil = alice
         .request(Method::POST, &format!("/conversations/{bobs}/approvals/{bobs_call}"))
@@ -467,11 +483,19 @@ async fn over_sqlite_strangers_other_subjects_and_forged_requests_get_nothing_an
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn over_postgres_strangers_other_subjects_and_forged_requests_get_nothing_and_owners_go_on() {
     let dir = TempDir::new("postgres");
-    let url = agentix_test_support::postgres_database("security");
+    // A password in the URL (the test server trusts loopback, so any does): never printed.
+    let url = agentix_test_support::postgres_database("security").replacen(
+        "postgres://agentix@",
+        "postgres://agentix:pg-s3cret-password@",
+        1,
+    );
     let args = scenario_args(&key_file(&dir.0), Some(&url));
     let server = start(&args.iter().map(String::as_str).collect::<Vec<_>>());
     scenario(&server).await;
     no_secret_printed(&server);
+    let printed = server.printed();
+    assert!(printed.contains("agentix:***@"), "the URL is shown, masked:\n{printed}");
+    assert!(!printed.contains("pg-s3cret-password"), "{printed}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -598,9 +622,9 @@ async fn a_connection_that_stalls_its_headers_is_cut() {
     stalled.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
     let started = std::time::Instant::now();
     let mut rest = Vec::new();
-    // The server closes it (after a 408 or without a word): the read ends, not the timeout.
+    // The server closes it (after a 408 or without a word): the read ends, not its timeout.
     let read = stalled.read_to_end(&mut rest);
-    assert!(read.is_ok() || started.elapsed() < Duration::from_secs(5), "{read:?}");
+    assert!(read.is_ok(), "the connection was not closed: {read:?}");
     assert!(started.elapsed() < Duration::from_secs(5), "cut after {:?}", started.elapsed());
     let answered = String::from_utf8_lossy(&rest);
     assert!(answered.is_empty() || answered.starts_with("HTTP/1.1 408"), "{answered}");
@@ -708,4 +732,27 @@ async fn a_store_from_before_owners_opens_and_its_conversations_go_to_the_subjec
     assert_eq!(log.len(), stored.conversation.log().len(), "{log:#?}");
     assert_eq!(alice.send("old-chat", "Bergen").await.0, 200);
     assert_eq!(Caller::new(&server.base, Some(BOB)).read("old-chat").await.0, 404);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn anonymous_lets_in_those_without_credentials_and_refuses_credentials_it_cannot_check() {
+    let dir = TempDir::new("anonymous");
+    let keys = key_file(&dir.0);
+    let server = start(&["--keys", keys.to_str().unwrap(), "--anonymous"]);
+    assert!(server.printed().contains("ANONYMOUS ACCESS"), "{}", server.printed());
+    let anonymous = Caller::new(&server.base, None);
+    let id = anonymous.create().await;
+    assert_eq!(anonymous.send(&id, "Oslo").await.0, 200);
+    // Not alice's: another subject's, as any.
+    assert_eq!(Caller::new(&server.base, Some(ALICE)).read(&id).await.0, 404);
+    let refused = [
+        ("a key nobody has", "Bearer agx_nobody_has_this_key".to_owned()),
+        ("a JWT, with no JWT key configured", format!("Bearer {}", hs256(good_claims()))),
+        ("Basic", "Basic YWxpY2U6cGFzc3dvcmQ=".to_owned()),
+    ];
+    for (why, header) in refused {
+        let request = anonymous.request(Method::GET, &format!("/conversations/{id}"));
+        let (status, _, body) = call(request.header("authorization", header)).await;
+        assert_eq!((status, code(&body)), (401, "unauthenticated"), "{why}: {body}");
+    }
 }

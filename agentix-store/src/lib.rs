@@ -133,7 +133,7 @@ impl Store {
         } else if url.starts_with("postgres:") || url.starts_with("postgresql:") {
             Dialect::Postgres
         } else {
-            return Err(StoreError::UnknownUrl { url: url.to_owned() });
+            return Err(StoreError::UnknownUrl { url: redacted(url) });
         };
         let mut options = AnyPoolOptions::new();
         let mut url = Cow::Borrowed(url);
@@ -327,7 +327,7 @@ pub enum StoreError {
     /// The URL names no database this store speaks.
     #[error("`{url}` is not a store URL: expected sqlite://…, sqlite::memory: or postgres://…")]
     UnknownUrl {
-        /// The URL given.
+        /// The URL given, its password masked ([`redacted`]).
         url: String,
     },
     /// A value could not be written as JSON.
@@ -341,6 +341,47 @@ pub enum StoreError {
     /// The database failed.
     #[error("the database failed: {0}")]
     Database(#[from] sqlx::Error),
+}
+
+/// `url` with its password masked (`postgres://app:***@db/chats`, `…?password=***`): what to
+/// print or log of a store's URL.
+///
+/// ```
+/// assert_eq!(
+///     agentix_store::redacted("postgres://app:s3cret@db:5432/chats?sslmode=require"),
+///     "postgres://app:***@db:5432/chats?sslmode=require"
+/// );
+/// assert_eq!(agentix_store::redacted("postgres://db/chats?password=s3cret"), "postgres://db/chats?password=***");
+/// assert_eq!(agentix_store::redacted("sqlite://chats.db"), "sqlite://chats.db");
+/// ```
+pub fn redacted(url: &str) -> String {
+    let (scheme, rest) = url.split_once("://").unwrap_or(("", url));
+    let authority_end = rest.find(['/', '?']).unwrap_or(rest.len());
+    let (authority, tail) = rest.split_at(authority_end);
+    let authority = match authority.rsplit_once('@') {
+        Some((user, host)) => match user.split_once(':') {
+            Some((name, _password)) => format!("{name}:***@{host}"),
+            None => authority.to_owned(),
+        },
+        None => authority.to_owned(),
+    };
+    let tail = match tail.split_once('?') {
+        Some((path, query)) => {
+            let query: Vec<String> = query
+                .split('&')
+                .map(|pair| match pair.split_once('=') {
+                    Some((key, _)) if key.eq_ignore_ascii_case("password") => format!("{key}=***"),
+                    _ => pair.to_owned(),
+                })
+                .collect();
+            format!("{path}?{}", query.join("&"))
+        }
+        None => tail.to_owned(),
+    };
+    if scheme.is_empty() && !url.contains("://") {
+        return format!("{authority}{tail}");
+    }
+    format!("{scheme}://{authority}{tail}")
 }
 
 /// A count as the databases' BIGINT holds it (saturating: no count reaches it).

@@ -186,8 +186,6 @@ mod guide {
     struct KeepingConversations;
     #[doc = include_str!("../../docs/surviving-crashes.md")]
     struct SurvivingCrashes;
-    #[doc = include_str!("../../docs/serving.md")]
-    struct Serving;
     #[doc = include_str!("../../docs/typed-answers.md")]
     struct TypedAnswers;
     #[doc = include_str!("../../docs/sub-agents.md")]

@@ -9,10 +9,7 @@ use std::path::Path;
 use axum::http::request::Parts;
 use sha2::{Digest, Sha256};
 
-use super::{Authenticate, Identity, Unauthenticated, bearer, looks_like_jwt};
-
-/// The header a key may come in besides `Authorization: Bearer`.
-const KEY_HEADER: &str = "x-api-key";
+use super::{Authenticate, Identity, KEY_HEADER, Unauthenticated, bearer, looks_like_jwt};
 
 /// API keys, each with the identity it proves. A request brings its key as
 /// `Authorization: Bearer KEY` or `X-API-Key: KEY`.

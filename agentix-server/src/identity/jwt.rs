@@ -8,7 +8,7 @@ use std::path::Path;
 
 use axum::http::request::Parts;
 use jsonwebtoken::errors::ErrorKind;
-use jsonwebtoken::jwk::{AlgorithmParameters, EllipticCurve, JwkSet, KeyAlgorithm};
+use jsonwebtoken::jwk::{AlgorithmParameters, EllipticCurve, JwkSet, KeyAlgorithm, PublicKeyUse};
 use jsonwebtoken::{Algorithm, DecodingKey, Validation};
 use serde::Deserialize;
 
@@ -76,17 +76,24 @@ impl Jwt {
     }
 
     /// Tokens signed by one of the keys of a JWKS document (RSA keys with RS256, P-256 keys
-    /// with ES256, each as its `alg` says if it says): the token's `kid` picks the key (a
-    /// token without one is checked against a set of one key only).
+    /// with ES256, each as its `alg` says if it says; keys for encryption, or of other kinds,
+    /// are passed over): the token's `kid` picks the key (a token without one is checked
+    /// against a set of one key only).
     pub fn jwks(json: &str) -> Result<Jwt, JwtError> {
         let set: JwkSet =
             serde_json::from_str(json).map_err(|error| JwtError::Jwks(error.to_string()))?;
         let mut keys = Vec::with_capacity(set.keys.len());
         for jwk in &set.keys {
-            let id = jwk.common.key_id.clone();
-            let named = |why: &str| {
-                JwtError::Jwks(format!("key `{}`: {why}", id.as_deref().unwrap_or("without a kid")))
-            };
+            // A set published by an issuer may hold keys for encryption, or of other kinds:
+            // those sign no token this server takes.
+            if jwk
+                .common
+                .public_key_use
+                .as_ref()
+                .is_some_and(|used| *used != PublicKeyUse::Signature)
+            {
+                continue;
+            }
             let algorithm = match (&jwk.algorithm, jwk.common.key_algorithm) {
                 (AlgorithmParameters::RSA(_), None | Some(KeyAlgorithm::RS256)) => Algorithm::RS256,
                 (AlgorithmParameters::EllipticCurve(ec), None | Some(KeyAlgorithm::ES256))
@@ -94,13 +101,20 @@ impl Jwt {
                 {
                     Algorithm::ES256
                 }
-                _ => return Err(named("only RSA keys (RS256) and P-256 keys (ES256) are taken")),
+                _ => continue,
             };
-            let key = DecodingKey::from_jwk(jwk).map_err(|error| named(&error.to_string()))?;
+            let id = jwk.common.key_id.clone();
+            let key = DecodingKey::from_jwk(jwk).map_err(|error| {
+                let id = id.as_deref().unwrap_or("without a kid");
+                JwtError::Jwks(format!("key `{id}`: {error}"))
+            })?;
             keys.push(Key { id, algorithm, key });
         }
         if keys.is_empty() {
-            return Err(JwtError::Jwks("the set has no keys".to_owned()));
+            return Err(JwtError::Jwks(
+                "the set has no signing key of a kind taken (RSA for RS256, P-256 for ES256)"
+                    .to_owned(),
+            ));
         }
         Ok(Jwt::with(keys))
     }
@@ -116,7 +130,8 @@ impl Jwt {
         })
     }
 
-    /// Tokens must name `audience` in `aud` (a token without `aud` is refused).
+    /// Tokens must name `audience` in `aud` (a token without `aud` is refused). Without it, a
+    /// token that names any audience is refused: it was issued for another service.
     pub fn audience(mut self, audience: impl Into<String>) -> Jwt {
         self.audience = Some(audience.into());
         self
@@ -159,12 +174,11 @@ impl Jwt {
         validation.leeway = self.leeway;
         validation.validate_nbf = true;
         let mut required = vec!["exp", "sub"];
-        match &self.audience {
-            Some(audience) => {
-                validation.set_audience(&[audience]);
-                required.push("aud");
-            }
-            None => validation.validate_aud = false,
+        // With no audience expected, jsonwebtoken refuses a token that names one: it was
+        // issued for another service.
+        if let Some(audience) = &self.audience {
+            validation.set_audience(&[audience]);
+            required.push("aud");
         }
         if let Some(issuer) = &self.issuer {
             validation.set_issuer(&[issuer]);
@@ -263,4 +277,52 @@ pub enum JwtError {
     /// The JWKS document is not one, or holds a key of no kind taken.
     #[error("the JWKS: {0}")]
     Jwks(String),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use jsonwebtoken::{EncodingKey, Header};
+    use serde_json::json;
+
+    fn signed(claims: serde_json::Value) -> String {
+        let key = EncodingKey::from_secret(b"secret");
+        jsonwebtoken::encode(&Header::default(), &claims, &key).unwrap()
+    }
+
+    fn later() -> u64 {
+        jsonwebtoken::get_current_timestamp() + 600
+    }
+
+    #[test]
+    fn without_an_audience_expected_a_token_for_one_is_refused_and_roles_read_either_way() {
+        let jwt = Jwt::hs256(b"secret");
+        let plain = signed(json!({ "sub": "alice", "exp": later(), "roles": ["approver"] }));
+        assert_eq!(jwt.verify(&plain), Ok(Identity::new("alice").with_role("approver")));
+        let elsewhere = signed(json!({ "sub": "alice", "exp": later(), "aud": "billing" }));
+        assert_eq!(jwt.verify(&elsewhere), Err("the token is for another audience".to_owned()));
+        let scoped = signed(json!({ "sub": "bob", "exp": later(), "scope": "read approver" }));
+        let by_scope = Jwt::hs256(b"secret").roles_claim("scope").verify(&scoped).unwrap();
+        assert_eq!(by_scope, Identity::new("bob").with_roles(["read", "approver"]));
+        let bad_roles = signed(json!({ "sub": "bob", "exp": later(), "roles": 7 }));
+        assert!(jwt.verify(&bad_roles).unwrap_err().contains("not a list of roles"));
+        let empty = signed(json!({ "sub": "", "exp": later() }));
+        assert!(jwt.verify(&empty).is_err());
+    }
+
+    #[test]
+    fn a_jwks_passes_over_keys_it_cannot_use_and_refuses_a_set_with_none() {
+        let set = json!({ "keys": [
+            { "kty": "oct", "kid": "h", "k": "c2VjcmV0" },
+            { "kty": "RSA", "kid": "enc", "use": "enc", "n": "AQAB", "e": "AQAB" },
+        ] });
+        let error = Jwt::jwks(&set.to_string()).unwrap_err().to_string();
+        assert!(error.contains("no signing key"), "{error}");
+        let keys = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/keys/jwks.json");
+        let mut mixed: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(keys).unwrap()).unwrap();
+        mixed["keys"].as_array_mut().unwrap().extend(set["keys"].as_array().unwrap().clone());
+        let jwt = Jwt::jwks(&mixed.to_string()).unwrap();
+        assert_eq!(format!("{jwt:?}").matches("Some(").count(), 2, "{jwt:?}");
+    }
 }

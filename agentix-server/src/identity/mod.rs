@@ -150,7 +150,9 @@ impl<A: Authenticate> Authenticate for Option<A> {
 
 /// Everyone who brings no credentials is this identity: for a server the operator opened on
 /// purpose (`agentix-server --anonymous`). Put it last in a chain: credentials that are brought
-/// are still checked, and refused if they do not hold.
+/// are still checked by the authenticators before it, and a request that brings credentials
+/// none of them reads (a JWT with no JWT authenticator, `Basic`, a key with no keys) is refused,
+/// not taken for anonymous.
 #[derive(Clone, Debug)]
 pub struct Anonymous(Identity);
 
@@ -162,10 +164,21 @@ impl Anonymous {
 }
 
 impl Authenticate for Anonymous {
-    async fn authenticate(&self, _request: &Parts) -> Result<Identity, Unauthenticated> {
+    async fn authenticate(&self, request: &Parts) -> Result<Identity, Unauthenticated> {
+        let headers = &request.headers;
+        if headers.contains_key(axum::http::header::AUTHORIZATION)
+            || headers.contains_key(KEY_HEADER)
+        {
+            return Err(Unauthenticated::Invalid(
+                "the credentials are of a kind this server does not take".to_owned(),
+            ));
+        }
         Ok(self.0.clone())
     }
 }
+
+/// The header an API key may come in besides `Authorization: Bearer`.
+pub(crate) const KEY_HEADER: &str = "x-api-key";
 
 /// The token of an `Authorization: Bearer …` header, if the request has one.
 pub(crate) fn bearer(request: &Parts) -> Option<&str> {

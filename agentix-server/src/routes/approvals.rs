@@ -108,7 +108,7 @@ where
             Ok(Json(decision)) => decision,
             Err(rejection) => return ApiError::BadRequest(rejection).into_response(),
         };
-        let (slot, conversation) = match self.claim_for(&identity, &id).await {
+        let (counted, conversation) = match self.claim_for(&identity, &id).await {
             Ok(claimed) => claimed,
             Err(error) => return error.into_response(),
         };
@@ -133,6 +133,6 @@ where
             },
         };
         let answer = approval.by(identity.subject);
-        self.run(id, conversation, Start::Answer(answer), headers, slot).await
+        self.run(id, conversation, Start::Answer(answer), headers, counted).await
     }
 }

@@ -15,7 +15,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde_json::json;
-use tokio::sync::{Mutex as TurnLock, OwnedMutexGuard};
+use tokio::sync::{OwnedRwLockWriteGuard, RwLock};
 
 use crate::limits::Counters;
 use crate::server::Turns;
@@ -38,7 +38,7 @@ pub(crate) enum Start {
 /// they live in one (the slots then only keep a process from running two turns at once).
 pub(crate) struct App<R> {
     pub(crate) agent: R,
-    conversations: Mutex<HashMap<String, Arc<Slot>>>,
+    conversations: Arc<Slots>,
     pub(crate) store: Option<Store>,
     pub(crate) turns: Arc<Turns>,
     access: Access,
@@ -48,11 +48,15 @@ pub(crate) struct App<R> {
 /// What each handler gets: the server's state.
 type Shared<R> = State<Arc<App<R>>>;
 
+/// The conversations by id: every one, kept in memory; with a store, those a request is using.
+type Slots = Mutex<HashMap<String, Arc<Slot>>>;
+
 /// One conversation, whose it is, and whether a turn is running on it.
 #[derive(Default)]
 struct Slot {
     running: AtomicBool,
-    conversation: Arc<TurnLock<Conversation>>,
+    /// Written by a turn, read by requests between turns (a read never waits for a turn).
+    conversation: Arc<RwLock<Conversation>>,
     /// Its owner, for a conversation kept in memory (a store keeps its own).
     owner: Option<String>,
 }
@@ -61,18 +65,40 @@ struct Slot {
 /// whether the turn ended or its task was cancelled.
 pub(crate) struct Claim {
     // Dropped first: the conversation is free before the next turn may claim it.
-    conversation: OwnedMutexGuard<Conversation>,
+    conversation: OwnedRwLockWriteGuard<Conversation>,
     /// The stored version the conversation was loaded at, with a store.
     version: Option<Version>,
     _running: Running,
 }
 
-/// Marks its slot's turn as running while it lives.
-struct Running(Arc<Slot>);
+impl Drop for Claim {
+    fn drop(&mut self) {
+        // With a store, the store keeps the conversation: the slot need not.
+        if self.version.is_some() {
+            *self.conversation = Conversation::default();
+        }
+    }
+}
+
+/// Marks its slot's turn as running while it lives; with a store, then forgets the slot if no
+/// other request holds it, so the map keeps only the conversations in use.
+struct Running {
+    slot: Arc<Slot>,
+    forget: Option<(Arc<Slots>, String)>,
+}
 
 impl Drop for Running {
     fn drop(&mut self) {
-        self.0.running.store(false, Ordering::Release);
+        self.slot.running.store(false, Ordering::Release);
+        if let Some((slots, id)) = self.forget.take() {
+            // Under the map's lock, as every other holder took its `Arc`: the map's and this
+            // one are the only ones left, or someone else is using the slot.
+            let mut slots = lock(&slots);
+            let kept = slots.get(&id).is_some_and(|kept| Arc::ptr_eq(kept, &self.slot));
+            if kept && Arc::strong_count(&self.slot) == 2 {
+                slots.remove(&id);
+            }
+        }
     }
 }
 
@@ -112,7 +138,7 @@ where
         access: Access,
         counters: Arc<Counters>,
     ) -> Self {
-        App { agent, conversations: Mutex::default(), store, turns, access, counters }
+        App { agent, conversations: Arc::default(), store, turns, access, counters }
     }
 
     /// The conversation routes, each behind the caller's identity.
@@ -184,8 +210,11 @@ where
         {
             return ApiError::Store(error).into_response();
         }
-        let slot = Slot { owner: Some(subject.to_owned()), ..Slot::default() };
-        lock(&self.conversations).insert(id.clone(), Arc::new(slot));
+        // With a store, a slot is made when a request uses the conversation.
+        if self.store.is_none() {
+            let slot = Slot { owner: Some(subject.to_owned()), ..Slot::default() };
+            lock(&self.conversations).insert(id.clone(), Arc::new(slot));
+        }
         (StatusCode::CREATED, Json(json!({ "id": id }))).into_response()
     }
 
@@ -241,46 +270,25 @@ where
     }
 
     /// Claims the conversation for one turn, or says a turn is already running on it. With a
-    /// store, the conversation is loaded as it is stored now.
+    /// store, the conversation is loaded as it is stored now; a claim that fails there (an id
+    /// the store does not know) leaves no slot behind, as one that ends does.
     pub(crate) async fn claim(&self, id: &str) -> Result<Claim, ApiError> {
         let slot = self.slot(id)?;
         if slot.running.swap(true, Ordering::AcqRel) {
             return Err(ApiError::TurnRunning(id.to_owned()));
         }
-        let running = Running(Arc::clone(&slot));
+        let forget = self.store.is_some().then(|| (Arc::clone(&self.conversations), id.to_owned()));
         // Only a read of the log can hold the conversation now, and only for a moment.
-        let mut conversation = Arc::clone(&slot.conversation).lock_owned().await;
+        let mut conversation = Arc::clone(&slot.conversation).write_owned().await;
+        // The slot's one `Arc` here: dropped, it is forgotten unless another request holds it.
+        let running = Running { slot, forget };
         let mut version = None;
         if let Some(store) = &self.store {
-            let stored = store
-                .load(id)
-                .await
-                .map_err(|error| self.forget_unknown(id, &slot, true, error))?;
+            let stored = store.load(id).await.map_err(ApiError::Store)?;
             *conversation = stored.conversation;
             version = Some(stored.version);
         }
         Ok(Claim { conversation, version, _running: running })
-    }
-
-    /// A store's error; an id the store does not know keeps no slot (a client asking for
-    /// made-up ids must not grow the map) — unless another request's turn holds the slot (the
-    /// conversation was created meanwhile, by another server): `claimed` says this request
-    /// holds it.
-    fn forget_unknown(
-        &self,
-        id: &str,
-        slot: &Arc<Slot>,
-        claimed: bool,
-        error: StoreError,
-    ) -> ApiError {
-        if matches!(error, StoreError::NotFound { .. }) {
-            let mut conversations = lock(&self.conversations);
-            let same = conversations.get(id).is_some_and(|kept| Arc::ptr_eq(kept, slot));
-            if same && (claimed || !slot.running.load(Ordering::Acquire)) {
-                conversations.remove(id);
-            }
-        }
-        ApiError::Store(error)
     }
 
     /// The conversation as it is now, to read; while a turn runs on it, its log is not settled:
@@ -290,19 +298,21 @@ where
         id: &str,
         read: impl FnOnce(&Conversation) -> T,
     ) -> Result<T, ApiError> {
-        let slot = self.slot(id)?;
         let running = || ApiError::TurnRunning(id.to_owned());
+        if let Some(store) = &self.store {
+            // A slot only if a request of this process uses the conversation: a read makes none.
+            let slots = &self.conversations;
+            if lock(slots).get(id).is_some_and(|slot| slot.running.load(Ordering::Acquire)) {
+                return Err(running());
+            }
+            let stored = store.load(id).await.map_err(ApiError::Store)?;
+            return Ok(read(&stored.conversation));
+        }
+        let slot = self.slot(id)?;
         if slot.running.load(Ordering::Acquire) {
             return Err(running());
         }
-        if let Some(store) = &self.store {
-            let stored = store
-                .load(id)
-                .await
-                .map_err(|error| self.forget_unknown(id, &slot, false, error))?;
-            return Ok(read(&stored.conversation));
-        }
-        let conversation = slot.conversation.try_lock().map_err(|_| running())?;
+        let conversation = slot.conversation.try_read().map_err(|_| running())?;
         Ok(read(&conversation))
     }
 
@@ -327,5 +337,44 @@ where
             },
             None => Json(json!({ "status": "ready" })).into_response(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::demo::demo_agent;
+    use crate::limits::Limits;
+
+    /// With a store, the map keeps only the conversations a request is using: a turn's slot is
+    /// forgotten when it ends, a read makes none, and a new conversation has none until used.
+    #[tokio::test]
+    async fn with_a_store_slots_live_only_while_a_request_uses_them() {
+        let store = Store::open("sqlite::memory:").await.unwrap();
+        let counters = Arc::new(Counters::new(Limits::none()));
+        let app =
+            Arc::new(App::new(demo_agent(), Some(store), Arc::default(), Access::new(), counters));
+        let alice = Identity::new("alice");
+        let mut ids = Vec::new();
+        for city in ["Oslo", "Bergen", "Tromsø"] {
+            let created = app.create(&alice).await;
+            let body = axum::body::to_bytes(created.into_body(), 1024).await.unwrap();
+            let id = serde_json::from_slice::<serde_json::Value>(&body).unwrap()["id"]
+                .as_str()
+                .unwrap()
+                .to_owned();
+            assert!(lock(&app.conversations).is_empty(), "none until used");
+            let message = Ok(Json(SendMessage { message: city.to_owned() }));
+            let headers = HeaderMap::new();
+            let answered = Arc::clone(&app).send(alice.clone(), id.clone(), &headers, message);
+            assert_eq!(answered.await.status(), StatusCode::OK);
+            ids.push(id);
+        }
+        assert!(lock(&app.conversations).is_empty(), "each turn's slot forgotten at its end");
+        for id in &ids {
+            let read = app.conversation(&alice, id).await.unwrap();
+            assert_eq!(read.status(), StatusCode::OK);
+        }
+        assert!(lock(&app.conversations).is_empty(), "a read makes none");
     }
 }

@@ -37,6 +37,10 @@ macro_rules! opened {
     };
 }
 
+/// A turn counted as running (for a shutdown's drain) and against its caller's limit, while it
+/// lives.
+pub(super) type Counted = (TurnRunning, TurnSlot);
+
 /// The body of `POST /conversations/{id}/messages`.
 #[derive(Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
@@ -79,24 +83,32 @@ where
             Ok(Json(SendMessage { message })) => message,
             Err(rejection) => return ApiError::BadRequest(rejection).into_response(),
         };
-        let (slot, conversation) = match self.claim_for(&identity, &id).await {
+        let (counted, conversation) = match self.claim_for(&identity, &id).await {
             Ok(claimed) => claimed,
             Err(error) => return error.into_response(),
         };
         if let Some(too_large) = too_large(&message, &conversation) {
             return too_large.into_response();
         }
-        self.run(id, conversation, Start::Message(message), headers, slot).await
+        self.run(id, conversation, Start::Message(message), headers, counted).await
     }
 
-    /// Counts a turn of `identity`'s (refused past its limit), then claims the conversation.
+    /// Counts a turn as running — for a shutdown, which starts none after it began, and for
+    /// `identity`'s limit — then claims the conversation for it. Counted before the claim: a
+    /// conversation claimed is a turn that will run, whatever signal comes.
     pub(super) async fn claim_for(
         &self,
         identity: &Identity,
         id: &str,
-    ) -> Result<(TurnSlot, Claim), ApiError> {
+    ) -> Result<(Counted, Claim), ApiError> {
+        // Counted first, then checked: a shutdown that sets the flag and then counts the turns
+        // either sees this one or is seen by it.
+        let running = TurnRunning::new(&self.turns);
+        if self.turns.stopping() {
+            return Err(ApiError::ShuttingDown);
+        }
         let slot = self.counters.start_turn(&identity.subject)?;
-        Ok((slot, self.claim(id).await?))
+        Ok(((running, slot), self.claim(id).await?))
     }
 
     /// Runs a turn — a new one, or a suspended one going on — in a task of its own, answered
@@ -107,21 +119,15 @@ where
         conversation: Claim,
         start: Start,
         headers: &HeaderMap,
-        slot: TurnSlot,
+        counted: Counted,
     ) -> Response {
-        // Counted first, then checked: a shutdown that sets the flag and then counts the turns
-        // either sees this one or is seen by it.
-        let running = TurnRunning::new(&self.turns);
-        if self.turns.stopping() {
-            return ApiError::ShuttingDown.into_response();
-        }
         if wants_events(headers) {
-            return Sse::new(self.stream_turn(id, conversation, start, (running, slot)))
+            return Sse::new(self.stream_turn(id, conversation, start, counted))
                 .keep_alive(KeepAlive::new().interval(Duration::from_secs(15)))
                 .into_response();
         }
         let turn = tokio::spawn(async move {
-            let _running = (running, slot);
+            let _counted = counted;
             let mut conversation = conversation;
             let committer = self.committer(&id, &conversation);
             let outcome = opened!(self.agent, &mut conversation, start, |run| match &committer {
@@ -144,12 +150,12 @@ where
         id: String,
         conversation: Claim,
         start: Start,
-        running: (TurnRunning, TurnSlot),
+        counted: Counted,
     ) -> futures::channel::mpsc::Receiver<Result<Event, Infallible>> {
         let (events, received) = futures::channel::mpsc::channel(64);
         let mut relayed = events.clone();
         let turn = tokio::spawn(async move {
-            let _running = running;
+            let _counted = counted;
             let mut conversation = conversation;
             let committer = self.committer(&id, &conversation);
             let outcome = opened!(self.agent, &mut conversation, start, |run| match &committer {
