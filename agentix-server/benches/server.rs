@@ -164,5 +164,61 @@ fn turns(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, turns);
+/// Whether one request's credentials hold.
+type Check<'a> = &'a dyn Fn(&axum::http::request::Parts) -> bool;
+
+/// What checking one request's credentials costs, alone: an API key (one SHA-256 and a map
+/// lookup), and a JWT signed with HS256, ES256 and RS256 (the test keys of `tests/keys/`).
+fn authenticate(c: &mut Criterion) {
+    let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
+    let request = |credentials: &str| {
+        let request = axum::http::Request::builder().header("authorization", credentials);
+        request.body(()).unwrap().into_parts().0
+    };
+    let keys_dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/keys");
+    let read = |name: &str| std::fs::read(keys_dir.join(name)).unwrap();
+    let claims = json!({ "sub": "alice", "aud": "agentix", "exp": u64::MAX / 2 });
+    let sign = |algorithm, key: &jsonwebtoken::EncodingKey| {
+        let header = jsonwebtoken::Header::new(algorithm);
+        format!("Bearer {}", jsonwebtoken::encode(&header, &claims, key).unwrap())
+    };
+    let keys = ApiKeys::new().with_key("agx_bench", Identity::new("alice"));
+    let hs256 = Jwt::hs256(SECRET).audience("agentix");
+    let es256 = Jwt::es256_pem(&read("ec-public.pem")).unwrap().audience("agentix");
+    let rs256 = Jwt::rs256_pem(&read("rsa-public.pem")).unwrap().audience("agentix");
+    let es_key = jsonwebtoken::EncodingKey::from_ec_pem(&read("ec-private.pem")).unwrap();
+    let rs_key = jsonwebtoken::EncodingKey::from_rsa_pem(&read("rsa-private.pem")).unwrap();
+    let hs_key = jsonwebtoken::EncodingKey::from_secret(SECRET);
+    let cases: [(&str, Check<'_>, String); 4] = [
+        (
+            "api_key",
+            &|parts| runtime.block_on(keys.authenticate(parts)).is_ok(),
+            "Bearer agx_bench".to_owned(),
+        ),
+        (
+            "jwt_hs256",
+            &|parts| runtime.block_on(hs256.authenticate(parts)).is_ok(),
+            sign(jsonwebtoken::Algorithm::HS256, &hs_key),
+        ),
+        (
+            "jwt_es256",
+            &|parts| runtime.block_on(es256.authenticate(parts)).is_ok(),
+            sign(jsonwebtoken::Algorithm::ES256, &es_key),
+        ),
+        (
+            "jwt_rs256",
+            &|parts| runtime.block_on(rs256.authenticate(parts)).is_ok(),
+            sign(jsonwebtoken::Algorithm::RS256, &rs_key),
+        ),
+    ];
+    let mut group = c.benchmark_group("authenticate");
+    for (name, check, credentials) in &cases {
+        let parts = request(credentials);
+        assert!(check(&parts), "{name}: the credentials hold");
+        group.bench_function(*name, |b| b.iter(|| check(std::hint::black_box(&parts))));
+    }
+    group.finish();
+}
+
+criterion_group!(benches, turns, authenticate);
 criterion_main!(benches);
