@@ -2,16 +2,12 @@
 //! subject its own, so that a flood from one key is refused `429` while another's turns go on.
 
 use std::collections::HashMap;
-use std::convert::Infallible;
 use std::sync::{Arc, Mutex};
-use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
-use axum::body::Body;
-use axum::http::Request;
+use axum::extract::{Request, State};
+use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use futures::future::{Either, Ready, ready};
-use tower::{Layer, Service};
 
 use crate::identity::Unauthenticated;
 use crate::{ApiError, Identity, lock};
@@ -160,46 +156,21 @@ impl Drop for TurnSlot {
 
 /// Refuses `401` a request without an identity (the routes behind it — the conversations',
 /// and those served beside them — see none that was not proven), and `429 rate_limited` (with
-/// `Retry-After`) one whose subject has no token left.
-#[derive(Clone, Debug)]
-pub(crate) struct RateLimit(pub(crate) Arc<Counters>);
-
-impl<S> Layer<S> for RateLimit {
-    type Service = RateLimited<S>;
-
-    fn layer(&self, inner: S) -> RateLimited<S> {
-        RateLimited { counters: Arc::clone(&self.0), inner }
-    }
-}
-
-#[derive(Clone, Debug)]
-pub(crate) struct RateLimited<S> {
-    counters: Arc<Counters>,
-    inner: S,
-}
-
-impl<S> Service<Request<Body>> for RateLimited<S>
-where
-    S: Service<Request<Body>, Response = Response, Error = Infallible>,
-{
-    type Response = Response;
-    type Error = Infallible;
-    type Future = Either<Ready<Result<Response, Infallible>>, S::Future>;
-
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
-        self.inner.poll_ready(cx)
-    }
-
-    fn call(&mut self, request: Request<Body>) -> Self::Future {
-        let refused = match request.extensions().get::<Identity>() {
-            None => ApiError::Unauthenticated(Unauthenticated::Missing),
-            Some(identity) => match self.counters.take(&identity.subject, Instant::now()) {
-                Ok(()) => return Either::Right(self.inner.call(request)),
-                Err(wait) => ApiError::RateLimited { wait },
-            },
-        };
-        Either::Left(ready(Ok(refused.into_response())))
-    }
+/// `Retry-After`) one whose subject has no token left: the middleware
+/// (`axum::middleware::from_fn_with_state`) the server puts in front of its routes.
+pub(crate) async fn rate_limit(
+    State(counters): State<Arc<Counters>>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let refused = match request.extensions().get::<Identity>() {
+        None => ApiError::Unauthenticated(Unauthenticated::Missing),
+        Some(identity) => match counters.take(&identity.subject, Instant::now()) {
+            Ok(()) => return next.run(request).await,
+            Err(wait) => ApiError::RateLimited { wait },
+        },
+    };
+    refused.into_response()
 }
 
 #[cfg(test)]

@@ -12,7 +12,7 @@ use tokio::sync::Notify;
 use crate::Access;
 use crate::hosts::{CheckHosts, Hosts, Origins};
 use crate::identity::{Authenticate, AuthenticateLayer};
-use crate::limits::{Counters, Limits, RateLimit};
+use crate::limits::{Counters, Limits, rate_limit};
 use crate::routes::App;
 
 /// A served agent's routes, and what its shutdown waits for.
@@ -161,7 +161,10 @@ impl<R: AnyAgent + 'static> ServerBuilder<R> {
         ));
         // Innermost first: the limits see the identity the authenticator found, and refuse a
         // request with none (routes served beside the conversations' ask for none themselves).
-        let mut guarded = Arc::clone(&app).routes().merge(self.beside).layer(RateLimit(counters));
+        let mut guarded = Arc::clone(&app)
+            .routes()
+            .merge(self.beside)
+            .layer(axum::middleware::from_fn_with_state(counters, rate_limit));
         if let Some(authenticate) = self.authenticate {
             guarded = authenticate(guarded);
         }

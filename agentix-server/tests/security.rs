@@ -711,7 +711,7 @@ async fn a_store_from_before_owners_opens_and_its_conversations_go_to_the_subjec
     agentix_server::demo::demo_agent().run(&mut stored.conversation, "Oslo").await.unwrap();
     store.commit("old-chat", stored.version, &stored.conversation, 0).await.unwrap();
     store.close().await;
-    support::downgrade_to_version_3(&url).await;
+    agentix_test_support::undo_schema_version_4(&url).await;
     let keys = key_file(&dir.0);
 
     // Without a subject named, nobody owns it: the server says so, and alice does not see it.

@@ -498,7 +498,9 @@ async fn a_version_2_journal_replays_in_its_one_order(store: Store, url: String)
     drop(journal);
     store.close().await;
 
-    // The journal as version 2 wrote it: the steps in the order they completed.
+    // The journal as version 2 wrote it: the steps in the order they completed (and nothing
+    // of version 4).
+    support::undo_schema_version_4(&url).await;
     let pool = raw(&url).await;
     let rows: Vec<(String, i64, String, String)> =
         sqlx::query_as("SELECT lane, seq, step, value FROM journal ORDER BY lane, seq")
@@ -526,7 +528,6 @@ async fn a_version_2_journal_replays_in_its_one_order(store: Store, url: String)
     ] {
         pool.execute(statement).await.unwrap();
     }
-    undo_version_4(&pool).await;
     for (seq, (_, _, step, value)) in in_order.into_iter().enumerate() {
         let insert = "INSERT INTO journal VALUES ('c', 1, 0, $1, $2, $3)";
         sqlx::query(insert).bind(seq as i64).bind(step).bind(value).execute(&pool).await.unwrap();
@@ -561,18 +562,6 @@ on_both_backends! {
     owners_are_kept_and_a_store_from_before_owners_upgrades => owners_are_kept_and_an_old_store_upgrades;
 }
 
-/// Takes a store back to schema version 3: no owners, nobody recorded as answering an approval.
-async fn undo_version_4(pool: &sqlx::AnyPool) {
-    for statement in [
-        "DROP INDEX conversations_by_owner",
-        "ALTER TABLE conversations DROP COLUMN owner",
-        "ALTER TABLE approvals DROP COLUMN answered_by",
-        "DELETE FROM agentix_schema WHERE version = 4",
-    ] {
-        pool.execute(statement).await.unwrap();
-    }
-}
-
 /// A conversation keeps the owner it was created with; one created without has none. A store
 /// written before conversations had owners (schema version 3) opens, migrated: its
 /// conversations have none until [`Store::adopt_unowned`] gives them to a subject, and nothing
@@ -598,9 +587,7 @@ async fn owners_are_kept_and_an_old_store_upgrades(store: Store, url: String) {
     store.close().await;
 
     // The store as version 3 left it: no owners, nobody recorded as answering.
-    let pool = raw(&url).await;
-    undo_version_4(&pool).await;
-    pool.close().await;
+    support::undo_schema_version_4(&url).await;
 
     let store = Store::open(&url).await.unwrap();
     let upgraded = store.load("mine").await.unwrap();

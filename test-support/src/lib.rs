@@ -167,6 +167,23 @@ macro_rules! on_both_backends {
     )*};
 }
 
+/// Takes the store at `url` back to schema version 3: no owners, nobody recorded as answering
+/// an approval — a store written before conversations had owners.
+pub async fn undo_schema_version_4(url: &str) {
+    use sqlx::Executor;
+    sqlx::any::install_default_drivers();
+    let pool = sqlx::any::AnyPoolOptions::new().max_connections(1).connect(url).await.unwrap();
+    for statement in [
+        "DROP INDEX conversations_by_owner",
+        "ALTER TABLE conversations DROP COLUMN owner",
+        "ALTER TABLE approvals DROP COLUMN answered_by",
+        "DELETE FROM agentix_schema WHERE version = 4",
+    ] {
+        pool.execute(statement).await.unwrap();
+    }
+    pool.close().await;
+}
+
 /// Kills this process the way a power cut or the OOM killer would: no unwinding, no flush.
 pub fn die() -> ! {
     let pid = std::process::id().to_string();

@@ -47,20 +47,3 @@ pub async fn create(client: &reqwest::Client, base: &str) -> String {
     let body: Value = response.json().await.unwrap();
     body["id"].as_str().unwrap().to_owned()
 }
-
-/// Takes the store at `url` back to how schema version 3 left it: no owners, nobody recorded
-/// as answering an approval — a store written before conversations had owners.
-pub async fn downgrade_to_version_3(url: &str) {
-    use sqlx::Executor;
-    sqlx::any::install_default_drivers();
-    let pool = sqlx::any::AnyPoolOptions::new().max_connections(1).connect(url).await.unwrap();
-    for statement in [
-        "DROP INDEX conversations_by_owner",
-        "ALTER TABLE conversations DROP COLUMN owner",
-        "ALTER TABLE approvals DROP COLUMN answered_by",
-        "DELETE FROM agentix_schema WHERE version = 4",
-    ] {
-        pool.execute(statement).await.unwrap();
-    }
-    pool.close().await;
-}
