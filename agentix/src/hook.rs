@@ -41,6 +41,14 @@ pub trait HookMethods {
     const RUNS: EventSet;
     /// The events whose methods never await: the pipeline calls their `_in_place` twins.
     const IN_PLACE: EventSet;
+    /// The events whose methods may change the event's value: all but those whose value
+    /// parameter is `_`. The chain checks the value against the event's contract after these
+    /// only.
+    const EDITS: EventSet = EventSet::ALL;
+    /// The events whose methods may change the turn (inject): all but those whose turn
+    /// parameter is `_`. The chain marks the hook as the one the turn is lent to before these
+    /// only.
+    const TURNS: EventSet = EventSet::ALL;
     /// [`Joins`] when the impl defines `wrap_model`, else [`PassesBy`].
     type WrapsModel: Membership;
     /// [`Joins`] when the impl defines `wrap_tool`, else [`PassesBy`].

@@ -78,6 +78,12 @@ macro_rules! single_event_traits {
             #[doc(hidden)]
             const EDITS: bool = true;
 
+            /// Whether the hook is lent the turn to change (`&mut Turn`): the chain then marks
+            /// it as the one the turn is lent to, so that what it injects is attributed to it.
+            /// `#[hook]` says `false` of a function that takes no `&mut Turn`.
+            #[doc(hidden)]
+            const TURNS: bool = true;
+
             /// Whether [`name`](Self::name) returns a constant, as `#[hook]` writes it: the
             /// chain then asks it at each call, which costs less than reading a copy kept
             /// aside. Otherwise it is asked once, when the hook is added.

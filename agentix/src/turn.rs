@@ -88,13 +88,12 @@ pub struct Turn {
     last_usage: Option<Usage>,
     /// How many durable injections are already in the log.
     committed: usize,
+    /// The hook last given the turn to change (what it injects is its), and whether its
+    /// output is durable.
     #[serde(skip)]
     running_hook: &'static str,
     #[serde(skip)]
     running_durable: bool,
-    /// The event of the running hook, for a panic that unwinds out of the loop.
-    #[serde(skip, default = "no_event")]
-    running_event: EventKind,
     /// The component (not a hook) running code of its own, for a panic that unwinds out of
     /// the loop: the token counter, while a request is rendered.
     #[serde(skip)]
@@ -265,7 +264,6 @@ impl Turn {
             committed,
             running_hook: "",
             running_durable: false,
-            running_event: no_event(),
             running_component: None,
             aborted: OnceLock::new(),
             tool_in_hand: InHand::Unsought,
@@ -548,17 +546,12 @@ impl Turn {
         }));
     }
 
-    /// Marks `hook`, on `event`, as the one running, so what it injects is attributed to it and
-    /// a panic to it; `durable` says whether its output joins the log.
-    pub(crate) fn enter_hook(&mut self, hook: &'static str, event: EventKind, durable: bool) {
+    /// Marks `hook` as the one the turn is lent to, so what it injects is attributed to it;
+    /// `durable` says whether its output joins the log. (A panic is attributed by the chain's
+    /// `Running` mark.)
+    pub(crate) fn attribute(&mut self, hook: &'static str, durable: bool) {
         self.running_hook = hook;
-        self.running_event = event;
         self.running_durable = durable;
-    }
-
-    /// The event of the hook running (or last run).
-    pub(crate) fn running_event(&self) -> EventKind {
-        self.running_event
     }
 
     /// Records that `hook` failed at `event` and the turn went on without it.
@@ -566,13 +559,6 @@ impl Turn {
     pub(crate) fn record_skipped(&mut self, event: EventKind, hook: &'static str, reason: String) {
         let turn = self.turn_ref;
         self.conversation.append(Entry::HookSkipped { turn, event, hook: hook.to_owned(), reason });
-    }
-
-    /// Marks the running hook as finished, returning it (if one was running).
-    pub(crate) fn leave_hook(&mut self) -> Option<&'static str> {
-        self.running_durable = false;
-        let hook = std::mem::take(&mut self.running_hook);
-        (!hook.is_empty()).then_some(hook)
     }
 
     /// Leaves what durable hooks produced since the last commit out of the log: a `pre` chain
@@ -673,9 +659,4 @@ impl Turn {
     pub(crate) fn halt_in_call(&self, event: EventKind, hook: &'static str, halt: Halt) {
         let _ = self.aborted.set(Aborted::Halted { event, hook, halt });
     }
-}
-
-/// What a turn's running event is before any hook ran (never read then).
-fn no_event() -> EventKind {
-    EventKind::Pre
 }

@@ -200,6 +200,25 @@ fn expand(hook: &Hook, mut function: ItemFn) -> TokenStream {
         .then(|| quote! { const NAMED: #private::bool = true; });
     let reads_only = (of_one_event && leaves_value_alone(hook))
         .then(|| quote! { const EDITS: #private::bool = false; });
+    // A hook the turn is not lent to (no `&mut Turn`) injects nothing: the chain need not mark
+    // it as the one the turn is lent to.
+    let chained = matches!(
+        hook.event,
+        Event::Pre
+            | Event::BeforeModel
+            | Event::AfterModel
+            | Event::BeforeTool
+            | Event::AfterTool
+            | Event::ToolError
+            | Event::BeforeFinal
+            | Event::Post
+    );
+    let lends_turn = hook.params.iter().any(|param| {
+        param.role == Role::Turn
+            && matches!(&param.ty, Type::Reference(r) if r.mutability.is_some())
+    });
+    let keeps_turn = (of_one_event && chained && !lends_turn)
+        .then(|| quote! { const TURNS: #private::bool = false; });
     let unit = unit_type(&ident, &vis, &docs, false);
     quote! {
         #unit
@@ -209,6 +228,7 @@ fn expand(hook: &Hook, mut function: ItemFn) -> TokenStream {
         impl #private::on::#trait_ident for #ident {
             #named
             #reads_only
+            #keeps_turn
             #durable
             #timeout
             #on_error

@@ -63,6 +63,10 @@ pub fn hook_impl(attr: TokenStream, mut item: ItemImpl) -> TokenStream {
 
     let mut runs = Vec::new();
     let mut in_place = Vec::new();
+    // The events whose method may change the value, and the turn: all but those whose
+    // parameter for it is `_`, which the body cannot name.
+    let mut edits = Vec::new();
+    let mut turns = Vec::new();
     let mut writes_events = false;
     let mut twins = Vec::new();
     for impl_item in &mut item.items {
@@ -76,6 +80,13 @@ pub fn hook_impl(attr: TokenStream, mut item: ItemImpl) -> TokenStream {
                 };
                 let event = format_ident!("{}", event);
                 runs.push(event.clone());
+                let (value_named, turn_named) = names_value_and_turn(method);
+                if value_named {
+                    edits.push(event.clone());
+                }
+                if turn_named {
+                    turns.push(event.clone());
+                }
                 if has_twin && never_awaits(method) {
                     in_place.push(event);
                     twins.push(split_in_place(method, &private));
@@ -89,6 +100,9 @@ pub fn hook_impl(attr: TokenStream, mut item: ItemImpl) -> TokenStream {
     };
     let runs_set = set(&runs);
     let in_place_set = set(&in_place);
+    // The events the impl does not define keep the default (they never run).
+    let edits_set = set(&edits);
+    let turns_set = set(&turns);
     if !writes_events {
         item.items.push(syn::parse_quote! {
             const EVENTS: #private::EventSet = #runs_set;
@@ -112,12 +126,35 @@ pub fn hook_impl(attr: TokenStream, mut item: ItemImpl) -> TokenStream {
         impl #impl_generics #private::HookMethods for #self_ty #where_clause {
             const RUNS: #private::EventSet = #runs_set;
             const IN_PLACE: #private::EventSet = #in_place_set;
+            const EDITS: #private::EventSet = #edits_set;
+            const TURNS: #private::EventSet = #turns_set;
             type WrapsModel = #wraps_model;
             type WrapsTool = #wraps_tool;
 
             #(#twins)*
         }
     }
+}
+
+/// Whether a `Hook` method names its value parameter (the one after `&self`, when the event has
+/// a value besides the turn) and its turn parameter (the last): one written `_` cannot be
+/// touched by the body. `pre` has no value; `post`'s outcome is lent shared.
+fn names_value_and_turn(method: &ImplItemFn) -> (bool, bool) {
+    let typed: Vec<&syn::PatType> = method
+        .sig
+        .inputs
+        .iter()
+        .filter_map(|input| match input {
+            syn::FnArg::Typed(typed) => Some(typed),
+            syn::FnArg::Receiver(_) => None,
+        })
+        .collect();
+    let named = |typed: &&syn::PatType| !matches!(*typed.pat, syn::Pat::Wild(_));
+    let turn = typed.last().is_some_and(named);
+    let value = method.sig.ident != "pre"
+        && method.sig.ident != "post"
+        && typed.first().is_some_and(|first| typed.len() > 1 && named(first));
+    (value, turn)
 }
 
 /// Whether an `async` method's body never awaits, and its attributes (lint levels only) mean

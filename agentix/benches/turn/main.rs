@@ -30,6 +30,7 @@ use agentix::{
 use criterion::{Criterion, criterion_group};
 
 mod fixture;
+mod shape;
 
 use fixture::{BenchModel, City, Recorder, Weather, work};
 use futures::executor::block_on;
@@ -618,7 +619,18 @@ fn ratios() {
     }
 }
 
-criterion_group!(benches, turns);
+/// The shape users write (`shape.rs`): each variant at 0, 1, 5 and 20 bundles.
+fn shapes(c: &mut Criterion) {
+    for bundles in [0].into_iter().chain(shape::BUNDLES) {
+        let mut group = c.benchmark_group(format!("shape/{bundles}_bundles"));
+        for (name, run) in shape::variants(bundles) {
+            group.bench_function(name, |bencher| bencher.iter(|| drop(black_box(run()))));
+        }
+        group.finish();
+    }
+}
+
+criterion_group!(benches, turns, shapes);
 
 fn main() {
     // `AGENTIX_TURNS=variant:hooks:turns` runs just that many turns of one variant, for an
@@ -629,17 +641,23 @@ fn main() {
         };
         let hooks: usize = hooks.parse().expect("a hook count");
         let turns: usize = turns.parse().expect("a turn count");
-        let run = all_variants(hooks, None)
-            .into_iter()
-            .find(|(name, _)| *name == variant)
-            .map(|(_, run)| run)
-            .expect("agentix, hand_written, dynamic or hook_structs");
+        // The shape's variants (`shape_lean`, `shape_fns`, …) take a bundle count.
+        let run = match variant.strip_prefix("shape_") {
+            Some(variant) => shape::variant(variant, hooks),
+            None => all_variants(hooks, None)
+                .into_iter()
+                .find(|(name, _)| *name == variant)
+                .map(|(_, run)| run),
+        };
+        let run = run
+            .expect("agentix, hand_written, dynamic, hook_structs or shape_lean, shape_lean_direct, shape_fns, shape_structs");
         for _ in 0..turns {
             drop(black_box(run()));
         }
         return;
     }
     same_work();
+    shape::same_work();
     benches();
     criterion::Criterion::default().configure_from_args().final_summary();
     // The table is for `cargo bench` (under `cargo test --benches` criterion runs each

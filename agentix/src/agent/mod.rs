@@ -308,19 +308,17 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
         );
         let caught = driven.unwrap_or_else(|after| {
             // What was running when time ran out stopped there.
-            turn.leave_hook();
             turn.running_component = None;
             Ok(Err(Error::TurnTimedOut { after }))
         });
-        let mut outcome =
-            caught.unwrap_or_else(|payload| match hook_panic(payload, turn, observer) {
-                Ok((event, hook, message)) => Err(panicked(event, hook, message)),
-                // Outside a hook: the component marked running, or agentix's own code.
-                Err(payload) => {
-                    let component = turn.running_component.take().unwrap_or(Component::Loop);
-                    Err(component_panicked(component, payload))
-                }
-            });
+        let mut outcome = caught.unwrap_or_else(|payload| match hook_panic(payload, observer) {
+            Ok((event, hook, message)) => Err(panicked(event, hook, message)),
+            // Outside a hook: the component marked running, or agentix's own code.
+            Err(payload) => {
+                let component = turn.running_component.take().unwrap_or(Component::Loop);
+                Err(component_panicked(component, payload))
+            }
+        });
         // An observer that panicked in the turn's last step ends it all the same.
         if outcome.is_ok() {
             outcome = observer.failed().and(outcome);
@@ -335,7 +333,7 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
         // `post` sees every outcome, recorded first.
         before_post(&outcome, turn);
         fire(observer, turn, EventKind::Post);
-        let post_flow = run_guarded_chain!(
+        let post_ended = run_guarded_chain!(
             in span;
             self,
             &mut *turn,
@@ -343,7 +341,7 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
             Post,
             post / post_in_place(&mut outcome)
         );
-        after_post(post_flow, &mut outcome, turn);
+        after_post(post_ended, &mut outcome, turn);
         // The observer panicked at `post`.
         observer_failed(&mut outcome, turn, observer);
         // Ended here: a drop during the last commit records no cancellation after the end.
@@ -512,18 +510,28 @@ fn before_post(outcome: &Outcome, turn: &mut Turn) {
 
 /// Commits what durable `post` hooks produced and folds a `post` hook's halt or panic into the
 /// outcome: it ends a completed turn; after a failure, the failure stays the cause.
-fn after_post(post_flow: Flow<crate::event::Post>, outcome: &mut Outcome, turn: &mut Turn) {
+fn after_post(
+    post_ended: Option<Box<Flow<crate::event::Post>>>,
+    outcome: &mut Outcome,
+    turn: &mut Turn,
+) {
     turn.commit_durable(EventKind::Post);
-    let post_error = match post_flow {
-        Flow::Continue => None,
-        Flow::Halt { hook, halt } => Some(halted(EventKind::Post, hook, halt)),
-        Flow::Failed { hook, failure } => Some(failure.error(EventKind::Post, hook)),
+    if let Some(flow) = post_ended {
+        post_ended_turn(*flow, outcome, turn);
+    }
+}
+
+/// A `post` hook halted or failed: the turn's error, unless it had one.
+#[cold]
+fn post_ended_turn(flow: Flow<crate::event::Post>, outcome: &mut Outcome, turn: &mut Turn) {
+    let error = match flow {
+        Flow::Continue => return,
+        Flow::Halt { hook, halt } => halted(EventKind::Post, hook, halt),
+        Flow::Failed { hook, failure } => failure.error(EventKind::Post, hook),
     };
-    if let Some(error) = post_error {
-        record(turn, &error);
-        if outcome.is_ok() {
-            *outcome = Err(error);
-        }
+    record(turn, &error);
+    if outcome.is_ok() {
+        *outcome = Err(error);
     }
 }
 

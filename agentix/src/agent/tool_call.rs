@@ -154,41 +154,44 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
                     self.tools.tool_id(&call.name).map_or(InHand::ByName, InHand::Tool);
             }
             fire(observer, turn, EventKind::BeforeTool);
-            return Ok(
-                match run_guarded_chain!(
-                    self,
-                    turn,
-                    observer,
-                    BeforeTool,
-                    before_tool / before_tool_in_place(call)
-                ) {
-                    Flow::Continue => Decided::Run,
-                    Flow::Reject { hook, rejection } => {
-                        Decided::Refused { by: hook.to_owned(), reason: rejection.reason }
-                    }
-                    Flow::Escalate { hook, escalation } => {
-                        self.escalated(call, hook, escalation, turn, observer, committer).await?
-                    }
-                    // A guard that fails refuses the call: fail closed, and the turn goes on.
-                    Flow::Halt { hook, halt } if halt.failed => Decided::Refused {
-                        by: hook.to_owned(),
-                        reason: format!(
-                            "the before_tool hook `{hook}` failed, so the call is refused: {}",
-                            halt.reason
-                        ),
-                    },
-                    Flow::Halt { hook, halt } => {
-                        return Err(halted(EventKind::BeforeTool, hook, halt));
-                    }
-                    Flow::Failed { hook, failure } => Decided::Refused {
-                        by: hook.to_owned(),
-                        reason: format!(
-                            "{}, so the call is refused",
-                            failure.describe(EventKind::BeforeTool, hook)
-                        ),
-                    },
-                },
+            let ended = run_guarded_chain!(
+                self,
+                turn,
+                observer,
+                BeforeTool,
+                before_tool / before_tool_in_place(call)
             );
+            let Some(flow) = ended else { return Ok(Decided::Run) };
+            // Moved out of its box: a pattern behind a pointer cannot leave out the variants
+            // the event cannot have.
+            let flow = *flow;
+            return Ok(match flow {
+                Flow::Continue => Decided::Run,
+                Flow::Reject { hook, rejection } => {
+                    Decided::Refused { by: hook.to_owned(), reason: rejection.reason }
+                }
+                Flow::Escalate { hook, escalation } => {
+                    self.escalated(call, hook, escalation, turn, observer, committer).await?
+                }
+                // A guard that fails refuses the call: fail closed, and the turn goes on.
+                Flow::Halt { hook, halt } if halt.failed => Decided::Refused {
+                    by: hook.to_owned(),
+                    reason: format!(
+                        "the before_tool hook `{hook}` failed, so the call is refused: {}",
+                        halt.reason
+                    ),
+                },
+                Flow::Halt { hook, halt } => {
+                    return Err(halted(EventKind::BeforeTool, hook, halt));
+                }
+                Flow::Failed { hook, failure } => Decided::Refused {
+                    by: hook.to_owned(),
+                    reason: format!(
+                        "{}, so the call is refused",
+                        failure.describe(EventKind::BeforeTool, hook)
+                    ),
+                },
+            });
         };
         let Answer { hook, approval, .. } = *answer;
         observer.observe(&Observation::Approval { hook: &hook, call, approval: &approval });
@@ -233,30 +236,31 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
         turn: &mut Turn,
         observer: &O,
     ) -> Result<(), Error> {
-        let (event, end) = if result.is_error() {
+        // What a hook that ended the chain left: kept boxed — one word — past the calls below.
+        let (event, ended) = if result.is_error() {
             fire(observer, turn, EventKind::ToolError);
-            let flow = run_guarded_chain!(
+            let ended = run_guarded_chain!(
                 self,
                 turn,
                 observer,
                 ToolError,
                 tool_error / tool_error_in_place(result)
             );
-            (EventKind::ToolError, flow.into_end())
+            (EventKind::ToolError, ended.map(|flow| Box::new(flow.into_end())))
         } else {
             fire(observer, turn, EventKind::AfterTool);
-            let flow = run_guarded_chain!(
+            let ended = run_guarded_chain!(
                 self,
                 turn,
                 observer,
                 AfterTool,
                 after_tool / after_tool_in_place(result)
             );
-            (EventKind::AfterTool, flow.into_end())
+            (EventKind::AfterTool, ended.map(|flow| Box::new(flow.into_end())))
         };
         answer_the_call(call, result);
         observer.observe(&Observation::ToolFinished { result });
-        match end {
+        match ended.and_then(|end| *end) {
             None => Ok(()),
             Some(End::Halt { hook, halt }) => Err(halted(event, hook, halt)),
             Some(End::Failed { hook, failure }) => Err(failure.error(event, hook)),
@@ -380,9 +384,10 @@ trait IntoEnd {
 
 macro_rules! into_end {
     ($($event:ident),*) => {$(
-        impl IntoEnd for Flow<crate::event::$event> {
+        impl IntoEnd for Box<Flow<crate::event::$event>> {
             fn into_end(self) -> Option<End> {
-                match self {
+                let flow = *self;
+                match flow {
                     Flow::Continue => None,
                     Flow::Halt { hook, halt } => Some(End::Halt { hook, halt }),
                     Flow::Failed { hook, failure } => Some(End::Failed { hook, failure }),

@@ -1,5 +1,7 @@
 //! The chain: the hooks of the sequential events, run in declaration order.
 
+use std::cell::Cell;
+
 use super::*;
 
 macro_rules! chain_trait {
@@ -90,19 +92,19 @@ macro_rules! chain_trait {
 
 chain_events!(chain_trait);
 
-/// The chain's flow, or the panic of the hook that was running. A panic guard covers a whole
-/// chain, not each hook: each hook is marked running on the turn for as long as it runs, so the
-/// guard knows whose panic it caught. A panic outside any hook (an observer's) is not a hook's
-/// to answer for: it goes on unwinding.
-#[inline]
-pub(crate) fn settle<E: Event>(
-    caught: Caught<Flow<E>>,
+/// The chain's flow — boxed, `None` when every hook continued — or the panic of the hook that
+/// was running. A panic guard covers a whole chain, not each hook: each hook's [`Running`] mark
+/// tells the guard whose panic it caught. A panic outside any hook (an observer's) is not a
+/// hook's to answer for: it goes on unwinding.
+#[inline(always)]
+pub(crate) fn settle_ended<E: Event>(
+    caught: Caught<Option<Box<Flow<E>>>>,
     turn: &mut Turn,
     observer: &impl Observer,
-) -> Flow<E> {
+) -> Option<Box<Flow<E>>> {
     match caught {
-        Ok(flow) => flow,
-        Err(payload) => hook_panicked(payload, turn, observer),
+        Ok(ended) => ended,
+        Err(payload) => Some(Box::new(hook_panicked(payload, turn, observer))),
     }
 }
 
@@ -113,7 +115,8 @@ fn hook_panicked<E: Event>(
     turn: &mut Turn,
     observer: &impl Observer,
 ) -> Flow<E> {
-    match hook_panic(payload, turn, observer) {
+    let _ = turn;
+    match hook_panic(payload, observer) {
         Ok((_, hook, message)) => Flow::Failed { hook, failure: HookFailure::Panicked { message } },
         // Not a hook's panic: the turn's guard answers for it.
         Err(payload) => std::panic::resume_unwind(payload),
@@ -126,15 +129,53 @@ fn hook_panicked<E: Event>(
 #[cold]
 pub(crate) fn hook_panic(
     payload: Box<dyn Any + Send>,
-    turn: &mut Turn,
     observer: &impl Observer,
 ) -> Result<(EventKind, &'static str, String), Box<dyn Any + Send>> {
-    let Some(hook) = turn.leave_hook() else {
+    let Some((hook, event)) = PANICKED.with(Cell::take) else {
         return Err(payload);
     };
-    let event = turn.running_event();
     let message = report_panic(observer, event, hook, payload.as_ref());
     Ok((event, hook, message))
+}
+
+thread_local! {
+    /// The hook a panic unwound out of, left by its [`Running`] mark for the guard that
+    /// catches the panic ([`hook_panic`]), which takes it.
+    static PANICKED: Cell<Option<(&'static str, EventKind)>> = const { Cell::new(None) };
+}
+
+/// A hook running, for the panic guard around its chain: dropped while the hook unwinds, it
+/// leaves the hook and its event where the guard finds them; forgotten when the hook returns
+/// ([`done`](Running::done)), it costs nothing on the way of a hook that does not panic — no
+/// store on the turn before the call, none after.
+pub(crate) struct Running(&'static str, EventKind);
+
+impl Running {
+    #[inline(always)]
+    pub(crate) fn mark(hook: &'static str, event: EventKind) -> Self {
+        Running(hook, event)
+    }
+
+    /// The hook returned.
+    #[inline(always)]
+    pub(crate) fn done(self) {
+        std::mem::forget(self);
+    }
+}
+
+impl Drop for Running {
+    /// Only while unwinding (or when the hook's future is dropped mid-call: a timeout, a turn
+    /// dropped, which is no panic): the innermost hook's mark is the one kept.
+    #[cold]
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            PANICKED.with(|panicked| {
+                if panicked.get().is_none() {
+                    panicked.set(Some((self.0, self.1)));
+                }
+            });
+        }
+    }
 }
 
 /// Reports a hook its `when` condition skipped (or a typed answer's hook, an answer that did
@@ -193,19 +234,32 @@ fn timed<E: Event>(hook: &'static str, verdict: Result<Verdict<E>, Duration>) ->
     }
 }
 
-/// A node's hook has returned: it stops running, and the observer hears of its decision (`flow`,
-/// checked against the event's contract by the caller).
-#[inline]
-fn ended<E: Event>(
+/// A node's hook has returned: the observer hears of its decision (`flow`, checked against the
+/// event's contract by the caller). A `Continue` is reported without the flow: nothing of it is
+/// kept in memory, so a chain of hooks that continue folds to their calls.
+#[inline(always)]
+fn ended<E: Event, O: Observer>(
     hook: &'static str,
     flow: Flow<E>,
     declared: bool,
-    turn: &mut Turn,
-    observer: &impl Observer,
+    observer: &O,
 ) -> Flow<E> {
-    turn.leave_hook();
+    if flow.is_continue() {
+        // `Continue` owns nothing: no drop call for it.
+        std::mem::forget(flow);
+        if declared && (!O::SILENT || observer.traced()) {
+            continued(observer, E::KIND, hook);
+        }
+        return Flow::Continue;
+    }
     report(observer, hook, declared, &flow);
     flow
+}
+
+/// Tells the observer `hook` continued at `event`.
+#[inline(never)]
+fn continued(observer: &impl Observer, event: EventKind, hook: &'static str) {
+    observer.observe(&Observation::Hook { event, hook, decision: Decision::Continue });
 }
 
 /// After a `before_tool` hook that may rename the call (any but a per-tool one, which edits
@@ -235,26 +289,40 @@ macro_rules! lifecycle_chain {
             $(
                 async fn $method<O: Observer>(&self, $($arg: $ty,)? turn: &mut Turn, observer: &O) -> Flow<$event> {
                     let name = self.1;
-                    // Only `pre` and `post` output can be durable.
-                    let durable = H::DURABLE && matches!($event::KIND, EventKind::Pre | EventKind::Post);
-                    turn.enter_hook(name, $event::KIND, durable);
+                    let running = Running::mark(name, $event::KIND);
+                    if <H as HookMethods>::TURNS.contains(EventKind::$event) {
+                        // Only `pre` and `post` output can be durable.
+                        let durable = H::DURABLE && matches!($event::KIND, EventKind::Pre | EventKind::Post);
+                        turn.attribute(name, durable);
+                    }
                     let verdict = bounded!(H::TIMEOUT, self.0.$method($(&mut *$arg,)? turn));
-                    may_rename!($event, false, turn $(, $arg)?);
+                    running.done();
+                    let edits = <H as HookMethods>::EDITS.contains(EventKind::$event);
+                    if edits {
+                        may_rename!($event, false, turn $(, $arg)?);
+                    }
                     let flow = timed(name, verdict);
-                    $(let flow = checked(flow, name, &*$arg);)?
-                    ended(name, flow, H::EVENTS.contains(EventKind::$event), turn, observer)
+                    $(let flow = if edits { checked(flow, name, &*$arg) } else { flow };)?
+                    ended(name, flow, H::EVENTS.contains(EventKind::$event), observer)
                 }
 
                 #[inline(always)]
                 fn $in_place<O: Observer>(&self, $($arg: $ty,)? turn: &mut Turn, observer: &O) -> Flow<$event> {
                     let name = self.1;
-                    let durable = H::DURABLE && matches!($event::KIND, EventKind::Pre | EventKind::Post);
-                    turn.enter_hook(name, $event::KIND, durable);
+                    let running = Running::mark(name, $event::KIND);
+                    if <H as HookMethods>::TURNS.contains(EventKind::$event) {
+                        let durable = H::DURABLE && matches!($event::KIND, EventKind::Pre | EventKind::Post);
+                        turn.attribute(name, durable);
+                    }
                     let verdict = HookMethods::$in_place(&*self.0, $(&mut *$arg,)? turn);
-                    may_rename!($event, false, turn $(, $arg)?);
+                    running.done();
+                    let edits = <H as HookMethods>::EDITS.contains(EventKind::$event);
+                    if edits {
+                        may_rename!($event, false, turn $(, $arg)?);
+                    }
                     let flow = Flow::decided(name, verdict);
-                    $(let flow = checked(flow, name, &*$arg);)?
-                    ended(name, flow, H::EVENTS.contains(EventKind::$event), turn, observer)
+                    $(let flow = if edits { checked(flow, name, &*$arg) } else { flow };)?
+                    ended(name, flow, H::EVENTS.contains(EventKind::$event), observer)
                 }
             )*
         }
@@ -336,15 +404,19 @@ macro_rules! single_chain {
                 if H::CONDITIONAL && !self.0.applies($(&*$arg,)? turn) {
                     return skipped(observer, $event::KIND, name);
                 }
-                turn.enter_hook(name, $event::KIND, durable_output!($event, H));
+                let running = Running::mark(name, $event::KIND);
+                if H::TURNS {
+                    turn.attribute(name, durable_output!($event, H));
+                }
                 let verdict = bounded!(H::TIMEOUT, self.0.$method($(&mut *$arg,)? turn));
+                running.done();
                 if H::EDITS {
                     may_rename!($event, per_tool!($event, H), turn $(, $arg)?);
                 }
                 let flow = timed(name, verdict);
                 // A hook that only reads the value left it as the contract found it.
                 $(let flow = if H::EDITS { checked(flow, name, &*$arg) } else { flow };)?
-                ended(name, flow, true, turn, observer)
+                ended(name, flow, true, observer)
             }
 
             // Inlined into the tuple's: a hook's decision reported to a traced turn's span
@@ -356,14 +428,18 @@ macro_rules! single_chain {
                 if H::CONDITIONAL && !self.0.applies($(&*$arg,)? turn) {
                     return skipped(observer, $event::KIND, name);
                 }
-                turn.enter_hook(name, $event::KIND, durable_output!($event, H));
+                let running = Running::mark(name, $event::KIND);
+                if H::TURNS {
+                    turn.attribute(name, durable_output!($event, H));
+                }
                 let verdict = self.0.$in_place($(&mut *$arg,)? turn);
+                running.done();
                 if H::EDITS {
                     may_rename!($event, per_tool!($event, H), turn $(, $arg)?);
                 }
                 let flow = Flow::decided(name, verdict);
                 $(let flow = if H::EDITS { checked(flow, name, &*$arg) } else { flow };)?
-                ended(name, flow, true, turn, observer)
+                ended(name, flow, true, observer)
             }
         }
     )*};
@@ -541,7 +617,9 @@ macro_rules! tuple_chain_method {
             }
         }
 
-        #[inline]
+        // Into the loop, as a hand-written one would call its hooks: a call per event's chain
+        // would cost more than a hook that continues.
+        #[inline(always)]
         fn $in_place<O: Observer>(&self, $($arg: $ty,)? turn: &mut Turn, observer: &O) -> Flow<$event> {
             $(
                 if $node::EVENTS.contains(EventKind::$event) {

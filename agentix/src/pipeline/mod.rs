@@ -59,7 +59,7 @@ pub use crate::model::OutputType;
 pub use answer::{Answering, AnyAnswer, ReadFrom, Text, Typed, Validator};
 pub use answer_hook::{ForAnswer, OnAnswer};
 pub use chain::{Chain, Lifecycle, Par, ParHook, ParallelGroup, Single};
-pub(crate) use chain::{hook_panic, settle};
+pub(crate) use chain::{hook_panic, settle_ended};
 pub use grow::{Push, PushChunk, PushParallel};
 pub(crate) use onion::not_run;
 pub use onion::{

@@ -389,3 +389,87 @@ async fn the_observer_hears_a_panic_as_the_hooks_decision() {
         assert_eq!(heard.into_inner().unwrap(), [format!("{event} bomb: panicked (boom)")]);
     }
 }
+
+/// Bumps nothing, reads nothing, and panics: an in-place hook the turn is not lent to.
+#[hook(after_model)]
+async fn bare_bomb() {
+    panic!("bare bomb");
+}
+
+/// Reads the message only, and injects nothing.
+#[hook(after_model)]
+async fn reader(message: &agentix::AssistantMessage) {
+    let _ = message.joined_text();
+}
+
+/// Injects: the turn is lent to it.
+#[hook(pre)]
+async fn injector(turn: &mut Turn) {
+    turn.inject("from the injector");
+}
+
+/// A `Hook` struct whose methods name neither value nor turn, and whose `before_final` panics.
+struct Quiet;
+
+#[hook]
+impl Hook for Quiet {
+    async fn pre(&self, _: &mut Turn) -> agentix::Verdict<agentix::event::Pre> {
+        agentix::Verdict::Continue
+    }
+
+    async fn before_final(
+        &self,
+        _: &mut agentix::AssistantMessage,
+        _: &mut Turn,
+    ) -> agentix::Verdict<agentix::event::BeforeFinal> {
+        panic!("quiet bomb")
+    }
+}
+
+/// A hook lent neither the value nor the turn is marked nowhere before it runs: its panic is
+/// still named, by the event it ran at — a function's and a struct's alike — and what a later
+/// hook injects is still attributed to that hook, not to one that ran before it.
+#[tokio::test]
+async fn hooks_lent_nothing_are_named_when_they_panic_and_injections_keep_their_hook() {
+    let agent = Agent::builder(ScriptedModel::new().text("done"))
+        .hook(Quiet)
+        .hook(injector)
+        .hook(reader)
+        .hook(bare_bomb)
+        .build();
+    let mut conversation = Conversation::new();
+    let error = agent.run(&mut conversation, "hi").await.unwrap_err();
+    assert_eq!(
+        error,
+        Error::HookPanicked { event: AfterModel, hook: "bare_bomb", message: "bare bomb".into() }
+    );
+
+    let model = ScriptedModel::new().text("done");
+    let agent = Agent::builder(&model).hook(Quiet).hook(injector).hook(reader).build();
+    let mut conversation = Conversation::new();
+    let error = agent.run(&mut conversation, "hi").await.unwrap_err();
+    assert_eq!(
+        error,
+        Error::HookPanicked { event: BeforeFinal, hook: "Quiet", message: "quiet bomb".into() }
+    );
+    let request = &model.requests()[0];
+    let injected = request.messages.last().unwrap();
+    assert_eq!(injected.text(), "from the injector", "{request:#?}");
+
+    // A panic in no hook, after hooks ran and returned, is not blamed on the last of them.
+    let agent = Agent::builder(PanickingModel).hook(Quiet).hook(reader).build();
+    let error = agent.run(&mut Conversation::new(), "hi").await.unwrap_err();
+    assert!(
+        matches!(&error, Error::Model(error) if error.to_string().contains("the model panicked")),
+        "{error:?}"
+    );
+}
+
+/// A model that panics when called.
+struct PanickingModel;
+
+impl agentix::Model for PanickingModel {
+    async fn complete(&self, _: &ModelRequest) -> Result<ModelResponse, ModelError> {
+        panic!("the model fell over")
+    }
+}
