@@ -69,6 +69,7 @@ pub fn hook_impl(attr: TokenStream, mut item: ItemImpl) -> TokenStream {
     let mut turns = Vec::new();
     let mut writes_events = false;
     let mut twins = Vec::new();
+    let mut wrong_verdicts = Vec::new();
     for impl_item in &mut item.items {
         match impl_item {
             ImplItem::Const(constant) if constant.ident == "EVENTS" => writes_events = true,
@@ -78,6 +79,9 @@ pub fn hook_impl(attr: TokenStream, mut item: ItemImpl) -> TokenStream {
                 else {
                     continue;
                 };
+                if let Some(error) = own_verdict(method, event, &private) {
+                    wrong_verdicts.push(error);
+                }
                 let event = format_ident!("{}", event);
                 runs.push(event.clone());
                 let (value_named, turn_named) = names_value_and_turn(method);
@@ -120,6 +124,7 @@ pub fn hook_impl(attr: TokenStream, mut item: ItemImpl) -> TokenStream {
     let self_ty = &item.self_ty;
     quote! {
         #misplaced
+        #(#wrong_verdicts)*
 
         #item
 
@@ -134,6 +139,62 @@ pub fn hook_impl(attr: TokenStream, mut item: ItemImpl) -> TokenStream {
             #(#twins)*
         }
     }
+}
+
+/// The events whose methods return a `Verdict` of their own.
+const VERDICT_EVENTS: [&str; 8] = [
+    "Pre",
+    "BeforeModel",
+    "AfterModel",
+    "BeforeTool",
+    "AfterTool",
+    "ToolError",
+    "BeforeFinal",
+    "Post",
+];
+
+/// A method that returns another event's verdict (`before_tool` returning
+/// `Verdict<AfterModel>`): the error, at the event it names, and the method's return type set to
+/// its own event's, so that the mistake is said once — not again by the trait, the twin and the
+/// body.
+fn own_verdict(method: &mut ImplItemFn, event: &str, private: &TokenStream) -> Option<TokenStream> {
+    if !VERDICT_EVENTS.contains(&event) {
+        return None;
+    }
+    let syn::ReturnType::Type(_, output) = &mut method.sig.output else { return None };
+    let syn::Type::Path(path) = &mut **output else { return None };
+    let last = path.path.segments.last_mut()?;
+    if last.ident != "Verdict" {
+        return None;
+    }
+    let syn::PathArguments::AngleBracketed(arguments) = &mut last.arguments else { return None };
+    let Some(syn::GenericArgument::Type(syn::Type::Path(named))) = arguments.args.first_mut()
+    else {
+        return None;
+    };
+    let named_event = named.path.segments.last()?.ident.to_string();
+    if named_event == event || !VERDICT_EVENTS.contains(&named_event.as_str()) {
+        return None;
+    }
+    let error = syn::Error::new_spanned(
+        &*named,
+        format!(
+            "`{}` returns `Verdict<{event}>`, not `Verdict<{named_event}>`: each method \
+             decides its own event, under that event's contract",
+            method.sig.ident
+        ),
+    );
+    let own = format_ident!("{}", event, span = named.span());
+    let written = named.clone();
+    *named = syn::parse_quote!(#private::#own);
+    // The type the user wrote stays named, so that its import is not also reported unused.
+    let mut tokens = error.into_compile_error();
+    tokens.extend(quote! {
+        const _: () = {
+            fn written(_: ::core::option::Option<#written>) {}
+        };
+    });
+    Some(tokens)
 }
 
 /// Whether a `Hook` method names its value parameter (the one after `&self`, when the event has

@@ -165,16 +165,16 @@ impl<M, T, P, A, X> AgentBuilder<M, T, P, A, X> {
     ///
     /// If the agent already has a tool of the sub-agent's name: the model could not tell them
     /// apart.
-    pub fn sub_agent<R, I>(
+    // The policy's bound beside the name: an error's note quotes one line.
+    #[rustfmt::skip]
+    pub fn sub_agent<R: SubAgent<Policy: Within<<P::Chain as Governs>::Policy>>, I>(
         self,
         agent: AgentTool<R, I>,
     ) -> AgentBuilder<M, SubAgents<T, R, I>, P, A, X>
     where
         T: ToolSet,
-        R: SubAgent,
         I: Arguments + 'static,
         P: Pipeline<Chain: Governs>,
-        R::Policy: Within<<P::Chain as Governs>::Policy>,
     {
         let mut specs = Vec::new();
         self.tools.specs(&mut specs);
@@ -202,12 +202,11 @@ impl<M, T, P, A, X> AgentBuilder<M, T, P, A, X> {
     /// # Panics
     ///
     /// If the agent already has a tool of the handoff's name.
-    pub fn handoff<R>(self, handoff: Handoff<R>) -> AgentBuilder<M, Handoffs<T, R>, P, A, X>
+    #[rustfmt::skip]
+    pub fn handoff<R: SubAgent<Policy: Within<<P::Chain as Governs>::Policy>>>(self, handoff: Handoff<R>) -> AgentBuilder<M, Handoffs<T, R>, P, A, X>
     where
         T: ToolSet,
-        R: SubAgent,
         P: Pipeline<Chain: Governs>,
-        R::Policy: Within<<P::Chain as Governs>::Policy>,
     {
         let mut specs = Vec::new();
         self.tools.specs(&mut specs);

@@ -55,23 +55,24 @@ mod policy;
 mod register;
 mod tripwire;
 
+pub use crate::hook::{
+    Keep, MaySkip, ModelLayer, ModelWraps, NeverSkipped, Skip, ToolLayer, ToolWraps, Unreachable,
+    Wraps,
+};
 pub use crate::model::OutputType;
 pub use answer::{Answering, AnyAnswer, ReadFrom, Text, Typed, Validator};
 pub use answer_hook::{ForAnswer, OnAnswer};
 pub use chain::{Chain, Lifecycle, Par, ParHook, ParallelGroup, Single};
 pub(crate) use chain::{hook_panic, settle_ended};
 pub use grow::{Push, PushChunk, PushParallel};
+pub use onion::KeptResult;
 pub(crate) use onion::not_run;
-pub use onion::{
-    Keep, KeptResult, MaySkip, ModelLayer, ModelWraps, NeverSkipped, Skip, ToolLayer, ToolWraps,
-    Unreachable, Wraps,
-};
 pub use per_tool::{ErrorOf, ForTool, HasTool, Here, OutputOf, PerTool, There};
 pub use policy::{
-    ChunkPolicy, FirstChunk, Governs, Policed, Policy, PolicyHook, StartsUnder, Under, Ungoverned,
-    Within,
+    Admits, ChunkPolicy, FirstChunk, Governs, NeedsTool, NoTool, Policed, Policy, PolicyHook,
+    StartsUnder, Under, Ungoverned, Within,
 };
-pub use register::{AllEvents, AsStandIn, Factory, Grow, Parallel, Register};
+pub use register::{AllEvents, AsStandIn, Factory, Parallel, Register};
 pub(crate) use tripwire::SkippedWires;
 pub use tripwire::{Tripped, Wire};
 
@@ -101,7 +102,7 @@ use crate::event::{
     self, AfterModel, AfterTool, BeforeFinal, BeforeModel, BeforeTool, Event, EventKind, EventSet,
     Post, Pre, ToolError,
 };
-use crate::hook::{Hook, HookMethods, Joins, NextModel, NextTool, PassesBy, short_type_name};
+use crate::hook::{Hook, HookMethods, Membership, NextModel, NextTool, short_type_name};
 use crate::message::{AssistantMessage, Part, ToolCall, ToolFailure, ToolResult};
 use crate::model::{ModelError, ModelRequest, ModelResponse};
 use crate::observe::{Decision, Observation, Observer};

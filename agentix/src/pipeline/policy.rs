@@ -46,12 +46,9 @@ impl<C, M, T> Policy<Hooks<C, M, T, Text>> {
     /// hook on the message, not on a typed answer.
     ///
     /// [`AgentBuilder::hook`]: crate::AgentBuilder::hook
-    pub fn hook<H, Event>(self, hook: H) -> Policy<H::Output>
-    where
-        H: Register<Event, Hooks<C, M, T, Text>>,
-        H::Tool: PolicyHook,
-        H::Reads: ReadFrom<Text>,
-    {
+    // The bounds beside the name: an error's note quotes one line.
+    #[rustfmt::skip]
+    pub fn hook<H: Register<Event, Hooks<C, M, T, Text>, Reads: ReadFrom<Text>>, Event>(self, hook: H) -> Policy<H::Output> where NeedsTool<H::Tool>: PolicyHook {
         Policy { hooks: hook.register(self.hooks) }
     }
 }
@@ -83,7 +80,21 @@ pub type StartsUnder<C, M, T> = Hooks<((Policed<Hooks<C, M, T, Text>>,), ()), M,
 )]
 pub trait PolicyHook {}
 
-impl PolicyHook for () {}
+/// The tool a hook needs, as [`PolicyHook`] asks of it: wrapped, so that an error names the
+/// tool in one line rather than quoting where the tool is defined.
+#[derive(Debug)]
+pub struct NeedsTool<T>(PhantomData<fn() -> T>);
+
+/// Generic, with what it needs behind it: the tool's type is not inferred from the one impl
+/// that holds (the error would then be a type mismatch, not this trait's message).
+#[diagnostic::do_not_recommend]
+impl<T: NoTool> PolicyHook for NeedsTool<T> {}
+
+/// What a hook that needs no tool names as its tool: `()`.
+#[doc(hidden)]
+pub trait NoTool {}
+
+impl NoTool for () {}
 
 /// A policy's chain, the first node of every agent's chain built under it: it runs the
 /// policy's hooks, as a chain of its own. Its type names the policy's whole pipeline — chain and
@@ -231,6 +242,15 @@ prefixes!(first_chunk [] X1 1 X2 2 X3 3 X4 4 X5 5 X6 6 X7 7 X8 8 X9 9 X10 10 X11
 )]
 pub trait Within<Parent> {}
 
-impl<Child> Within<Ungoverned> for Child {}
+/// One impl for every pair, which holds when the parent admits the child: an error then finds
+/// no impl "for another policy" to list beside its own message, nor the impls behind it.
+#[diagnostic::do_not_recommend]
+impl<Child, Parent: Admits<Child>> Within<Parent> for Child {}
 
-impl<P> Within<Under<P>> for Under<P> {}
+/// Whether a parent's policy admits a child's: any, under no policy; its own, under one.
+#[doc(hidden)]
+pub trait Admits<Child> {}
+
+impl<Child> Admits<Child> for Ungoverned {}
+
+impl<P> Admits<Under<P>> for Under<P> {}

@@ -41,16 +41,14 @@ pub trait Register<Role, P> {
 impl<H, C, M, T, F: Answering> Register<AllEvents, Hooks<C, M, T, F>> for H
 where
     H: Hook,
-    H::WrapsModel: Grow,
-    H::WrapsTool: Grow,
     C: Push<Lifecycle<H>>,
     M: ModelWraps,
     T: ToolWraps,
 {
     type Output = Hooks<
         C::Output,
-        <H::WrapsModel as Grow>::Model<M, Lifecycle<H>>,
-        <H::WrapsTool as Grow>::Tool<T, Lifecycle<H>>,
+        <H::WrapsModel as Membership>::Model<M, Lifecycle<H>>,
+        <H::WrapsTool as Membership>::Tool<T, Lifecycle<H>>,
         F,
     >;
     type Tool = ();
@@ -60,49 +58,10 @@ where
         let hook = Lifecycle::new(self);
         Hooks {
             chain: hooks.chain.push(hook.clone()),
-            model: <H::WrapsModel as Grow>::model(hooks.model, hook.clone()),
-            tool: <H::WrapsTool as Grow>::tool(hooks.tool, hook),
+            model: <H::WrapsModel as Membership>::model(hooks.model, hook.clone()),
+            tool: <H::WrapsTool as Membership>::tool(hooks.tool, hook),
             answering: hooks.answering,
         }
-    }
-}
-
-/// An onion grown by a [`Hook`] struct's layer, or left as it is: `#[hook]` on the struct's
-/// impl decides, making it a layer only if it defines the onion's method.
-pub trait Grow {
-    /// The `wrap_model` onion `Rest` with, or without, `L`.
-    type Model<Rest: ModelWraps, L: ModelLayer>: ModelWraps;
-    /// The `wrap_tool` onion `Rest` with, or without, `L`.
-    type Tool<Rest: ToolWraps, L: ToolLayer>: ToolWraps;
-    /// Grows the `wrap_model` onion, or not.
-    fn model<Rest: ModelWraps, L: ModelLayer>(rest: Rest, layer: L) -> Self::Model<Rest, L>;
-    /// Grows the `wrap_tool` onion, or not.
-    fn tool<Rest: ToolWraps, L: ToolLayer>(rest: Rest, layer: L) -> Self::Tool<Rest, L>;
-}
-
-impl Grow for Joins {
-    type Model<Rest: ModelWraps, L: ModelLayer> = Wraps<Rest, L>;
-    type Tool<Rest: ToolWraps, L: ToolLayer> = Wraps<Rest, L>;
-
-    fn model<Rest: ModelWraps, L: ModelLayer>(rest: Rest, layer: L) -> Wraps<Rest, L> {
-        Wraps { rest, layer }
-    }
-
-    fn tool<Rest: ToolWraps, L: ToolLayer>(rest: Rest, layer: L) -> Wraps<Rest, L> {
-        Wraps { rest, layer }
-    }
-}
-
-impl Grow for PassesBy {
-    type Model<Rest: ModelWraps, L: ModelLayer> = Rest;
-    type Tool<Rest: ToolWraps, L: ToolLayer> = Rest;
-
-    fn model<Rest: ModelWraps, L: ModelLayer>(rest: Rest, _layer: L) -> Rest {
-        rest
-    }
-
-    fn tool<Rest: ToolWraps, L: ToolLayer>(rest: Rest, _layer: L) -> Rest {
-        rest
     }
 }
 

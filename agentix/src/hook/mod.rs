@@ -1,5 +1,12 @@
 //! The hook traits: what `#[hook]` implements, and what a struct may implement by hand.
 
+mod onion;
+
+pub use onion::{
+    Keep, MaySkip, ModelLayer, ModelWraps, NeverSkipped, Skip, ToolLayer, ToolWraps, Unreachable,
+    Wraps,
+};
+
 use std::future::{Future, ready};
 use std::time::Duration;
 
@@ -66,9 +73,20 @@ pub trait HookMethods {
     }
 }
 
-/// Whether a [`Hook`] struct is a layer of a wrap onion: [`Joins`] or [`PassesBy`].
+/// Whether a [`Hook`] struct is a layer of a wrap onion: [`Joins`] or [`PassesBy`]; the onion
+/// it grows into. Its bounds are declared here, so that `H: Hook` alone says everything the
+/// pipeline needs to add `H`: a generic function registers a hook with no more bounds.
 #[doc(hidden)]
-pub trait Membership: 'static {}
+pub trait Membership: 'static {
+    /// The `wrap_model` onion `Rest` with, or without, `L`.
+    type Model<Rest: ModelWraps, L: ModelLayer>: ModelWraps;
+    /// The `wrap_tool` onion `Rest` with, or without, `L`.
+    type Tool<Rest: ToolWraps, L: ToolLayer>: ToolWraps;
+    /// Grows the `wrap_model` onion, or not.
+    fn model<Rest: ModelWraps, L: ModelLayer>(rest: Rest, layer: L) -> Self::Model<Rest, L>;
+    /// Grows the `wrap_tool` onion, or not.
+    fn tool<Rest: ToolWraps, L: ToolLayer>(rest: Rest, layer: L) -> Self::Tool<Rest, L>;
+}
 
 /// The struct defines the wrap method: it is a layer of the onion.
 #[doc(hidden)]
@@ -80,8 +98,31 @@ pub enum Joins {}
 #[derive(Debug)]
 pub enum PassesBy {}
 
-impl Membership for Joins {}
-impl Membership for PassesBy {}
+impl Membership for Joins {
+    type Model<Rest: ModelWraps, L: ModelLayer> = Wraps<Rest, L>;
+    type Tool<Rest: ToolWraps, L: ToolLayer> = Wraps<Rest, L>;
+
+    fn model<Rest: ModelWraps, L: ModelLayer>(rest: Rest, layer: L) -> Wraps<Rest, L> {
+        Wraps { rest, layer }
+    }
+
+    fn tool<Rest: ToolWraps, L: ToolLayer>(rest: Rest, layer: L) -> Wraps<Rest, L> {
+        Wraps { rest, layer }
+    }
+}
+
+impl Membership for PassesBy {
+    type Model<Rest: ModelWraps, L: ModelLayer> = Rest;
+    type Tool<Rest: ToolWraps, L: ToolLayer> = Rest;
+
+    fn model<Rest: ModelWraps, L: ModelLayer>(rest: Rest, _layer: L) -> Rest {
+        rest
+    }
+
+    fn tool<Rest: ToolWraps, L: ToolLayer>(rest: Rest, _layer: L) -> Rest {
+        rest
+    }
+}
 
 /// A hook on any of the turn's ten events but `tripwire`, one method per event: the Patinox
 /// `AgentLifecycle` style, where one struct hooks several events. (A tripwire runs beside the
