@@ -392,7 +392,7 @@ impl Turn {
     /// the request: no durable output of this turn's `pre` (counted apart, with the
     /// injections), no summary in place of the oldest entries. The entries not counted yet are
     /// counted as they are rendered; rendering stops at the first one over. `None` leaves the
-    /// request to the planner. (Inline: compiled into the crate that runs the turn, its clones
+    /// request to the planner. (An unbounded conversation's request: [`render_all`](Turn::render_all).) (Inline: compiled into the crate that runs the turn, its clones
     /// share that crate's code for the same types.)
     #[inline]
     pub(crate) fn render_within(
@@ -400,6 +400,10 @@ impl Turn {
         budget: usize,
         counter: &Counter,
     ) -> Option<(Vec<Message>, usize)> {
+        if self.conversation.config().unbounded() {
+            // No budget: nothing to count the log against.
+            return self.render_all();
+        }
         let (log, ledger) = self.conversation.log_and_ledger();
         if !Units::of(log, self.user_entry).durable.is_empty() {
             return None;
@@ -431,6 +435,29 @@ impl Turn {
                 }
             }
             messages.push(message);
+        }
+        Some((messages, history))
+    }
+}
+
+/// The request of a conversation with no budget.
+impl Turn {
+    /// Every message of the log, and how many of them are earlier turns', counting nothing:
+    /// no budget to hold them to. `None`, as [`render_within`](Turn::render_within)'s, when
+    /// the log holds what only the planner renders (a summary, durable hook output).
+    #[inline(never)]
+    pub(crate) fn render_all(&mut self) -> Option<(Vec<Message>, usize)> {
+        let (log, ledger) = self.conversation.log_and_ledger();
+        if ledger.summary().is_some() || !Units::of(log, self.user_entry).durable.is_empty() {
+            return None;
+        }
+        let mut messages = Vec::with_capacity(log.len());
+        let mut history = 0;
+        for (index, entry) in log.iter().enumerate() {
+            if index == self.user_entry {
+                history = messages.len();
+            }
+            messages.extend(entry.to_message());
         }
         Some((messages, history))
     }

@@ -107,7 +107,12 @@ impl<const K: usize> agentix::Hook for Bundle<K> {
 
 /// One turn of an agent.
 fn one_turn<A: agentix::AnyAgent>(agent: &A) -> Transcript {
-    let mut conversation = Conversation::new();
+    turn_within(agent, agentix::Config::default())
+}
+
+/// One turn of an agent, on a conversation of `config`.
+fn turn_within<A: agentix::AnyAgent>(agent: &A, config: agentix::Config) -> Transcript {
+    let mut conversation = Conversation::with_config(config);
     let outcome = block_on(agent.run(&mut conversation, "What is the weather in Oslo?"));
     let answer = outcome.map_err(|error| error.to_string());
     Transcript { answer, log: Log::Agent(conversation) }
@@ -235,8 +240,9 @@ pub(crate) const BUNDLES: [usize; 3] = [1, 5, 20];
 
 /// The shape's variants at `bundles` bundles (0: the bare ones): `lean`, `lean_direct` (the lean
 /// loop calling the bundles' functions), `fns` (the agent with the bundles' functions) and
-/// `structs` (the agent with one `Hook` struct per bundle).
-pub(crate) const VARIANTS: [&str; 4] = ["lean", "lean_direct", "fns", "structs"];
+/// `structs` (the agent with one `Hook` struct per bundle); and the bare agent on a conversation
+/// with no context budget (`unbounded`).
+pub(crate) const VARIANTS: [&str; 5] = ["lean", "lean_direct", "fns", "structs", "unbounded"];
 
 /// One variant at `bundles` bundles, built alone (an instruction count under valgrind sees the
 /// heap as this variant leaves it, not as every variant's building would); `None` where the
@@ -248,6 +254,15 @@ pub(crate) fn variant(name: &str, bundles: usize) -> Option<RunTurn> {
         ("lean_direct", 5) => lean(Direct5),
         ("lean_direct", 20) => lean(Direct20),
         ("fns", 0) => fn_agent!(),
+        // The bare agent on a conversation with no budget: what the lean loop does, no more.
+        ("unbounded", 0) => {
+            let agent = Agent::builder(BenchModel::new(None)).tool(Weather).build();
+            let unbounded = agentix::Config {
+                context_budget: agentix::Config::UNBOUNDED,
+                ..Default::default()
+            };
+            Box::new(move || turn_within(&agent, unbounded.clone())) as RunTurn
+        }
         ("fns", 1) => fn_agent!(b00),
         ("fns", 5) => fn_agent!(b00, b01, b02, b03, b04),
         ("fns", 20) => fn_agent!(

@@ -26,7 +26,10 @@ pub struct Config {
     /// RETRY verdicts a turn may act on, across `after_model` and `before_final`.
     pub max_retries: u32,
     /// Tokens a model request may hold in all: the model's context window, less room for its
-    /// answer.
+    /// answer. [`Config::UNBOUNDED`] sets none: requests are then never compacted, and a step's
+    /// request is rendered without counting a token (one with injections or retry feedback
+    /// still counts the log, to hold the injections to `injection_reserve`) — the model's own
+    /// window is the only limit.
     pub context_budget: usize,
     /// Tokens set aside for what hooks inject into a turn. The rest of the request (system
     /// prompt, history, the turn itself) is compacted to `context_budget - injection_reserve`;
@@ -60,6 +63,23 @@ pub struct Config {
 }
 
 impl Config {
+    /// A [`context_budget`](Config::context_budget) that is none: nothing compacted, and most
+    /// requests rendered without counting.
+    ///
+    /// ```
+    /// use agentix::{Config, Conversation};
+    ///
+    /// let conversation =
+    ///     Conversation::with_config(Config { context_budget: Config::UNBOUNDED, ..Config::default() });
+    /// assert!(conversation.config().unbounded());
+    /// ```
+    pub const UNBOUNDED: usize = usize::MAX;
+
+    /// Whether the conversation has no context budget ([`Config::UNBOUNDED`]).
+    pub fn unbounded(&self) -> bool {
+        self.context_budget == Config::UNBOUNDED
+    }
+
     /// What the request but its injections may hold: `context_budget - injection_reserve`, the
     /// size compaction keeps a request to.
     pub(crate) fn compaction_target(&self) -> usize {

@@ -524,3 +524,40 @@ fn the_tool_specs_take_their_share_of_every_request() {
     assert_eq!(model.calls(), 1, "the overflowing request never reached the model");
     tests::assert_log_consistent(conversation.log());
 }
+
+/// A conversation with no budget sends every message, however many tokens they take, and never
+/// compacts; within a budget that holds them, the same messages go either way.
+#[test]
+fn an_unbounded_conversation_sends_the_whole_log_and_the_same_requests_as_a_roomy_one() {
+    let big = "word ".repeat(4_000);
+    let script = || {
+        ScriptedModel::new()
+            .tool_call("get_weather", json!({ "city": "Oslo" }))
+            .text(big.clone())
+            .text("again")
+    };
+    let run = |config: Config| {
+        let model = script();
+        let agent = Agent::builder(&model).tool(Weather::default()).build();
+        let mut conversation = Conversation::with_config(config);
+        let first = block_on(agent.run(&mut conversation, "first"));
+        let second = block_on(agent.run(&mut conversation, "second"));
+        (first.map(|m| m.joined_text().into_owned()), second, model.requests(), conversation)
+    };
+    let tight = Config { context_budget: 3_000, injection_reserve: 0, ..Config::default() };
+    let unbounded = Config { context_budget: Config::UNBOUNDED, ..Config::default() };
+    let roomy = Config { context_budget: 1_000_000, ..Config::default() };
+
+    // 4 000 words of answer are some 5 000 tokens: a budget of 3 000 drops that turn from the
+    // next one's request.
+    let (_, second, compacted, _) = run(tight);
+    assert_eq!(second.unwrap().joined_text(), "again");
+    assert_eq!(compacted[2].messages.len(), 1, "the second turn alone: {:#?}", compacted[2]);
+    let (first, second, requests, conversation) = run(unbounded);
+    assert_eq!(first.unwrap(), big);
+    assert_eq!(second.unwrap().joined_text(), "again");
+    assert_eq!(requests[2].messages.len(), 5, "the whole log: {:#?}", requests[2].messages);
+    tests::assert_log_consistent(conversation.log());
+    let (_, _, roomy_requests, _) = run(roomy);
+    assert_eq!(requests, roomy_requests, "within a budget that holds it, the same requests");
+}
