@@ -92,7 +92,7 @@ impl Skip for MaySkip {
     }
 }
 
-/// A layer whose hook is never skipped (a [`Hook`] struct's).
+/// A layer whose hook is never skipped (a [`Hook`](super::Hook) struct's).
 #[derive(Debug)]
 pub enum NeverSkipped {}
 
