@@ -8,7 +8,11 @@
 
 use std::hint::black_box;
 
-use agentix::{CharsPerToken, Message, Part, TokenCounter, ToolSpec};
+use agentix::{
+    Message, Part,
+    context::{CharsPerToken, TokenCounter},
+    tool::ToolSpec,
+};
 use agentix_genai::{BpeCounter, Encoding, GenaiModel};
 use criterion::{Criterion, criterion_group};
 use serde_json::json;

@@ -2,7 +2,7 @@
 //! the request offers a `final_answer` tool whose arguments are the answer's schema, and the
 //! model's call of it comes back as the answer's text — the loop never sees the tool.
 
-use agentix::{AssistantMessage, ModelRequest, Part, ToolSpec};
+use agentix::{AssistantMessage, Part, model::ModelRequest, tool::ToolSpec};
 use genai::adapter::AdapterKind;
 
 /// The tool a model without native structured output answers through.

@@ -1,7 +1,11 @@
 //! Between agentix's request and answer and genai's: messages, tool calls both ways, the system
 //! prompt, sampling parameters, usage, and the prompt cache's breakpoints.
 
-use agentix::{AssistantMessage, Message, ModelParams, ModelRequest, Part, Role, ToolCall, Usage};
+use agentix::{
+    AssistantMessage, Message, Part, ToolCall,
+    message::Role,
+    model::{ModelParams, ModelRequest, Usage},
+};
 use genai::adapter::AdapterKind;
 use genai::chat::{
     CacheControl, ChatMessage, ChatOptions, ChatRequest, ChatResponseFormat, ChatRole, ContentPart,

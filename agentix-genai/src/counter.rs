@@ -4,7 +4,10 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 
-use agentix::{CharsPerToken, ModelRequest, TokenCounter};
+use agentix::{
+    context::{CharsPerToken, TokenCounter},
+    model::ModelRequest,
+};
 
 /// The model's counter: see [`GenaiModel::token_counter`](crate::GenaiModel::token_counter).
 #[derive(Clone, Debug)]

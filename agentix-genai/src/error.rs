@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use agentix::ModelError;
+use agentix::model::ModelError;
 use genai::adapter::AdapterKind;
 use genai::chat::StopReason;
 

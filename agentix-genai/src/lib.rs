@@ -24,14 +24,14 @@
 //! [`endpoint`](GenaiModelBuilder::endpoint).
 //!
 //! **The prompt cache.** agentix keeps `[system, history]` byte-identical from one request to
-//! the next, whatever a turn injects ([`agentix::ModelRequest::history`]). For a provider whose
+//! the next, whatever a turn injects ([`agentix::model::ModelRequest::history`]). For a provider whose
 //! cache is opt-in (Anthropic), the adapter marks the system prompt and the last message of the
 //! history as cache breakpoints — what the next turn repeats, whatever this one injects — and
 //! the request's last message, which the turn's next step repeats; every message is written as
 //! content blocks, so a breakpoint that moves on to a later message leaves the bytes before it
 //! as they were. OpenAI, Gemini and
 //! the others cache a repeated prefix on their own. Either way the tokens read from and written
-//! to the cache are in the call's [`Usage`](agentix::Usage), which an `after_model` hook reads
+//! to the cache are in the call's [`Usage`](agentix::model::Usage), which an `after_model` hook reads
 //! with [`Turn::last_usage`](agentix::Turn::last_usage).
 //!
 //! **Tool schemas** are adapted where a provider needs it: OpenAI's strict mode (every property
@@ -67,7 +67,10 @@ mod trace;
 use std::fmt;
 use std::sync::Arc;
 
-use agentix::{Chunk, Model, ModelError, ModelRequest, ModelResponse};
+use agentix::{
+    Model,
+    model::{Chunk, ModelError, ModelRequest, ModelResponse},
+};
 use futures::{Stream, StreamExt};
 use genai::adapter::AdapterKind;
 use genai::chat::{ChatOptions, ChatStreamEvent};
@@ -168,7 +171,7 @@ impl GenaiModel {
     }
 
     /// A call the model made, as agentix's: with an id of its own (see [`CallIds`]), and its
-    /// arguments as the tool's own schema reads them (see [`agentix::unstrict`]).
+    /// arguments as the tool's own schema reads them (see [`agentix::model::unstrict`]).
     fn tool_call(
         &self,
         call: genai::chat::ToolCall,
@@ -179,7 +182,7 @@ impl GenaiModel {
         if let Some(spec) = request.tools.iter().find(|spec| spec.name == call.name)
             && schema::is_strict(&spec.parameters, kind)
         {
-            agentix::unstrict(&mut call.arguments, &spec.parameters);
+            agentix::model::unstrict(&mut call.arguments, &spec.parameters);
         }
         call
     }

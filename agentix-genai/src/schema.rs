@@ -30,7 +30,7 @@ pub(crate) fn is_strict(schema: &Value, kind: AdapterKind) -> bool {
 /// OpenAI's strict form of an object schema: references inlined, then at every level every
 /// property required, the optional ones made nullable, no other properties
 /// (`additionalProperties: false`), `oneOf` as `anyOf`, a `default` moved into the description
-/// (strict mode refuses the keyword; the tool's own default still applies, see [`agentix::unstrict`]),
+/// (strict mode refuses the keyword; the tool's own default still applies, see [`agentix::model::unstrict`]),
 /// and formats strict mode does not know (schemars' `uint32`, `double`…) left out. `None` when
 /// the schema holds what strict mode cannot say — a map (`additionalProperties` with a schema),
 /// a value of any type, `allOf`, `not`, conditionals, length limits — or its root is not an

@@ -1,7 +1,7 @@
 //! Token counts for the context budget: OpenAI's own tokenizers, built into the crate (nothing is
 //! downloaded at run time).
 
-use agentix::TokenCounter;
+use agentix::context::TokenCounter;
 
 /// One of OpenAI's tokenizers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -6,7 +6,8 @@ mod support;
 use std::time::Duration;
 
 use agentix::{
-    Agent, AssistantMessage, Conversation, Error, Model, ModelRequest, StreamEvent, ToolCall, Usage,
+    Agent, AssistantMessage, Conversation, Error, Model, StreamEvent, ToolCall,
+    model::{ModelRequest, Usage},
 };
 use futures::StreamExt;
 use serde_json::{Value, json};
@@ -111,7 +112,7 @@ async fn usage_counts_the_tokens_read_from_and_written_to_the_cache() {
     let model = model(MODEL, &format!("{}/v1/", server.uri()));
     let request = ModelRequest {
         messages: vec![agentix::Message::user("hello")],
-        params: agentix::ModelParams {
+        params: agentix::model::ModelParams {
             temperature: Some(0.5),
             max_tokens: Some(300),
             thinking_budget: None,
@@ -296,7 +297,7 @@ async fn a_system_message_a_hook_adds_reaches_anthropics_system_blocks() {
         system: Some("You are terse.".into()),
         messages: vec![
             agentix::Message {
-                role: agentix::Role::System,
+                role: agentix::message::Role::System,
                 content: vec!["Answer in French.".into()],
             },
             agentix::Message::user("hi"),

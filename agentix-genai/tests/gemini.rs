@@ -6,7 +6,10 @@ mod support;
 
 use std::time::Duration;
 
-use agentix::{AssistantMessage, Error, Model, ModelRequest, Usage};
+use agentix::{
+    AssistantMessage, Error, Model,
+    model::{ModelRequest, Usage},
+};
 use serde_json::{Value, json};
 use support::{
     KEY, Reply, Server, assert_errors, assert_malformed, both_sunny, cut_stream_turn, gemini_json,
@@ -71,7 +74,7 @@ async fn usage_with_cached_tokens_and_the_requests_parameters() {
         Server::start(vec![Reply::json(gemini_json(&AssistantMessage::text("hi"), usage()))]).await;
     let request = ModelRequest {
         messages: vec![agentix::Message::user("hello")],
-        params: agentix::ModelParams {
+        params: agentix::model::ModelParams {
             temperature: Some(0.25),
             max_tokens: Some(64),
             thinking_budget: None,
@@ -97,7 +100,7 @@ async fn a_thinking_budget_set_on_the_request_reaches_gemini() {
         Server::start(vec![Reply::json(gemini_json(&AssistantMessage::text("hi"), usage()))]).await;
     let request = ModelRequest {
         messages: vec![agentix::Message::user("hello")],
-        params: agentix::ModelParams { thinking_budget: Some(2048), ..Default::default() },
+        params: agentix::model::ModelParams { thinking_budget: Some(2048), ..Default::default() },
         ..ModelRequest::default()
     };
     server.model(MODEL).complete(&request).await.unwrap();

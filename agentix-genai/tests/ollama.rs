@@ -4,7 +4,10 @@
 
 mod support;
 
-use agentix::{AssistantMessage, Error, Model, ModelRequest, Usage};
+use agentix::{
+    AssistantMessage, Error, Model,
+    model::{ModelRequest, Usage},
+};
 use serde_json::json;
 use support::{
     Reply, Server, assert_errors, assert_malformed, both_sunny, cut_stream_turn, ollama_json,
@@ -61,7 +64,7 @@ async fn usage_and_the_requests_parameters() {
         Server::start(vec![Reply::json(ollama_json(&AssistantMessage::text("hi"), 26, 10))]).await;
     let request = ModelRequest {
         messages: vec![agentix::Message::user("hello")],
-        params: agentix::ModelParams {
+        params: agentix::model::ModelParams {
             temperature: Some(0.25),
             max_tokens: Some(64),
             thinking_budget: None,

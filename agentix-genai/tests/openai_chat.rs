@@ -6,8 +6,8 @@ mod support;
 use std::time::Duration;
 
 use agentix::{
-    Agent, AssistantMessage, Conversation, Error, Message, Model, ModelError, ModelRequest,
-    StreamEvent, ToolCall, Usage,
+    Agent, AssistantMessage, Conversation, Error, Message, Model, StreamEvent, ToolCall,
+    model::{ModelError, ModelRequest, Usage},
 };
 use futures::StreamExt;
 use serde_json::{Value, json};
@@ -99,7 +99,7 @@ async fn usage_with_cached_tokens_and_the_requests_model_and_parameters() {
     let request = ModelRequest {
         messages: vec![Message::user("hello")],
         model: Some("openai:gpt-4.1".into()),
-        params: agentix::ModelParams {
+        params: agentix::model::ModelParams {
             temperature: Some(0.25),
             max_tokens: Some(64),
             thinking_budget: None,

@@ -5,7 +5,10 @@ mod support;
 
 use std::time::Duration;
 
-use agentix::{AssistantMessage, Error, Model, ModelRequest, ToolCall, Usage};
+use agentix::{
+    AssistantMessage, Error, Model, ToolCall,
+    model::{ModelRequest, Usage},
+};
 use serde_json::{Value, json};
 use support::{
     KEY, Reply, Server, assert_errors, assert_malformed, both_sunny, cut_stream_turn, openai_error,
@@ -72,7 +75,7 @@ async fn usage_with_cached_tokens() {
             .await;
     let request = ModelRequest {
         messages: vec![agentix::Message::user("hello")],
-        params: agentix::ModelParams {
+        params: agentix::model::ModelParams {
             temperature: None,
             max_tokens: Some(64),
             thinking_budget: None,

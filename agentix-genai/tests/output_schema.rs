@@ -62,9 +62,10 @@ async fn three_answers(
     let server = Server::start(answers.iter().map(reply).collect()).await;
     let agent = Agent::builder(server.model(spec)).output::<Invoice>().build();
     let withdrawn = std::sync::atomic::AtomicUsize::new(0);
-    let observer = |observation: &agentix::Observation<'_>| {
-        if let agentix::Observation::Withdrawn { hook: Some("the answer's check"), .. } =
-            observation
+    let observer = |observation: &agentix::observe::Observation<'_>| {
+        if let agentix::observe::Observation::Withdrawn {
+            hook: Some("the answer's check"), ..
+        } = observation
         {
             withdrawn.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         }

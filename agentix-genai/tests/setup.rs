@@ -2,7 +2,10 @@
 
 mod support;
 
-use agentix::{Agent, AssistantMessage, Conversation, Error, Model, ModelError, ModelRequest};
+use agentix::{
+    Agent, AssistantMessage, Conversation, Error, Model,
+    model::{ModelError, ModelRequest},
+};
 use agentix_genai::{GenaiModel, UnknownModel};
 use serde_json::json;
 use support::{Reply, Server, openai_json};

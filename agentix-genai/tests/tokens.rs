@@ -3,7 +3,10 @@
 
 mod support;
 
-use agentix::{Agent, AssistantMessage, CharsPerToken, Conversation, TokenCounter};
+use agentix::{
+    Agent, AssistantMessage, Conversation,
+    context::{CharsPerToken, TokenCounter},
+};
 use agentix_genai::{BpeCounter, Encoding, GenaiModel, ProviderCounter};
 use serde_json::json;
 use support::{Reply, Server, anthropic_json};

@@ -65,7 +65,7 @@ impl Tool for Book {
 
 /// The schema the agent gives the model for `Book`, before any provider's adaptation.
 fn own_schema() -> Value {
-    agentix::ToolSpec::of(&Book::default()).parameters
+    agentix::tool::ToolSpec::of(&Book::default()).parameters
 }
 
 /// The first request a turn of `spec` sends, answered by `reply`.
@@ -241,7 +241,7 @@ async fn a_tool_strict_mode_cannot_describe_goes_to_openai_as_it_is() {
     let label = &tools[0]["function"];
     assert_eq!(label["name"], "label");
     assert_eq!(label["strict"], false, "not strict");
-    assert_eq!(label["parameters"], agentix::ToolSpec::of(&Label).parameters, "and as it is");
+    assert_eq!(label["parameters"], agentix::tool::ToolSpec::of(&Label).parameters, "and as it is");
     assert_eq!(tools[1]["function"]["strict"], true, "the other tool is strict still");
 }
 

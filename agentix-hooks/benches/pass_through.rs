@@ -15,7 +15,10 @@
 
 use std::hint::black_box;
 
-use agentix::{Agent, Conversation, ModelError, ModelRequest, ModelResponse, Turn};
+use agentix::{
+    Agent, Conversation, Turn,
+    model::{ModelError, ModelRequest, ModelResponse},
+};
 use agentix_hooks::{
     ApproveByPattern, Budget, ClearToolResults, ModelCallLimit, ModelFallback, Pii, Price, Prices,
     Reached, Retry, ToolCallLimit, ToolFilter, ToolRetry, UsageLimit,
@@ -38,7 +41,7 @@ impl agentix::on::WrapModel for Pass {
         &self,
         request: &ModelRequest,
         _turn: &Turn,
-        next: &impl agentix::NextModel,
+        next: &impl agentix::model::NextModel,
     ) -> Result<ModelResponse, ModelError> {
         next.call(request).await
     }

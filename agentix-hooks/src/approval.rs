@@ -2,7 +2,10 @@
 //! approver, with their arguments.
 
 use agentix::event::BeforeTool;
-use agentix::{ToolCall, ToolPattern, ToolPatternError, Turn, Verdict, on};
+use agentix::{
+    ToolCall, Turn, Verdict, on,
+    tool::{ToolPattern, ToolPatternError},
+};
 
 use crate::globs::patterns_of;
 
@@ -12,7 +15,7 @@ const SHOWN: usize = 500;
 
 /// Escalates every call whose tool's name matches one of `tools` (`*delete*`, `send_*`), or
 /// whose tool comes from an MCP server whose name matches one of `servers`: the agent's
-/// [approver](agentix::Approver) decides — approves, edits, rejects, or suspends the turn for a
+/// [approver](agentix::approval::Approver) decides — approves, edits, rejects, or suspends the turn for a
 /// person. The escalation's reason names the pattern and shows the arguments, so that an
 /// approver that shows only the reason (a chat message, a ticket) shows what is asked; the call
 /// it is given has them whole. Other calls go on untouched.
@@ -24,7 +27,7 @@ const SHOWN: usize = 500;
 /// // Every tool of one MCP server, and nothing else.
 /// let only_payments = ApproveByPattern::new().servers(["payments"])?;
 /// # drop((ask, only_payments));
-/// # Ok::<_, agentix::ToolPatternError>(())
+/// # Ok::<_, agentix::tool::ToolPatternError>(())
 /// ```
 #[derive(Clone, Debug, Default)]
 pub struct ApproveByPattern {

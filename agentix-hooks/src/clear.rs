@@ -2,7 +2,12 @@
 //! but the latest tool results, the log left whole.
 
 use agentix::event::BeforeModel;
-use agentix::{ModelRequest, Part, ToolPattern, ToolPatternError, Turn, Verdict, on};
+use agentix::{
+    Part, Turn, Verdict,
+    model::ModelRequest,
+    on,
+    tool::{ToolPattern, ToolPatternError},
+};
 
 use crate::globs::patterns_of;
 
@@ -24,7 +29,7 @@ use crate::globs::patterns_of;
 ///
 /// let clear = ClearToolResults::keep(3).in_batches_of(10).except(["read_plan"])?;
 /// # drop(clear);
-/// # Ok::<_, agentix::ToolPatternError>(())
+/// # Ok::<_, agentix::tool::ToolPatternError>(())
 /// ```
 #[derive(Clone, Debug)]
 pub struct ClearToolResults {

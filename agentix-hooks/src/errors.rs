@@ -1,6 +1,6 @@
 //! Which model errors the hooks act on by default.
 
-use agentix::ModelError;
+use agentix::model::ModelError;
 
 /// Whether `error` may pass if the call is made again: the provider could not be reached or
 /// its answer read, it was overloaded or limited the rate (`429`, `5xx`), or the call timed

@@ -3,7 +3,11 @@
 use std::fmt;
 use std::sync::Arc;
 
-use agentix::{ModelError, ModelRequest, ModelResponse, NextModel, Turn, on};
+use agentix::{
+    Turn,
+    model::{ModelError, ModelRequest, ModelResponse, NextModel},
+    on,
+};
 
 use crate::errors::falls_through;
 
@@ -18,7 +22,7 @@ use crate::errors::falls_through;
 /// whatever the agent's default). A request that already names a model falls back from it.
 ///
 /// ```
-/// use agentix::ModelError;
+/// use agentix::model::ModelError;
 /// use agentix_hooks::ModelFallback;
 ///
 /// // Refusals stay refusals: only an outage falls through.

@@ -1,6 +1,6 @@
 //! Tool-name globs given to the hooks as lists.
 
-use agentix::{ToolPattern, ToolPatternError};
+use agentix::tool::{ToolPattern, ToolPatternError};
 
 /// The patterns of a list, the first that does not parse an error.
 pub(crate) fn patterns_of<I>(patterns: I) -> Result<Vec<ToolPattern>, ToolPatternError>

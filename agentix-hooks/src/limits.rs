@@ -5,8 +5,12 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use agentix::event::{AfterModel, BeforeModel, BeforeTool};
 use agentix::{
-    AssistantMessage, ModelRequest, ScopeValue, ToolCall, ToolPattern, ToolPatternError, Turn,
-    TurnRef, Verdict, hook,
+    AssistantMessage, ToolCall, Turn, Verdict,
+    conversation::TurnRef,
+    hook,
+    model::ModelRequest,
+    scope::ScopeValue,
+    tool::{ToolPattern, ToolPatternError},
 };
 use serde::{Deserialize, Serialize};
 
@@ -217,7 +221,7 @@ impl agentix::Hook for ModelCallLimit {
 /// let searches = ToolCallLimit::of("search_*")?.per_turn(5);
 /// let any = ToolCallLimit::all().per_turn(30).when_reached(Reached::Error);
 /// # drop((emails, searches, any));
-/// # Ok::<_, agentix::ToolPatternError>(())
+/// # Ok::<_, agentix::tool::ToolPatternError>(())
 /// ```
 #[derive(Clone, Debug)]
 pub struct ToolCallLimit {

@@ -4,8 +4,10 @@
 
 use agentix::event::{AfterModel, AfterTool, BeforeModel, ToolError};
 use agentix::{
-    AssistantMessage, ModelRequest, Part, PatternError, Redactor, ToolFailure, ToolResult, Turn,
-    Verdict, hook,
+    AssistantMessage, Part, ToolResult, Turn, Verdict, hook,
+    message::ToolFailure,
+    model::ModelRequest,
+    transform::{PatternError, Redactor},
 };
 
 /// What becomes of personal data found.
@@ -134,7 +136,7 @@ pub(crate) fn iban_checks(text: &str) -> bool {
 ///     .hook(pii)
 ///     .build();
 /// # drop(agent);
-/// # Ok::<_, agentix::PatternError>(())
+/// # Ok::<_, agentix::transform::PatternError>(())
 /// ```
 #[derive(Clone, Debug)]
 pub struct Pii {

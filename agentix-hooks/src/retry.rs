@@ -5,7 +5,11 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use agentix::{ModelError, ModelRequest, ModelResponse, NextModel, Turn, on};
+use agentix::{
+    Turn,
+    model::{ModelError, ModelRequest, ModelResponse, NextModel},
+    on,
+};
 
 use crate::backoff::Backoff;
 use crate::errors::transient;
@@ -21,7 +25,7 @@ use crate::errors::transient;
 ///
 /// Each call goes through the loop (`next`): it is journaled, audited and traced as its own
 /// `chat` span (`agentix.attempt` 2, 3, …); every observer sees each failed attempt
-/// ([`Observation::ModelCallFailed`](agentix::Observation::ModelCallFailed)), and one that
+/// ([`Observation::ModelCallFailed`](agentix::observe::Observation::ModelCallFailed)), and one that
 /// streams sees what it showed withdrawn. The waits are tokio's timer (the hook needs a Tokio runtime with time
 /// enabled); a journaled turn that goes on after a crash replays the calls, and waits again.
 ///

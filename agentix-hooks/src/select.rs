@@ -6,8 +6,12 @@ use std::sync::Arc;
 
 use agentix::event::{BeforeModel, BeforeTool};
 use agentix::{
-    Message, Model, ModelRequest, ScopeValue, ToolCall, ToolPattern, ToolPatternError, ToolSpec,
-    Turn, TurnRef, Verdict, hook,
+    Message, Model, ToolCall, Turn, Verdict,
+    conversation::TurnRef,
+    hook,
+    model::ModelRequest,
+    scope::ScopeValue,
+    tool::{ToolPattern, ToolPatternError, ToolSpec},
 };
 use serde::{Deserialize, Serialize};
 
@@ -166,7 +170,7 @@ impl agentix::Hook for ToolFilter {
 /// let selector = ScriptedModel::new().text(r#"["search_docs"]"#);
 /// let select = ToolSelector::new(selector).max_tools(3).always(["ask_user"])?;
 /// # drop(select);
-/// # Ok::<_, agentix::ToolPatternError>(())
+/// # Ok::<_, agentix::tool::ToolPatternError>(())
 /// ```
 pub struct ToolSelector<M> {
     model: M,

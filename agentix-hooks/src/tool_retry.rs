@@ -6,7 +6,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use agentix::{
-    NextTool, ToolCall, ToolFailure, ToolPattern, ToolPatternError, ToolResult, Turn, on,
+    ToolCall, ToolResult, Turn,
+    message::ToolFailure,
+    on,
+    tool::{NextTool, ToolPattern, ToolPatternError},
 };
 
 use crate::backoff::Backoff;
@@ -30,7 +33,7 @@ use crate::globs::patterns_of;
 /// // Only some tools; and one the user knows is safe to repeat, though it does not say so.
 /// let searches = ToolRetry::new().tools(["search_*", "fetch_page"])?.even_if_not_idempotent();
 /// # drop((retry, searches));
-/// # Ok::<_, agentix::ToolPatternError>(())
+/// # Ok::<_, agentix::tool::ToolPatternError>(())
 /// ```
 #[derive(Clone)]
 pub struct ToolRetry {

@@ -7,8 +7,13 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use agentix::event::{AfterModel, BeforeModel, Post};
 use agentix::{
-    AssistantMessage, CharsPerToken, ModelError, ModelRequest, ModelResponse, NextModel, Outcome,
-    Scope, ScopeValue, TokenCounter, ToolSpec, Turn, TurnRef, Usage, Verdict, hook,
+    AssistantMessage, Outcome, Turn, Verdict,
+    context::{CharsPerToken, TokenCounter},
+    conversation::TurnRef,
+    hook,
+    model::{ModelError, ModelRequest, ModelResponse, NextModel, Usage},
+    scope::{Scope, ScopeValue},
+    tool::ToolSpec,
 };
 use serde::{Deserialize, Serialize};
 

@@ -4,7 +4,10 @@
 
 use std::sync::{Arc, Mutex};
 
-use agentix::{Agent, Approval, Conversation, Escalation, ScriptedModel, ToolCall, ToolFailure};
+use agentix::{
+    Agent, Conversation, ScriptedModel, ToolCall, approval::Approval, message::ToolFailure,
+    verdict::Escalation,
+};
 use agentix_hooks::ApproveByPattern;
 use serde_json::json;
 use tests::{Flaky, Weather};
@@ -13,7 +16,7 @@ use tests::{Flaky, Weather};
 #[derive(Clone, Default)]
 struct Refuses(Arc<Mutex<Vec<(ToolCall, String)>>>);
 
-impl agentix::Approver for Refuses {
+impl agentix::approval::Approver for Refuses {
     async fn review(
         &self,
         call: &ToolCall,

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use agentix::{Agent, Conversation, ModelRequest, ScriptedModel};
+use agentix::{Agent, Conversation, ScriptedModel, model::ModelRequest};
 use agentix_hooks::ClearToolResults;
 use serde_json::json;
 use tests::{Flaky, Weather, logged_results, tool_results};

@@ -5,7 +5,7 @@
 use std::sync::{Arc, Mutex};
 
 use agentix::event::EventKind;
-use agentix::{Agent, Conversation, Error, ScriptedModel, ToolFailure};
+use agentix::{Agent, Conversation, Error, ScriptedModel, message::ToolFailure};
 use agentix_hooks::{ModelCallLimit, Reached, ToolCallLimit};
 use serde_json::json;
 use tests::{Weather, assert_log_consistent, logged_results};

@@ -6,8 +6,9 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use agentix::{
-    Agent, Conversation, Error, Model, ModelError, ModelRequest, ModelResponse, Observation,
-    ScriptedModel,
+    Agent, Conversation, Error, Model, ScriptedModel,
+    model::{ModelError, ModelRequest, ModelResponse},
+    observe::Observation,
 };
 use agentix_hooks::{Jitter, ModelFallback, Retry};
 use tokio::time::Instant;

@@ -5,7 +5,9 @@
 use std::sync::Arc;
 
 use agentix::event::EventKind;
-use agentix::{Agent, Conversation, Entry, Error, ScriptedModel, StreamEvent, ToolFailure};
+use agentix::{
+    Agent, Conversation, Entry, Error, ScriptedModel, StreamEvent, message::ToolFailure,
+};
 use agentix_hooks::{Pii, PiiAction};
 use futures::StreamExt;
 use serde_json::json;

@@ -4,7 +4,9 @@
 use std::sync::{Arc, Mutex};
 
 use agentix::event::EventKind;
-use agentix::{Agent, Conversation, Error, ModelRequest, ScriptedModel, ToolFailure};
+use agentix::{
+    Agent, Conversation, Error, ScriptedModel, message::ToolFailure, model::ModelRequest,
+};
 use agentix_hooks::{ToolFilter, ToolSelector};
 use serde_json::json;
 use tests::{Explode, Flaky, Weather, logged_results};
@@ -104,7 +106,7 @@ async fn a_selector_that_answers_no_tool_halts_the_turn_unless_told_to_offer_all
     }
     assert_eq!(model.calls(), 0);
 
-    let selector = ScriptedModel::new().error(agentix::ModelError::Transport("down".into()));
+    let selector = ScriptedModel::new().error(agentix::model::ModelError::Transport("down".into()));
     let model = ScriptedModel::new().text("Hello.");
     let agent = Agent::builder(&model)
         .tool(Weather::default())

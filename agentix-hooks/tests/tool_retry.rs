@@ -5,7 +5,9 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use agentix::{Agent, Conversation, ScriptedModel, Tool, ToolFailure, ToolSet, Turn, tool};
+use agentix::{
+    Agent, Conversation, ScriptedModel, Tool, ToolSet, Turn, message::ToolFailure, tool,
+};
 use agentix_hooks::{Jitter, ToolRetry};
 use serde_json::json;
 use tests::{City, Flaky, logged_results};

@@ -5,8 +5,9 @@ use std::collections::BTreeMap;
 
 use agentix::event::EventKind;
 use agentix::{
-    Agent, CharsPerToken, Conversation, Error, Model, ModelError, ModelRequest, ModelResponse,
-    ScriptedModel, Usage,
+    Agent, Conversation, Error, Model, ScriptedModel,
+    context::CharsPerToken,
+    model::{ModelError, ModelRequest, ModelResponse, Usage},
 };
 use agentix_hooks::{Budget, ModelFallback, Price, Prices, Reached, UsageLimit};
 use serde_json::json;

@@ -9,8 +9,8 @@
 use std::hint::black_box;
 
 use agentix::{
-    Agent, AssistantMessage, Conversation, Model, ModelError, ModelRequest, ModelResponse,
-    ToolCall, ToolSet,
+    Agent, AssistantMessage, Conversation, Model, ToolCall, ToolSet,
+    model::{ModelError, ModelRequest, ModelResponse},
 };
 use agentix_mcp::{McpServer, McpService, McpTools, NoModel};
 use criterion::{Criterion, criterion_group, criterion_main};

@@ -7,7 +7,10 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use agentix::{Approval, Question, ToolPattern, ToolProgress, ToolSpec};
+use agentix::{
+    approval::{Approval, Question},
+    tool::{ToolPattern, ToolProgress, ToolSpec},
+};
 use rmcp::model::{
     ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult, ElicitationAction,
     ElicitationCapability, FormElicitationCapability, Implementation, ProgressNotificationParam,

@@ -56,5 +56,5 @@ pub enum McpError {
     },
     /// An allow or deny pattern that is no tool pattern.
     #[error("an allow or deny pattern: {0}")]
-    Pattern(#[from] agentix::ToolPatternError),
+    Pattern(#[from] agentix::tool::ToolPatternError),
 }

@@ -6,8 +6,11 @@ use std::sync::Arc;
 
 use agentix::pipeline::Pipeline;
 use agentix::{
-    Agent, Approver, Model, ModelError, ModelRequest, ModelResponse, StreamTransformer, ToolCall,
-    ToolResult, ToolSet, ToolSpec,
+    Agent, Model, ToolCall, ToolResult, ToolSet,
+    approval::Approver,
+    model::{ModelError, ModelRequest, ModelResponse},
+    tool::ToolSpec,
+    transform::StreamTransformer,
 };
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,

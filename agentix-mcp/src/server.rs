@@ -6,7 +6,7 @@ use std::ffi::OsString;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 
-use agentix::{ToolPattern, ToolPatternError};
+use agentix::tool::{ToolPattern, ToolPatternError};
 #[cfg(feature = "http")]
 use http::{HeaderName, HeaderValue};
 use rmcp::ServiceExt;

@@ -5,8 +5,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use agentix::{
-    OutputHooks, ToolCall, ToolFailure, ToolOrigin, ToolProgress, ToolResult, ToolSet, ToolSpec,
-    Turn,
+    ToolCall, ToolResult, ToolSet, Turn,
+    message::ToolFailure,
+    tool::{ToolOrigin, ToolProgress, ToolRunner, ToolSpec},
 };
 use rmcp::ServiceError;
 use rmcp::model::{
@@ -227,7 +228,7 @@ impl McpTools {
     /// Sends the call to its server, passing what the server says while it runs — progress,
     /// questions — to `hooks`; a call dropped before its answer (a timeout) is cancelled on
     /// the server.
-    async fn send<H: OutputHooks>(
+    async fn send<H: ToolRunner>(
         &self,
         tool: &Offered,
         call: &ToolCall,
@@ -276,7 +277,7 @@ impl McpTools {
     }
 
     /// The request and its answer, and what the server says in between.
-    async fn exchange<H: OutputHooks>(
+    async fn exchange<H: ToolRunner>(
         &self,
         server: &Connection,
         open: &Opened,
@@ -360,7 +361,7 @@ struct Heard<'a, H> {
     reported: Option<f64>,
 }
 
-impl<H: OutputHooks> Heard<'_, H> {
+impl<H: ToolRunner> Heard<'_, H> {
     /// Reports progress that goes forward: rmcp handles each notification in a task of its
     /// own, so one may overtake another, and MCP's progress only grows.
     fn report(&mut self, said: &ToolProgress) {
@@ -437,7 +438,7 @@ impl ToolSet for McpTools {
         self.call_hooked(call, turn, &()).await
     }
 
-    async fn call_hooked<H: OutputHooks>(
+    async fn call_hooked<H: ToolRunner>(
         &self,
         call: &ToolCall,
         turn: &Turn,

@@ -13,7 +13,10 @@ use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use agentix::{Agent, Conversation, Journal, JournalError, JournalStep};
+use agentix::{
+    Agent, Conversation,
+    durable::{Journal, JournalError, JournalStep},
+};
 use agentix_mcp::McpServer;
 use agentix_store::{Store, StoreJournal};
 use agentix_test_support::{self as support, TempDir, die, lines};

@@ -8,8 +8,11 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use agentix::{
-    Agent, Approval, Conversation, Escalation, ModelRequest, Question, ScriptedModel, StreamEvent,
-    ToolCall, Turn, Verdict, event::BeforeModel,
+    Agent, Conversation, ScriptedModel, StreamEvent, ToolCall, Turn, Verdict,
+    approval::{Approval, Question},
+    event::BeforeModel,
+    model::ModelRequest,
+    verdict::Escalation,
 };
 use agentix_mcp::McpServer;
 use common::{serve_in_memory, tool_results};
@@ -191,7 +194,7 @@ async fn a_calls_progress_reaches_the_stream_while_it_runs() {
 /// Answers the server's questions: a matte finish.
 struct Painter(Arc<Mutex<Vec<Question>>>);
 
-impl agentix::Approver for Painter {
+impl agentix::approval::Approver for Painter {
     async fn review(&self, _: &ToolCall, _: &Escalation, _: &Turn) -> Approval {
         Approval::Reject("no calls are escalated here".to_owned())
     }
@@ -244,7 +247,10 @@ async fn a_call_dropped_at_its_timeout_leaves_the_next_calls_question_to_the_app
     let mut conversation = Conversation::with_config(config);
     agent.run(&mut conversation, "paint it").await.unwrap();
     let results = tool_results(&conversation);
-    assert!(matches!(results[0].error, Some(agentix::ToolFailure::TimedOut { .. })), "{results:?}");
+    assert!(
+        matches!(results[0].error, Some(agentix::message::ToolFailure::TimedOut { .. })),
+        "{results:?}"
+    );
     // The dropped call no longer counts as running: the question has one call to go to.
     assert_eq!(results[1].output, r#"finished {"finish":"matte"}"#);
     assert_eq!(asked.lock().unwrap().len(), 1);

@@ -11,7 +11,8 @@ use std::path::{Path, PathBuf};
 
 use agentix::event::BeforeTool;
 use agentix::{
-    Agent, Approval, Conversation, ScriptedModel, StreamEvent, ToolCall, ToolFailure, Verdict, hook,
+    Agent, Conversation, ScriptedModel, StreamEvent, ToolCall, Verdict, approval::Approval, hook,
+    message::ToolFailure,
 };
 use agentix_mcp::{McpServer, McpTools};
 use common::tool_results;
@@ -234,15 +235,20 @@ async fn server_everything_killed_mid_call_fails_that_call_and_is_started_again_
 /// Answers every question with a name.
 struct Ada;
 
-impl agentix::Approver for Ada {
-    async fn review(&self, _: &ToolCall, _: &agentix::Escalation, _: &agentix::Turn) -> Approval {
+impl agentix::approval::Approver for Ada {
+    async fn review(
+        &self,
+        _: &ToolCall,
+        _: &agentix::verdict::Escalation,
+        _: &agentix::Turn,
+    ) -> Approval {
         Approval::Reject("nothing is escalated here".to_owned())
     }
 
     async fn review_question(
         &self,
         _: &ToolCall,
-        question: &agentix::Question,
+        question: &agentix::approval::Question,
         _: &agentix::Turn,
     ) -> Approval {
         assert_eq!(question.asked_by, "the MCP server `everything`");

@@ -7,7 +7,7 @@ mod common;
 
 use agentix::event::BeforeTool;
 use agentix::{
-    Agent, Conversation, ScriptedModel, ToolCall, ToolFailure, ToolResult, Verdict, hook,
+    Agent, Conversation, ScriptedModel, ToolCall, ToolResult, Verdict, hook, message::ToolFailure,
 };
 use agentix_mcp::{McpServer, McpService, McpTools, NoModel};
 use common::tool_results;

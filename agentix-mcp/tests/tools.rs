@@ -8,8 +8,8 @@ use std::sync::{Arc, Mutex};
 
 use agentix::event::{AfterTool, BeforeTool, ToolError};
 use agentix::{
-    Agent, Conversation, Entry, NextTool, ScriptedModel, ToolCall, ToolFailure, ToolResult, Turn,
-    Verdict, hook,
+    Agent, Conversation, Entry, ScriptedModel, ToolCall, ToolResult, Turn, Verdict, hook,
+    message::ToolFailure, tool::NextTool,
 };
 use agentix_mcp::{McpError, McpServer, McpTools};
 use common::{serve_in_memory, tool_results};

@@ -82,13 +82,16 @@ fn subscriber(
 }
 
 /// The bare agent: no hooks, one tool.
-fn agent() -> Agent<BenchModel, agentix::Toolbox<agentix::NoTools, Weather>> {
+fn agent() -> Agent<BenchModel, agentix::tool::Toolbox<agentix::tool::NoTools, Weather>> {
     Agent::builder(BenchModel::new(None)).name("bench").tool(Weather).build()
 }
 
 /// One turn on a new conversation, on a current-thread runtime (the SDK's simple processor
 /// exports with an executor of its own, which `futures`' would refuse inside its own).
-fn turn(runtime: &Runtime, agent: &Agent<BenchModel, agentix::Toolbox<agentix::NoTools, Weather>>) {
+fn turn(
+    runtime: &Runtime,
+    agent: &Agent<BenchModel, agentix::tool::Toolbox<agentix::tool::NoTools, Weather>>,
+) {
     let mut conversation = Conversation::new();
     black_box(runtime.block_on(agent.run(&mut conversation, "Weather in Oslo?")).unwrap());
 }

@@ -4,7 +4,11 @@
 
 mod support;
 
-use agentix::{Agent, AgentTool, Conversation, ModelError, ScriptedModel, StreamEvent, Usage};
+use agentix::{
+    Agent, Conversation, ScriptedModel, StreamEvent,
+    delegate::AgentTool,
+    model::{ModelError, Usage},
+};
 use agentix_otel::{OPERATION_DURATION, TIME_TO_FIRST_CHUNK, TOKEN_USAGE};
 use futures::StreamExt;
 use serde_json::{Value, json};

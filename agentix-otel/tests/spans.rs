@@ -7,10 +7,10 @@ mod support;
 use agentix::event::BeforeTool;
 use agentix::session::{Plan, Session, Task, TaskStatus};
 use agentix::{
-    Agent, Conversation, Model, ModelError, ModelRequest, ModelResponse, NextModel, ScriptedModel,
-    ToolCall, Turn, Usage, Verdict,
+    Agent, Conversation, Model, ScriptedModel, ToolCall, Turn, Verdict,
+    model::{ModelError, ModelRequest, ModelResponse, NextModel, Usage},
 };
-use agentix::{Approval, Error, NextTool, ToolResult};
+use agentix::{Error, ToolResult, approval::Approval, tool::NextTool};
 use opentelemetry::trace::{SpanKind, Status};
 use serde_json::json;
 use support::{
@@ -392,9 +392,9 @@ impl Model for Slow {
 
 /// Trips once the model call is under way (a check that trips at once cuts a call never made).
 #[agentix::hook(tripwire)]
-async fn refuse_all(_request: &ModelRequest) -> agentix::Trip {
+async fn refuse_all(_request: &ModelRequest) -> agentix::verdict::Trip {
     tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    agentix::Trip::trip("nothing goes through")
+    agentix::verdict::Trip::trip("nothing goes through")
 }
 
 #[tokio::test]
@@ -463,8 +463,8 @@ async fn a_sessions_turns_report_each_decision_once_whoever_listens() {
     let mut session = Session::builder(&agent).build();
     session.enqueue(Task::new("Weather in Oslo?")).unwrap();
     let heard = std::sync::atomic::AtomicUsize::new(0);
-    let observer = |observation: &agentix::Observation<'_>| {
-        if matches!(observation, agentix::Observation::Hook { .. }) {
+    let observer = |observation: &agentix::observe::Observation<'_>| {
+        if matches!(observation, agentix::observe::Observation::Hook { .. }) {
             heard.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         }
     };

@@ -22,8 +22,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use agentix::{
-    Agent, AssistantMessage, Conversation, Model, ModelError, ModelRequest, ModelResponse,
-    ToolCall, Turn,
+    Agent, AssistantMessage, Conversation, Model, ToolCall, Turn,
+    model::{ModelError, ModelRequest, ModelResponse},
 };
 use agentix_restate::Conversations;
 use agentix_store::Store;

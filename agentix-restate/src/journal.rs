@@ -4,7 +4,10 @@
 use std::future::Future;
 use std::pin::pin;
 
-use agentix::{Approval, Journal, JournalError, JournalStep, PendingApproval, replay_recorded};
+use agentix::{
+    approval::{Approval, PendingApproval},
+    durable::{Journal, JournalError, JournalStep, replay_recorded},
+};
 use futures::channel::oneshot;
 use futures::future::{Either, select};
 use restate_sdk::prelude::*;

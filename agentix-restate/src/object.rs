@@ -4,8 +4,8 @@ use std::future::Future;
 use std::sync::Arc;
 
 use agentix::{
-    AnyAgent, Approval, AssistantMessage, BoxedAgent, Config, Conversation, Entry, Error,
-    JournalError, Scope, ToolCall,
+    AnyAgent, AssistantMessage, BoxedAgent, Config, Conversation, Entry, Error, ToolCall,
+    approval::Approval, durable::JournalError, scope::Scope,
 };
 use futures::future::BoxFuture;
 use restate_sdk::prelude::*;

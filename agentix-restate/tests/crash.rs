@@ -16,7 +16,9 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use agentix::event::Post;
-use agentix::{Agent, Approval, AssistantMessage, Entry, Outcome, ToolCall, Turn, Verdict};
+use agentix::{
+    Agent, AssistantMessage, Entry, Outcome, ToolCall, Turn, Verdict, approval::Approval,
+};
 use agentix_restate::{Conversations, WaitingApproval};
 use agentix_test_support::durable_turn::{
     self, AskFirst, DelegatingModel, KeyedSend, PairModel, Refuse, SendingModel, ToolDeath,
@@ -81,8 +83,8 @@ struct Slow;
 impl agentix::Model for Slow {
     async fn complete(
         &self,
-        _: &agentix::ModelRequest,
-    ) -> Result<agentix::ModelResponse, agentix::ModelError> {
+        _: &agentix::model::ModelRequest,
+    ) -> Result<agentix::model::ModelResponse, agentix::model::ModelError> {
         tokio::time::sleep(Duration::from_secs(2)).await;
         Ok(AssistantMessage::text("Done.").into())
     }
@@ -92,10 +94,18 @@ impl agentix::Model for Slow {
 struct NoSecrets;
 
 impl agentix::on::Tripwire for NoSecrets {
-    async fn tripwire(&self, request: &agentix::ModelRequest, _: &Turn) -> agentix::Trip {
+    async fn tripwire(
+        &self,
+        request: &agentix::model::ModelRequest,
+        _: &Turn,
+    ) -> agentix::verdict::Trip {
         tokio::time::sleep(Duration::from_millis(50)).await;
         let last = request.messages.last().map(|message| message.text()).unwrap_or_default();
-        if last.contains("secret") { agentix::Trip::trip("a secret") } else { agentix::Trip::Pass }
+        if last.contains("secret") {
+            agentix::verdict::Trip::trip("a secret")
+        } else {
+            agentix::verdict::Trip::Pass
+        }
     }
 }
 

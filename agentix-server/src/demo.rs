@@ -6,8 +6,10 @@ use std::time::Duration;
 use agentix::event::BeforeTool;
 use agentix::pipeline::Pipeline;
 use agentix::{
-    Agent, Approval, Approver, AssistantMessage, Chunk, Model, ModelError, ModelRequest,
-    ModelResponse, Outcome, Part, Role, ToolCall, ToolResult, ToolSet, Verdict,
+    Agent, AssistantMessage, Model, Outcome, Part, ToolCall, ToolResult, ToolSet, Verdict,
+    approval::{Approval, Approver},
+    message::Role,
+    model::{Chunk, ModelError, ModelRequest, ModelResponse},
 };
 use futures::Stream;
 use serde_json::json;

@@ -219,7 +219,7 @@ async fn two_waiting_calls_are_answered_in_order() {
     let agent = agentix::Agent::builder(model)
         .tool(agentix_server::demo::send_email)
         .hook(ask_a_person)
-        .approver(|_: agentix::ToolCall, _| async { agentix::Approval::Suspend })
+        .approver(|_: agentix::ToolCall, _| async { agentix::approval::Approval::Suspend })
         .build();
     let client = client();
     let base = serve(router(agent)).await;

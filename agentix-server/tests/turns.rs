@@ -10,8 +10,8 @@ use std::time::Duration;
 
 use agentix::event::{AfterModel, Post};
 use agentix::{
-    Agent, AssistantMessage, Conversation, Entry, Hook, Model, ModelError, ModelRequest,
-    ModelResponse, Outcome, Part, Turn, Verdict, hook,
+    Agent, AssistantMessage, Conversation, Entry, Hook, Model, Outcome, Part, Turn, Verdict, hook,
+    model::{ModelError, ModelRequest, ModelResponse},
 };
 use agentix_server::TurnAnswer;
 use agentix_server::demo::{DemoModel, demo_agent, get_weather};
@@ -371,7 +371,7 @@ async fn a_stored_conversation_waiting_for_approval_is_409_until_resumed() {
     let agent = Agent::builder(DemoModel::default())
         .tool(get_weather)
         .hook(ask_a_person)
-        .approver(|_: agentix::ToolCall, _| async { agentix::Approval::Suspend })
+        .approver(|_: agentix::ToolCall, _| async { agentix::approval::Approval::Suspend })
         .build();
     let client = client();
     let base = serve(router_with_store(agent, store.clone())).await;

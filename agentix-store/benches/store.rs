@@ -14,8 +14,10 @@ use agentix_test_support as support;
 use std::time::{Duration, Instant};
 
 use agentix::{
-    Agent, AssistantMessage, Config, Conversation, Entry, Message, Model, ModelError, ModelRequest,
-    ModelResponse, Scope, TurnRef,
+    Agent, AssistantMessage, Config, Conversation, Entry, Message, Model,
+    conversation::TurnRef,
+    model::{ModelError, ModelRequest, ModelResponse},
+    scope::Scope,
 };
 use criterion::{BenchmarkId, Criterion, criterion_group};
 

@@ -1,7 +1,11 @@
 //! Approvals that wait in the store: a suspended turn's call is written with the step it
 //! stopped at, listed from any process, and marked answered when the resumed step commits.
 
-use agentix::{Approval, Entry, PendingApproval, ToolCall, TurnRef};
+use agentix::{
+    Entry, ToolCall,
+    approval::{Approval, PendingApproval},
+    conversation::TurnRef,
+};
 use sqlx::Row;
 
 use crate::{Dialect, Store, StoreError, sql, to_i64, to_u64};

@@ -3,7 +3,10 @@
 use std::sync::Mutex;
 
 use agentix::session::SessionState;
-use agentix::{Commit, CommitError, Conversation, ModelCall};
+use agentix::{
+    Conversation,
+    durable::{Commit, CommitError, ModelCall},
+};
 
 use crate::model_calls::AuditedCall;
 use crate::{Store, StoreError, Stored, Version};

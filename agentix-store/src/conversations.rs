@@ -3,7 +3,7 @@
 
 use std::fmt;
 
-use agentix::{Config, Conversation, Entry, Scope};
+use agentix::{Config, Conversation, Entry, scope::Scope};
 use serde::{Deserialize, Serialize};
 use sqlx::Row;
 

@@ -7,7 +7,10 @@ use std::collections::HashMap;
 use std::future::Future;
 use std::sync::Mutex;
 
-use agentix::{Conversation, Entry, Journal, JournalError, JournalStep, replay_recorded};
+use agentix::{
+    Conversation, Entry,
+    durable::{Journal, JournalError, JournalStep, replay_recorded},
+};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use sqlx::Row;

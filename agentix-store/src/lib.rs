@@ -302,7 +302,7 @@ pub enum StoreError {
         /// The entry that breaks the rule.
         seq: u64,
         /// The rule.
-        source: agentix::InvalidLog,
+        source: agentix::conversation::InvalidLog,
     },
     /// The entries to commit do not continue the stored log from where it ends.
     #[error(

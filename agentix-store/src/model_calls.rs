@@ -1,6 +1,6 @@
 //! The audit of model calls: what each call sent and got, stored with the step it belongs to.
 
-use agentix::{ModelCall, TurnRef, Usage};
+use agentix::{conversation::TurnRef, durable::ModelCall, model::Usage};
 use sqlx::Row;
 
 use crate::{Dialect, Store, StoreError, sql, to_i64, to_u64};

@@ -2,7 +2,7 @@
 //! committer at each point its state changes, and read back — to watch a session from
 //! elsewhere, or to go on with its unfinished tasks after a crash.
 
-use agentix::TurnRef;
+use agentix::conversation::TurnRef;
 use agentix::session::{PlanId, PlanProgress, QueuedTask, SessionState, Task, TaskId, TaskStatus};
 use sqlx::Row;
 

@@ -12,8 +12,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use agentix::event::BeforeTool;
 use agentix::{
-    Agent, Approval, Commit, CommitError, Conversation, Entry, Error, ScriptedModel, ToolCall,
-    ToolFailure, Turn, Verdict,
+    Agent, Conversation, Entry, Error, ScriptedModel, ToolCall, Turn, Verdict,
+    approval::Approval,
+    durable::{Commit, CommitError},
+    message::ToolFailure,
 };
 use agentix_store::Store;
 use serde_json::json;
@@ -53,8 +55,8 @@ struct Counted {
 impl agentix::Model for Counted {
     async fn complete(
         &self,
-        request: &agentix::ModelRequest,
-    ) -> Result<agentix::ModelResponse, agentix::ModelError> {
+        request: &agentix::model::ModelRequest,
+    ) -> Result<agentix::model::ModelResponse, agentix::model::ModelError> {
         append(&self.calls, "call");
         self.script.complete(request).await
     }
@@ -134,7 +136,7 @@ fn child() {
         let waiting = store.pending_approvals().await.unwrap();
         assert_eq!(waiting.len(), 1, "{waiting:?}");
         assert_eq!(waiting[0].conversation, "c");
-        let approval: agentix::Answer = match mode.trim_end_matches(":die") {
+        let approval: agentix::approval::Answer = match mode.trim_end_matches(":die") {
             "answer:approve" => Approval::Approve.into(),
             "answer:reject" => Approval::Reject("not today".into()).by("bob"),
             "answer:edit" => Approval::Edit(ToolCall::new(

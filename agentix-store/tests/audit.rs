@@ -8,8 +8,8 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use agentix::{
-    Agent, AssistantMessage, Conversation, ModelError, ModelRequest, ModelResponse, NextModel,
-    Part, ToolCall, Turn, Usage,
+    Agent, AssistantMessage, Conversation, Part, ToolCall, Turn,
+    model::{ModelError, ModelRequest, ModelResponse, NextModel, Usage},
 };
 use agentix_store::Store;
 use serde_json::json;

@@ -17,7 +17,10 @@ use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use agentix::{Agent, Commit, CommitError, Conversation, Entry, ScriptedModel, Turn};
+use agentix::{
+    Agent, Conversation, Entry, ScriptedModel, Turn,
+    durable::{Commit, CommitError},
+};
 use agentix_store::{Store, StoreError, Waiting};
 use serde_json::json;
 use support::die;
@@ -123,8 +126,8 @@ struct Dying {
 impl agentix::Model for Dying {
     async fn complete(
         &self,
-        request: &agentix::ModelRequest,
-    ) -> Result<agentix::ModelResponse, agentix::ModelError> {
+        request: &agentix::model::ModelRequest,
+    ) -> Result<agentix::model::ModelResponse, agentix::model::ModelError> {
         let n = self.calls.fetch_add(1, Ordering::Relaxed) + 1;
         if self.kill == Some(Point::InModelCall(n)) {
             die();

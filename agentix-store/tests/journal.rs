@@ -16,7 +16,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use agentix::AnyAgent;
 use agentix::{
-    Agent, Approval, Conversation, Entry, Error, Journal, JournalError, JournalStep, ToolCall,
+    Agent, Conversation, Entry, Error, ToolCall,
+    approval::Approval,
+    durable::{Journal, JournalError, JournalStep},
 };
 use agentix_store::{Store, StoreJournal};
 use serde::Serialize;

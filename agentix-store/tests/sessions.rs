@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 
 use agentix::event::TaskStart;
 use agentix::session::{Plan, QueuedTask, Session, SessionState, Task, TaskStatus};
-use agentix::{Agent, Conversation, Entry, ModelRequest, ScriptedModel, Verdict};
+use agentix::{Agent, Conversation, Entry, ScriptedModel, Verdict, model::ModelRequest};
 use agentix_store::{Store, StoreError, TaskState};
 
 /// Each stored task's id and state.
@@ -113,7 +113,7 @@ impl agentix::Model for Dying {
     async fn complete(
         &self,
         request: &ModelRequest,
-    ) -> Result<agentix::ModelResponse, agentix::ModelError> {
+    ) -> Result<agentix::model::ModelResponse, agentix::model::ModelError> {
         let before = support::lines(&self.calls).len();
         support::append(&self.calls, "call");
         if self.die_at == Some(before + 1) {
@@ -262,7 +262,7 @@ async fn a_session_on_a_conversation_waiting_for_an_approval_stops() {
     let agent = Agent::builder(&model)
         .tool(support::Clock)
         .hook(AskAlways)
-        .approver(|_: agentix::ToolCall, _| async { agentix::Approval::Suspend })
+        .approver(|_: agentix::ToolCall, _| async { agentix::approval::Approval::Suspend })
         .build();
     let mut conversation = Conversation::new();
     let _ = agent.run(&mut conversation, "time?").await;

@@ -5,7 +5,9 @@
 use agentix_test_support::{self as support, on_both_backends};
 
 use agentix::session::Session;
-use agentix::{Agent, Config, Conversation, Entry, Hook, Scope, ScriptedModel, Turn, Verdict};
+use agentix::{
+    Agent, Config, Conversation, Entry, Hook, ScriptedModel, Turn, Verdict, scope::Scope,
+};
 use agentix_store::{SCHEMA_VERSION, Store, StoreError, Version};
 use serde_json::json;
 use sqlx::Executor;
@@ -29,7 +31,7 @@ impl Hook for Memory {
 #[derive(serde::Serialize, serde::Deserialize)]
 struct Visits(u32);
 
-impl agentix::ScopeValue for Visits {
+impl agentix::scope::ScopeValue for Visits {
     const KEY: &'static str = "visits";
 }
 
@@ -54,7 +56,9 @@ async fn kept_sub_agent_loads_back(store: Store, _url: String) {
         .tool_call("notes", json!({ "prompt": "Remember Oslo." }))
         .text("Noted.");
     let parent = Agent::builder(&model)
-        .sub_agent(agentix::AgentTool::new("notes", "Keeps notes.", &child).keep_conversation())
+        .sub_agent(
+            agentix::delegate::AgentTool::new("notes", "Keeps notes.", &child).keep_conversation(),
+        )
         .build();
     let version = store.create("team", &Conversation::new()).await.unwrap();
     let mut stored = store.load("team").await.unwrap();
@@ -68,7 +72,9 @@ async fn kept_sub_agent_loads_back(store: Store, _url: String) {
         .tool_call("notes", json!({ "prompt": "What did I say?" }))
         .text("Oslo.");
     let parent = Agent::builder(&model)
-        .sub_agent(agentix::AgentTool::new("notes", "Keeps notes.", &child).keep_conversation())
+        .sub_agent(
+            agentix::delegate::AgentTool::new("notes", "Keeps notes.", &child).keep_conversation(),
+        )
         .build();
     parent.run(&mut loaded, "What did I say?").await.unwrap();
     let seen: Vec<String> = child_model.requests()[1]
@@ -85,7 +91,7 @@ async fn kept_sub_agent_loads_back(store: Store, _url: String) {
     PartialEq,
     agentix::prelude::Serialize,
     agentix::prelude::Deserialize,
-    agentix::JsonSchema,
+    agentix::schemars::JsonSchema,
 )]
 #[serde(crate = "agentix::serde")]
 #[schemars(crate = "agentix::schemars")]
@@ -360,8 +366,11 @@ struct Checked<'s> {
     seen: std::sync::Mutex<Vec<usize>>,
 }
 
-impl agentix::Commit for Checked<'_> {
-    async fn commit(&self, conversation: &Conversation) -> Result<(), agentix::CommitError> {
+impl agentix::durable::Commit for Checked<'_> {
+    async fn commit(
+        &self,
+        conversation: &Conversation,
+    ) -> Result<(), agentix::durable::CommitError> {
         self.inner.commit(conversation).await?;
         let stored = self.store.load(self.id).await.expect("every commit leaves a log that loads");
         assert_eq!(stored.conversation.log(), conversation.log());
@@ -429,8 +438,8 @@ async fn a_turn_that_lost_the_race(store: Store, _url: String) {
 /// Panics at its `at`-th commit (from 1).
 struct PanicsAt(usize, std::sync::atomic::AtomicUsize);
 
-impl agentix::Commit for PanicsAt {
-    async fn commit(&self, _: &Conversation) -> Result<(), agentix::CommitError> {
+impl agentix::durable::Commit for PanicsAt {
+    async fn commit(&self, _: &Conversation) -> Result<(), agentix::durable::CommitError> {
         let n = self.1.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
         assert!(n != self.0, "the disk is on fire");
         Ok(())
@@ -450,7 +459,7 @@ async fn a_committer_that_panics_fails_the_turn_naming_it_inside_the_loop_and_at
         assert_eq!(
             error,
             agentix::Error::ComponentPanicked {
-                component: agentix::Component::Committer,
+                component: agentix::error::Component::Committer,
                 message: "the disk is on fire".to_owned()
             },
             "at commit {at}"

@@ -13,8 +13,9 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use agentix::{
-    Agent, AssistantMessage, Conversation, Model, ModelError, ModelRequest, ModelResponse, Part,
-    Turn, on,
+    Agent, AssistantMessage, Conversation, Model, Part, Turn,
+    model::{ModelError, ModelRequest, ModelResponse},
+    on,
 };
 use criterion::{Criterion, criterion_group};
 use support::{RunTurn, median};

@@ -16,8 +16,8 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use agentix::{
-    Agent, AssistantMessage, Config, Conversation, Model, ModelError, ModelRequest, ModelResponse,
-    Part, Tool, ToolCall, Turn,
+    Agent, AssistantMessage, Config, Conversation, Model, Part, Tool, ToolCall, Turn,
+    model::{ModelError, ModelRequest, ModelResponse},
 };
 use criterion::{Criterion, criterion_group};
 use serde_json::{Value, json};

@@ -12,8 +12,9 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use agentix::{
-    Agent, AssistantMessage, Conversation, Model, ModelError, ModelRequest, ModelResponse, Trip,
-    Turn,
+    Agent, AssistantMessage, Conversation, Model, Turn,
+    model::{ModelError, ModelRequest, ModelResponse},
+    verdict::Trip,
 };
 use criterion::{Criterion, criterion_group};
 use support::{RunTurn, median};

@@ -58,7 +58,7 @@ pub enum Error {
         limit: u32,
     },
     /// The turn waits for a person's answer to an escalated tool call: the approver suspended
-    /// it ([`Approval::Suspend`](crate::Approval::Suspend)), and the log ends with the step as
+    /// it ([`Approval::Suspend`](crate::approval::Approval::Suspend)), and the log ends with the step as
     /// it stood. Not a failure: [`Agent::resume`](crate::Agent::resume) goes on from the call.
     /// A new turn on the conversation meanwhile is refused with this error too.
     #[error(
@@ -217,18 +217,18 @@ pub enum Error {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Component {
-    /// The [`Summarizer`](crate::Summarizer).
+    /// The [`Summarizer`](crate::context::Summarizer).
     Summarizer,
-    /// The [`TokenCounter`](crate::TokenCounter).
+    /// The [`TokenCounter`](crate::context::TokenCounter).
     TokenCounter,
     /// The [`Observer`](crate::Observer); it is not called again in the turn (in a session,
     /// the session: it stops).
     Observer,
-    /// The [`AuditSink`](crate::AuditSink); the request it was given is not sent.
+    /// The [`AuditSink`](crate::context::AuditSink); the request it was given is not sent.
     AuditSink,
-    /// A [`StreamTransformer`](crate::StreamTransformer).
+    /// A [`StreamTransformer`](crate::transform::StreamTransformer).
     Transformer,
-    /// The [`Commit`](crate::Commit) a turn commits its steps through.
+    /// The [`Commit`](crate::durable::Commit) a turn commits its steps through.
     Committer,
     /// agentix's own loop: a bug in agentix, not in any code of yours.
     Loop,

@@ -2,7 +2,7 @@
 //! event.
 //!
 //! An agent runs a loop — call the model, run the tools it asks for, repeat, answer — and a hook
-//! steps into it at one of ten [event]s. Each event's type is its contract: the value that
+//! steps into it at one of its [event]s. Each event's type is its contract: the value that
 //! flows through it and the [`Verdict`]s a hook may return there.
 //!
 //! # The layers
@@ -13,99 +13,68 @@
 //! | layer | what | modules |
 //! |---|---|---|
 //! | data | messages, the scope, the conversation's log and its entries, tasks and plans, events by name, verdict payloads, model requests and answers, tool specs, approval records, errors | `message`, `scope`, `conversation`, `task`, [`event::EventKind`], `verdict::payload`, `model::request`, `tool::spec`, `approval::record`, `error` |
-//! | contracts | each event's contract, verdicts, the hook traits and the components the loop calls | [`event`], [`Verdict`], [`Hook`], [`on`], [`Turn`], [`Model`], [`Tool`], [`Approver`], [`Commit`], [`Journal`], [`Observer`], [`StreamTransformer`] |
+//! | contracts | each event's contract, verdicts, the hook traits and the components the loop calls | [`event`], [`verdict`], [`Hook`], [`on`], [`Turn`], [`model`], [`tool`](mod@tool), [`approval`], [`durable`], [`observe`], [`transform`] |
 //! | pipeline | the static composition of hooks: chains, onions, parallel groups | [`pipeline`] |
-//! | context | the token budget, compaction, rendering a request | [`TokenCounter`], [`Summarizer`] |
-//! | turn loop | one turn, its steps, its tool calls; the run builder | [`Agent`], [`TurnRun`], [`BoxedAgent`], [`AnyAgent`] |
+//! | context | the token budget, compaction, rendering a request | [`context`] |
+//! | turn loop | one turn, its steps, its tool calls; the run builder; delegation | [`Agent`], [`TurnRun`], [`BoxedAgent`], [`AnyAgent`], [`delegate`] |
 //! | sessions | the task queue, plans, follow-ups | [`session`] |
 //!
 #![doc = include_str!("../docs/overview.md")]
 
-/// `$future.await`, within `$limit` if there is one: `Ok(output)`, or `Err(limit)` when it runs
-/// out. Without a limit the future is awaited as it is: no timer, and no move into a wrapper (a
-/// turn's future is large, and moving it costs).
-macro_rules! bounded {
-    ($limit:expr, $future:expr) => {
-        match $limit {
-            ::core::option::Option::None => ::core::result::Result::Ok($future.await),
-            ::core::option::Option::Some(limit) => {
-                ::tokio::time::timeout(limit, $future).await.map_err(|_| limit)
-            }
-        }
-    };
-}
-
+// First: its macro is everyone's.
+#[macro_use]
+mod support;
 #[doc(hidden)]
 #[path = "private/mod.rs"]
 pub mod __private;
-mod support;
 // Before the modules that stream: its macro is theirs.
 #[macro_use]
 mod stream;
 mod agent;
-mod approval;
-mod commit;
-mod context;
-mod conversation;
-mod error;
+pub mod approval;
+pub mod context;
+pub mod conversation;
+pub mod durable;
+pub mod error;
 pub mod event;
 mod hook;
-mod journal;
-mod message;
-mod model;
-mod observe;
+pub mod message;
+pub mod model;
+pub mod observe;
 pub mod on;
 pub mod pipeline;
-mod scope;
+pub mod scope;
 pub mod session;
 mod task;
-mod tool;
+pub mod tool;
 pub mod trace;
-mod transform;
+pub mod transform;
 mod turn;
-mod verdict;
+pub mod verdict;
 
-pub use agent::{
-    Agent, AgentBuilder, AgentTool, AnyAgent, BoxedAgent, Delegates, Handoff, Handoffs, History,
-    Prompt, SubAgent, SubAgents, TurnRun,
-};
+pub use agent::delegate;
+pub use agent::{Agent, AgentBuilder, AnyAgent, BoxedAgent, TurnRun};
+pub use conversation::{Config, Conversation, Entry};
+pub use error::Error;
+pub use hook::Hook;
+pub use message::{AssistantMessage, Message, Part, ToolCall, ToolResult};
+pub use model::{Model, ScriptedModel};
+pub use observe::Observer;
+pub use stream::StreamEvent;
+pub use tool::{Tool, ToolSet};
+pub use turn::Turn;
+pub use verdict::Verdict;
 
 #[doc = include_str!("../docs/hook.md")]
 pub use agentix_macros::hook;
 #[doc = include_str!("../docs/tool.md")]
 pub use agentix_macros::tool;
-pub use approval::{Answer, Approval, Approver, NoApprover, PendingApproval, Question, Suspension};
-pub use commit::{Commit, CommitError, ModelCall};
-pub use context::{AuditLog, AuditSink, CharsPerToken, Summarizer, TokenCounter, fence};
-pub use conversation::{Config, Conversation, Entry, InvalidLog, LogProblem, TurnRef};
-pub use error::{Component, Error};
-pub use hook::{Hook, NextModel, NextTool};
-pub use journal::{Journal, JournalError, JournalStep, replay_recorded};
-pub use message::{AssistantMessage, Message, Part, Role, ToolCall, ToolFailure, ToolResult};
-pub use model::{
-    Chunk, Model, ModelError, ModelParams, ModelRequest, ModelResponse, OutputSchema, OutputType,
-    ScriptedModel, Usage, unstrict,
-};
-pub use observe::{Decision, Observation, Observer};
-pub use pipeline::Policy;
-pub use scope::{Scope, ScopeError, ScopeValue};
-pub use stream::StreamEvent;
-pub use tool::{
-    Arguments, AsTool, IntoTool, MakesTool, NameList, NoTools, OutputHooks, Tool, ToolId,
-    ToolOrigin, ToolPattern, ToolPatternError, ToolProgress, ToolSet, ToolSpec, Toolbox,
-};
-pub use transform::{PatternError, Redactor, StreamTransformer};
-pub use turn::{Injection, Turn};
-pub use verdict::{Escalation, Feedback, Halt, Rejection, Trip, Verdict};
 
 /// The JSON Schema library a [`Tool`]'s arguments describe themselves with, re-exported so its
-/// version is always the one agentix reads: derive [`JsonSchema`] through it with
+/// version is always the one agentix reads: derive [`JsonSchema`](schemars::JsonSchema) through it with
 /// `#[schemars(crate = "agentix::schemars")]`, and a second `schemars` in the build cannot turn
 /// into a trait-not-implemented error.
 pub use schemars;
-/// Derives the schema of a tool's arguments (the trait and its derive). Outside the prelude, pair
-/// it with `#[schemars(crate = "agentix::schemars")]` unless you depend on `schemars` 1.x.
-pub use schemars::JsonSchema;
 /// serde, re-exported for the same reason as [`schemars`]: a tool's arguments derive
 /// `Deserialize` through it with `#[serde(crate = "agentix::serde")]`.
 pub use serde;
@@ -158,11 +127,17 @@ pub mod prelude {
         AfterModel, AfterTool, BeforeFinal, BeforeModel, BeforeTool, Post, Pre, ToolError,
         Tripwire, WrapModel, WrapTool,
     };
+    pub use crate::model::{ModelError, ModelRequest, ModelResponse, NextModel, Usage};
+    pub use crate::tool::NextTool;
+    pub use crate::verdict::Trip;
     pub use crate::{
-        Agent, AssistantMessage, Config, Conversation, Entry, Error, Hook, JsonSchema, Message,
-        Model, ModelError, ModelRequest, ModelResponse, NextModel, NextTool, ScriptedModel,
-        StreamEvent, Tool, ToolCall, ToolResult, Trip, Turn, Usage, Verdict, hook, tool,
+        Agent, AssistantMessage, Config, Conversation, Entry, Error, Hook, Message, Model,
+        ScriptedModel, StreamEvent, Tool, ToolCall, ToolResult, Turn, Verdict, hook, tool,
     };
+    /// Derives the schema of a tool's arguments (the trait and its derive). On your own types,
+    /// pair it with `#[schemars(crate = "agentix::schemars")]` unless you depend on `schemars`
+    /// 1.x.
+    pub use schemars::JsonSchema;
     pub use serde::{Deserialize, Serialize};
 }
 
@@ -194,5 +169,3 @@ mod guide {
 
 /// How a turn ended: its final answer, or why there is none.
 pub type Outcome = Result<AssistantMessage, Error>;
-
-use support::{Bounded, Caught, caught, lock, millis, panic_message, poll_guarded};

@@ -231,7 +231,7 @@ impl ToolResult {
     /// The result of a call whose tool panicked: the loop and a journal answer it alike.
     #[cold]
     pub(crate) fn panicked(call: &ToolCall, payload: &(dyn std::any::Any + Send)) -> Self {
-        let message = crate::panic_message(payload);
+        let message = crate::support::panic_message(payload);
         ToolResult::failure(call, ToolFailure::Panicked { message })
     }
 
@@ -289,7 +289,7 @@ pub enum ToolFailure {
     /// effect is not known.
     TimedOut {
         /// The timeout, in milliseconds in the log.
-        #[serde(rename = "after_ms", with = "crate::millis")]
+        #[serde(rename = "after_ms", with = "crate::support::millis")]
         after: std::time::Duration,
     },
     /// A `before_tool` hook, or the approver, refused the call; the tool did not run.

@@ -36,7 +36,7 @@ pub trait Observer: Sync {
 
     /// Called for each thing that happens, in order. A panic here is contained: the observer is
     /// not called again in the turn, and the turn ends with
-    /// [`Error::ComponentPanicked`](crate::Error::ComponentPanicked) at its next step.
+    /// [`Error::ComponentPanicked`] at its next step.
     fn observe(&self, observation: &Observation<'_>);
 }
 
@@ -106,7 +106,7 @@ impl<O: Observer> Watched<'_, O> {
         }
         let observe = || self.observer.observe(observation);
         if let Err(payload) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(observe)) {
-            let _ = self.panicked.set(crate::panic_message(payload.as_ref()));
+            let _ = self.panicked.set(crate::support::panic_message(payload.as_ref()));
         }
     }
 }
@@ -209,7 +209,7 @@ pub enum Observation<'a> {
         error: &'a crate::model::ModelError,
     },
     /// Something happened in a sub-agent's turn that one of the turn's tool calls runs
-    /// ([`AgentTool`](crate::AgentTool)), tagged with the agent's name.
+    /// ([`AgentTool`](crate::delegate::AgentTool)), tagged with the agent's name.
     Nested {
         /// The sub-agent's name: the tool's.
         agent: &'a str,

@@ -47,7 +47,7 @@ macro_rules! single_event_traits {
                     "calls pass by without a trace. `None`, the default: every call. The tool is ",
                     "the one the model's call names as it reaches the hook, after earlier hooks' edits."
                 )]
-                const TOOL: Option<crate::ToolId> = None;
+                const TOOL: Option<crate::tool::ToolId> = None;
             )?
 
             /// How long one call of the hook may take; past it, the hook failed, and its
@@ -296,7 +296,7 @@ pub trait BeforeToolOf: Send + Sync {
 /// `before_final` hook, on the answer they leave.
 pub trait BeforeFinalOf: Send + Sync {
     /// The agent's output type, which the hook reads the answer as.
-    type Answer: crate::OutputType;
+    type Answer: crate::model::OutputType;
 
     /// Whether the hook may edit the answer (it takes it `&mut`): an edit is then written back.
     const EDITS: bool = true;

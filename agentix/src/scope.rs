@@ -14,7 +14,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 /// the conversation and comes back when the conversation is revived.
 ///
 /// ```
-/// use agentix::{Scope, ScopeValue};
+/// use agentix::scope::{Scope, ScopeValue};
 /// use serde::{Deserialize, Serialize};
 ///
 /// #[derive(Serialize, Deserialize)]

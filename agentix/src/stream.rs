@@ -6,9 +6,9 @@ use std::sync::Mutex;
 use crate::Outcome;
 use crate::conversation::TurnRef;
 use crate::event::EventKind;
-use crate::lock;
 use crate::message::{ToolCall, ToolResult};
 use crate::observe::{Decision, Observation, Observer};
+use crate::support::lock;
 use crate::tool::ToolProgress;
 
 /// What a streaming run yields, in order. The turn's hooks run exactly as in a non-streaming
@@ -51,7 +51,7 @@ pub enum StreamEvent {
         hook: Option<String>,
     },
     /// A call of the model failed, as
-    /// [`Observation::ModelCallFailed`](crate::Observation::ModelCallFailed) says: a
+    /// [`Observation::ModelCallFailed`](crate::observe::Observation::ModelCallFailed) says: a
     /// `wrap_model` hook may call it again next.
     ModelCallFailed {
         /// The step, from 0.
@@ -80,7 +80,7 @@ pub enum StreamEvent {
         /// The event.
         event: Box<StreamEvent>,
     },
-    /// The turn's run ended, as [`Observation::TurnEnded`](crate::Observation::TurnEnded)
+    /// The turn's run ended, as [`Observation::TurnEnded`](crate::observe::Observation::TurnEnded)
     /// says (after its last commit; `post` has run unless the turn waits for an approval); a
     /// turn refused before it opened finishes with its error. The last event of a turn's
     /// stream; in a session's stream, the session's events follow each task's.

@@ -2,6 +2,20 @@
 //! survives a panic, durations as the log writes them. The bottom layer: it names nothing of
 //! the crate's.
 
+/// `$future.await`, within `$limit` if there is one: `Ok(output)`, or `Err(limit)` when it runs
+/// out. Without a limit the future is awaited as it is: no timer, and no move into a wrapper (a
+/// turn's future is large, and moving it costs).
+macro_rules! bounded {
+    ($limit:expr, $future:expr) => {
+        match $limit {
+            ::core::option::Option::None => ::core::result::Result::Ok($future.await),
+            ::core::option::Option::Some(limit) => {
+                ::tokio::time::timeout(limit, $future).await.map_err(|_| limit)
+            }
+        }
+    };
+}
+
 /// Starts a future and runs it, catching a panic from either: a hand-written hook may panic
 /// before it returns its future.
 pub(crate) fn caught<F: std::future::Future>(start: impl FnOnce() -> F) -> Guarded<F> {

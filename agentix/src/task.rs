@@ -60,9 +60,9 @@ pub struct Task {
     pub title: Option<String>,
     /// What the agent is asked: the user message that opens the task's turn.
     pub prompt: String,
-    /// Steps the task may start (Turin's turns: each a model call and its tool calls); `None`:
+    /// Steps the task may start (each a model call and its tool calls); `None`:
     /// the conversation's `max_steps`. The application may set it above that; the model's
-    /// `submit_plan` tool cannot set it. Read as `max_turns` too, Turin's name.
+    /// `submit_plan` tool cannot set it. Read as `max_turns` too, an older word.
     #[serde(default, alias = "max_turns", skip_serializing_if = "Option::is_none")]
     pub max_steps: Option<u32>,
 }
@@ -191,8 +191,8 @@ pub enum TaskStatus {
     /// A hook refused it: a `task_start` or `step_start` REJECT, an escalation the approver
     /// turned down, or a turn hook's HALT.
     Rejected,
-    /// It used its `max_steps` steps without a final answer. Its word is Turin's, `max_turns`,
-    /// as the seed fixes it.
+    /// It used its `max_steps` steps without a final answer (stored as `max_turns`, the word
+    /// the log's format fixed).
     #[serde(rename = "max_turns")]
     MaxSteps,
     /// Its turn failed: the model, a tool set, a hook's error, panic or timeout.
@@ -230,7 +230,7 @@ pub struct TaskReport {
     /// The turn it ran in; `None` if it never ran.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub turn: Option<TurnRef>,
-    /// Steps it started (Turin's turns): each a model call, and its tool calls — a step a
+    /// Steps it started: each a model call, and its tool calls — a step a
     /// `step_start` hook stopped counts, a retry within a step does not.
     pub steps: u32,
 }

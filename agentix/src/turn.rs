@@ -8,15 +8,15 @@ use serde::{Deserialize, Serialize};
 
 use crate::approval::TurnState;
 use crate::conversation::{Config, Conversation, Entry, TurnRef};
+use crate::durable::JournalError;
 use crate::error::HookFailure;
 use crate::error::{Component, Error};
 use crate::event::EventKind;
-use crate::journal::JournalError;
-use crate::lock;
 pub use crate::message::Injection;
 use crate::message::{AssistantMessage, Message, Part, ToolCall};
 use crate::model::Usage;
 use crate::scope::Scope;
+use crate::support::lock;
 use crate::task::{PlanId, TaskContext, TaskId, TaskTag};
 use crate::tool::ToolId;
 use crate::tool::at_hand::AtHand;
@@ -86,8 +86,9 @@ pub struct Turn {
     usage: Usage,
     #[serde(default)]
     last_usage: Option<Usage>,
-    /// How many durable injections are already in the log.
-    committed: usize,
+    /// How many durable injections are already in the log (stored as `committed`).
+    #[serde(rename = "committed")]
+    logged: usize,
     /// The hook last given the turn to change (what it injects is its), and whether its
     /// output is durable.
     #[serde(skip)]
@@ -250,7 +251,7 @@ impl Turn {
         user_entry: usize,
         state: TurnState,
     ) -> Self {
-        let TurnState { step, retries, injections, usage, last_usage, committed } = state;
+        let TurnState { step, retries, injections, usage, last_usage, committed: logged } = state;
         Turn {
             task,
             conversation,
@@ -261,7 +262,7 @@ impl Turn {
             injections,
             usage,
             last_usage,
-            committed,
+            logged,
             running_hook: "",
             running_durable: false,
             running_component: None,
@@ -287,7 +288,7 @@ impl Turn {
             injections: self.injections.clone(),
             usage: self.usage(),
             last_usage: self.last_usage,
-            committed: self.committed,
+            committed: self.logged,
         }
     }
 
@@ -437,30 +438,29 @@ impl Turn {
         self.task.as_ref().map(|task| task.tag)
     }
 
-    /// The id of the session's task this turn runs (Turin's `ctx.task_id`).
+    /// The id of the session's task this turn runs.
     pub fn task_id(&self) -> Option<TaskId> {
         self.task().map(|tag| tag.task)
     }
 
-    /// The plan of the session's task this turn runs, if it has one (Turin's `ctx.plan_id`).
+    /// The plan of the session's task this turn runs, if it has one.
     pub fn plan_id(&self) -> Option<PlanId> {
         self.task().and_then(|tag| tag.plan)
     }
 
-    /// The index of the current model call within the task, from 0 (Turin's
-    /// `ctx.task_turn_index`): the turn's [`step`](Turn::step).
+    /// The index of the current model call within the task, from 0: the turn's
+    /// [`step`](Turn::step).
     pub fn task_step_index(&self) -> u32 {
         self.step
     }
 
-    /// Whether the current model call is the task's first (Turin's
-    /// `ctx.is_first_turn_in_task`).
+    /// Whether the current model call is the task's first.
     pub fn is_first_step_in_task(&self) -> bool {
         self.step == 0
     }
 
-    /// The index of the current model call within the session, from 0 (Turin's
-    /// `ctx.turn_index`); outside a session, within the turn.
+    /// The index of the current model call within the session, from 0; outside a session,
+    /// within the turn.
     pub fn step_index(&self) -> u64 {
         self.task.as_ref().map_or(0, |task| task.steps_before) + u64::from(self.step)
     }
@@ -478,7 +478,7 @@ impl Turn {
         }
     }
 
-    /// The canonical log, this turn's committed steps included.
+    /// The canonical log, this turn's appended steps included.
     pub fn log(&self) -> &[Entry] {
         self.conversation.log()
     }
@@ -488,7 +488,7 @@ impl Turn {
         &self.conversation.log()[..self.user_entry]
     }
 
-    /// This turn's committed entries after the user message: its durable `pre` output, the
+    /// This turn's entries in the log after the user message: its durable `pre` output, the
     /// finished steps, and a summary compaction made during the turn, if any.
     pub fn steps(&self) -> &[Entry] {
         &self.conversation.log()[self.user_entry + 1..]
@@ -521,7 +521,7 @@ impl Turn {
     ///
     /// Injected content reaches the model at the same trust level as the user's own words:
     /// content from elsewhere (retrieved documents) is a prompt-injection surface — wrap it with
-    /// [`fence`](crate::fence).
+    /// [`fence`](crate::context::fence).
     pub fn inject(&mut self, part: impl Into<Part>) {
         let (hook, durable) = (Cow::Borrowed(self.running_hook), self.running_durable);
         self.injections.push(Injection { hook, part: part.into(), durable });
@@ -561,30 +561,30 @@ impl Turn {
         self.conversation.append(Entry::HookSkipped { turn, event, hook: hook.to_owned(), reason });
     }
 
-    /// Leaves what durable hooks produced since the last commit out of the log: a `pre` chain
-    /// that halted or failed commits nothing.
-    pub(crate) fn discard_uncommitted(&mut self) {
-        self.committed = self.injections.len();
+    /// Leaves the durable output not yet logged out of the log: a `pre` chain that halted or
+    /// failed logs nothing.
+    pub(crate) fn discard_unlogged(&mut self) {
+        self.logged = self.injections.len();
     }
 
-    /// Appends what durable hooks produced since the last commit to the log, one entry per hook
-    /// and run, in the order they produced it.
+    /// Appends the durable output not yet logged to the log, one entry per hook and run, in the
+    /// order it was produced.
     #[inline]
-    pub(crate) fn commit_durable(&mut self, event: EventKind) {
-        if self.committed < self.injections.len() {
-            self.commit_fresh(event);
+    pub(crate) fn log_durable(&mut self, event: EventKind) {
+        if self.logged < self.injections.len() {
+            self.log_fresh(event);
         }
     }
 
-    /// `commit_durable`'s work, out of line: most events have nothing to commit.
-    fn commit_fresh(&mut self, event: EventKind) {
+    /// `log_durable`'s work, out of line: most events have nothing to log.
+    fn log_fresh(&mut self, event: EventKind) {
         let turn = self.turn_ref;
-        let fresh: Vec<Injection> = self.injections[self.committed..]
+        let fresh: Vec<Injection> = self.injections[self.logged..]
             .iter()
             .filter(|injection| injection.durable)
             .cloned()
             .collect();
-        self.committed = self.injections.len();
+        self.logged = self.injections.len();
         let mut outputs: Vec<Entry> = Vec::new();
         for injection in fresh {
             match outputs.last_mut() {
@@ -625,7 +625,7 @@ impl Turn {
 
     /// `settle_model_call`'s work, out of line: a success with nothing blamed has none.
     fn blame_model_call(&self, hook: Option<&'static str>, ok: bool) {
-        let mut blame = crate::lock(&self.blame);
+        let mut blame = crate::support::lock(&self.blame);
         *blame = match (ok, hook, *blame) {
             (true, ..) => Blame::Nobody,
             (false, None, _) => Blame::Model,
@@ -640,7 +640,7 @@ impl Turn {
         if !self.blamed.load(Ordering::Relaxed) {
             return Blame::Nobody;
         }
-        *crate::lock(&self.blame)
+        *crate::support::lock(&self.blame)
     }
 
     pub(crate) fn abort(&self, culprit: Culprit, failure: HookFailure) {

@@ -1,7 +1,7 @@
 //! The core's layers run one way: support → data → contracts → pipeline → context → the turn
-//! loop → sessions (DESIGN.md). This reads every module of `agentix/src`, finds each path it
-//! names in the crate (`crate::…`, `super::…`, a re-export of the crate root), and fails on a
-//! module that names one of a higher layer, naming both.
+//! loop → sessions (the crate's root documentation, "The layers"). This reads every module of
+//! `agentix/src`, finds each path it names in the crate (`crate::…`, `super::…`, a re-export
+//! of the crate root), and fails on a module that names one of a higher layer, naming both.
 //!
 //! Upward names the layering has not removed yet are listed in `KNOWN`, each with the modules
 //! it joins: the list may only shrink — a pair it lists that no longer occurs fails too, so
@@ -42,8 +42,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "model",
             "tool",
             "approval",
-            "commit",
-            "journal",
+            "durable",
             "observe",
             "trace",
             "transform",

@@ -11,8 +11,8 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use agentix::event::BeforeTool;
 use agentix::{
-    Agent, AssistantMessage, Model, ModelError, ModelRequest, ModelResponse, ToolCall, Turn,
-    Verdict,
+    Agent, AssistantMessage, Model, ToolCall, Turn, Verdict,
+    model::{ModelError, ModelRequest, ModelResponse},
 };
 use agentix_restate::{Conversations, WaitingApproval};
 use serde_json::json;
@@ -105,11 +105,16 @@ impl agentix::on::BeforeTool for AskFirst {
 pub fn agent<M: Model>(
     model: M,
     outbox: Outbox,
-) -> Agent<M, impl agentix::ToolSet, impl agentix::pipeline::Pipeline, impl agentix::Approver> {
+) -> Agent<
+    M,
+    impl agentix::ToolSet,
+    impl agentix::pipeline::Pipeline,
+    impl agentix::approval::Approver,
+> {
     Agent::builder(model)
         .tool(SendEmail(outbox))
         .hook(AskFirst)
-        .approver(|_: ToolCall, _| async { agentix::Approval::Suspend })
+        .approver(|_: ToolCall, _| async { agentix::approval::Approval::Suspend })
         .build()
 }
 

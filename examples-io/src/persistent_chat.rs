@@ -6,7 +6,9 @@
 //! offline; any model reads the same history.
 
 use agentix::{
-    Agent, AssistantMessage, Conversation, Model, ModelError, ModelRequest, ModelResponse, Role,
+    Agent, AssistantMessage, Conversation, Model,
+    message::Role,
+    model::{ModelError, ModelRequest, ModelResponse},
 };
 use agentix_store::{Store, StoreError};
 

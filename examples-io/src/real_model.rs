@@ -11,7 +11,8 @@ use std::sync::{Arc, Mutex};
 
 use agentix::event::AfterModel;
 use agentix::{
-    Agent, AssistantMessage, Conversation, ScopeValue, StreamEvent, Turn, Usage, Verdict, hook,
+    Agent, AssistantMessage, Conversation, StreamEvent, Turn, Verdict, hook, model::Usage,
+    scope::ScopeValue,
 };
 use agentix_genai::{GenaiModel, UnknownModel};
 use axum::Json;

@@ -3,8 +3,8 @@
 //! tool with its idempotency key, an escalation that waits) through a real restate-server are
 //! tested by `agentix-restate/tests/crash.rs`.
 
-use agentix::{Approval, Conversation, Error};
-use agentix::{PendingApproval, ToolCall};
+use agentix::{Conversation, Error, approval::Approval};
+use agentix::{ToolCall, approval::PendingApproval};
 use agentix_restate::WaitingApproval;
 use examples_io::durable_agent::{MailModel, Outbox, agent, announcement, usage};
 

@@ -4,8 +4,8 @@
 
 use agentix::event::AfterModel;
 use agentix::{
-    Agent, AssistantMessage, Config, Conversation, Message, Model, ModelRequest, Outcome,
-    ScriptedModel, Turn, Verdict, on,
+    Agent, AssistantMessage, Config, Conversation, Message, Model, Outcome, ScriptedModel, Turn,
+    Verdict, model::ModelRequest, on,
 };
 
 use crate::trace;

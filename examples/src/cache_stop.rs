@@ -7,8 +7,8 @@ use std::sync::Mutex;
 
 use agentix::event::{BeforeModel, EventKind, EventSet, Post};
 use agentix::{
-    Agent, AssistantMessage, Conversation, Hook, ModelRequest, Outcome, ScriptedModel, Turn,
-    Verdict,
+    Agent, AssistantMessage, Conversation, Hook, Outcome, ScriptedModel, Turn, Verdict,
+    model::ModelRequest,
 };
 
 use crate::trace;

@@ -4,8 +4,8 @@
 
 use agentix::event::BeforeTool;
 use agentix::{
-    Agent, Approval, Conversation, Escalation, Outcome, ScriptedModel, Tool, ToolCall, ToolResult,
-    Turn, Verdict, hook,
+    Agent, Conversation, Outcome, ScriptedModel, Tool, ToolCall, ToolResult, Turn, Verdict,
+    approval::Approval, hook, verdict::Escalation,
 };
 use schemars::JsonSchema;
 use serde::Deserialize;

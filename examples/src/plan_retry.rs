@@ -7,8 +7,8 @@
 
 use agentix::event::AfterModel;
 use agentix::{
-    Agent, AssistantMessage, Config, Conversation, ModelRequest, Outcome, ScriptedModel, Verdict,
-    hook,
+    Agent, AssistantMessage, Config, Conversation, Outcome, ScriptedModel, Verdict, hook,
+    model::ModelRequest,
 };
 
 use crate::trace;

@@ -10,7 +10,9 @@
 
 use agentix::event::{AllTasksComplete, TaskComplete};
 use agentix::session::{Plan, Session, SessionState, Task, TaskReport};
-use agentix::{Agent, ModelRequest, Observation, ScriptedModel, Turn, Verdict, hook};
+use agentix::{
+    Agent, ScriptedModel, Turn, Verdict, hook, model::ModelRequest, observe::Observation,
+};
 use serde_json::json;
 
 /// `plan_submit`: every plan ends with a review of its work.

@@ -3,9 +3,14 @@
 
 use agentix::event::{AfterModel, BeforeFinal, BeforeTool, Pre};
 use agentix::{
-    Agent, AssistantMessage, Conversation, ModelError, ModelRequest, ModelResponse, NextModel,
-    NextTool, Observation, Outcome, Scope, ScopeValue, ScriptedModel, Tool, ToolCall, ToolFailure,
-    ToolResult, Trip, Turn, Verdict, hook,
+    Agent, AssistantMessage, Conversation, Outcome, ScriptedModel, Tool, ToolCall, ToolResult,
+    Turn, Verdict, hook,
+    message::ToolFailure,
+    model::{ModelError, ModelRequest, ModelResponse, NextModel},
+    observe::Observation,
+    scope::{Scope, ScopeValue},
+    tool::NextTool,
+    verdict::Trip,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::json;

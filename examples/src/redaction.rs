@@ -1,7 +1,7 @@
 //! Streaming through the redactor: the model leaks an API key and an e-mail address, each split
 //! across chunks; the consumer and the log only ever see them redacted.
 
-use agentix::{Agent, Conversation, Entry, Redactor, ScriptedModel, StreamEvent};
+use agentix::{Agent, Conversation, Entry, ScriptedModel, StreamEvent, transform::Redactor};
 use futures::StreamExt;
 
 /// What the model says, streamed in 6-character chunks, so the key and the address arrive in

@@ -6,8 +6,12 @@
 
 use agentix::event::BeforeTool;
 use agentix::prelude::*;
-use agentix::{AgentTool, Handoff, History, Model, ModelError, ModelRequest, ModelResponse};
-use agentix::{Observation, Policy, Usage};
+use agentix::{
+    Model,
+    delegate::{AgentTool, Handoff, History},
+    model::{ModelError, ModelRequest, ModelResponse},
+};
+use agentix::{model::Usage, observe::Observation, pipeline::Policy};
 use serde_json::json;
 
 use crate::trace;
@@ -135,7 +139,9 @@ pub async fn run(out: &(dyn Fn(&str) + Sync)) -> Report {
         if let Observation::Nested { agent: "research", observation, .. } = observation {
             match observation {
                 Observation::Hook {
-                    hook, decision: agentix::Decision::Reject { reason }, ..
+                    hook,
+                    decision: agentix::observe::Decision::Reject { reason },
+                    ..
                 } => {
                     let refused = format!("refused by {hook}: {reason}");
                     researcher_calls.lock().unwrap_or_else(|p| p.into_inner()).push(refused);

@@ -6,8 +6,11 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use agentix::{
-    Agent, Conversation, Model, ModelError, ModelRequest, ModelResponse, NextModel, NextTool,
-    Outcome, ScriptedModel, Tool, ToolCall, ToolFailure, ToolResult, Turn, hook, on,
+    Agent, Conversation, Model, Outcome, ScriptedModel, Tool, ToolCall, ToolResult, Turn, hook,
+    message::ToolFailure,
+    model::{ModelError, ModelRequest, ModelResponse, NextModel},
+    on,
+    tool::NextTool,
 };
 use schemars::JsonSchema;
 use serde::Deserialize;

@@ -6,8 +6,12 @@
 use std::sync::Arc;
 
 use agentix::{
-    Agent, AuditLog, Conversation, ModelRequest, Outcome, Part, Role, Scope, ScopeValue,
-    ScriptedModel, Turn, fence, hook,
+    Agent, Conversation, Outcome, Part, ScriptedModel, Turn,
+    context::{AuditLog, fence},
+    hook,
+    message::Role,
+    model::ModelRequest,
+    scope::{Scope, ScopeValue},
 };
 use serde::{Deserialize, Serialize};
 

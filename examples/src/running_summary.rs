@@ -2,7 +2,9 @@
 //! every later turn's request carries the summaries of the turns before it — while what a
 //! transient hook injects is gone after its turn.
 
-use agentix::{Agent, Conversation, Entry, ModelRequest, Outcome, Part, ScriptedModel, Turn, hook};
+use agentix::{
+    Agent, Conversation, Entry, Outcome, Part, ScriptedModel, Turn, hook, model::ModelRequest,
+};
 
 use crate::trace;
 

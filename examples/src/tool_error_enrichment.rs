@@ -5,8 +5,8 @@
 //! condition, as the seed's `.when(...)`: the hook runs only where it applies.
 
 use agentix::{
-    Agent, Conversation, ModelRequest, Outcome, ScriptedModel, Tool, ToolFailure, ToolResult, Turn,
-    hook,
+    Agent, Conversation, Outcome, ScriptedModel, Tool, ToolResult, Turn, hook,
+    message::ToolFailure, model::ModelRequest,
 };
 use schemars::JsonSchema;
 use serde::Deserialize;

@@ -1,7 +1,7 @@
 //! What the examples print: the turn as it happens (every event and hook decision, through the
 //! observer seam) and the log it leaves.
 
-use agentix::{Conversation, Entry, Observation, Outcome};
+use agentix::{Conversation, Entry, Outcome, observe::Observation};
 
 /// An observer that writes each observation on its own line, indented.
 pub fn observer(out: &(dyn Fn(&str) + Sync)) -> impl Fn(&Observation<'_>) + Sync + '_ {

@@ -5,7 +5,7 @@
 //! converted total is the original times the rate.
 
 use agentix::prelude::*;
-use agentix::{Config, Role};
+use agentix::{Config, message::Role};
 
 use crate::trace;
 

@@ -6,7 +6,7 @@
 //! tool's arguments, does not compile.
 
 use agentix::prelude::*;
-use agentix::{Outcome, ToolSpec};
+use agentix::{Outcome, tool::ToolSpec};
 
 use crate::trace;
 

@@ -1,7 +1,7 @@
 //! The human_approval example: one call runs unreviewed, and the approver approves one, edits
 //! one and rejects one.
 
-use agentix::ToolFailure;
+use agentix::message::ToolFailure;
 
 #[tokio::test]
 async fn the_approver_approves_edits_and_rejects() {

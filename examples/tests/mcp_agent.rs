@@ -1,7 +1,7 @@
 //! The mcp_agent example over its in-process notes service: the served tools ran through both
 //! agents' hooks — the service's own, behind MCP, and the calling agent's pattern hooks.
 
-use agentix::{Entry, ToolFailure};
+use agentix::{Entry, message::ToolFailure};
 use examples::mcp_agent::run;
 
 #[tokio::test]

@@ -1,7 +1,7 @@
 //! The plan_retry example: the missing plan is retried with feedback, and the bound holds.
 
 use agentix::event::EventKind;
-use agentix::{Error, Role};
+use agentix::{Error, message::Role};
 
 #[tokio::test]
 async fn the_answer_is_retried_until_it_plans_and_the_bound_ends_a_stubborn_turn() {

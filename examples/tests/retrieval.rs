@@ -1,6 +1,6 @@
 //! The retrieval example: both parallel hooks inject, fenced, after the user message.
 
-use agentix::Role;
+use agentix::message::Role;
 
 #[tokio::test]
 async fn documents_and_memory_arrive_fenced_after_the_user_message() {

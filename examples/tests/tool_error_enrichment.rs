@@ -1,7 +1,7 @@
 //! The tool_error_enrichment example: an `ORA-` answer carries the docs, the schema reaches the
 //! model after an invalid identifier, and each hook keeps out of what its `when` excludes.
 
-use agentix::ToolFailure;
+use agentix::message::ToolFailure;
 use examples::tool_error_enrichment::{ORDERS_SCHEMA, run};
 
 #[tokio::test]

@@ -5,7 +5,7 @@
 
 use std::sync::OnceLock;
 
-use agentix::{Redactor, StreamTransformer};
+use agentix::transform::{Redactor, StreamTransformer};
 use libfuzzer_sys::fuzz_target;
 
 /// Built once: compiling its patterns is the slow part, not what is under test.

@@ -4,7 +4,7 @@
 
 #![no_main]
 
-use agentix::{Agent, Conversation, Entry, ScriptedModel, Tool, ToolCall, ToolFailure, Turn};
+use agentix::{Agent, Conversation, Entry, ScriptedModel, Tool, ToolCall, Turn, message::ToolFailure};
 use libfuzzer_sys::fuzz_target;
 use schemars::JsonSchema;
 use serde::Deserialize;

@@ -6,7 +6,9 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use agentix::event::BeforeTool;
-use agentix::{Agent, Approval, AssistantMessage, Conversation, Entry, ToolCall, Turn, Verdict};
+use agentix::{
+    Agent, AssistantMessage, Conversation, Entry, ToolCall, Turn, Verdict, approval::Approval,
+};
 use serde_json::json;
 
 use crate::{TempDir, append, die, lines};
@@ -25,8 +27,8 @@ pub struct SendingModel {
 impl agentix::Model for SendingModel {
     async fn complete(
         &self,
-        request: &agentix::ModelRequest,
-    ) -> Result<agentix::ModelResponse, agentix::ModelError> {
+        request: &agentix::model::ModelRequest,
+    ) -> Result<agentix::model::ModelResponse, agentix::model::ModelError> {
         let sent = counted_call(&self.calls, self.die_in_call, request).await;
         let answer = if sent {
             AssistantMessage::text("Done.")
@@ -44,7 +46,7 @@ impl agentix::Model for SendingModel {
 async fn counted_call(
     calls: &std::path::Path,
     die_in_call: Option<usize>,
-    request: &agentix::ModelRequest,
+    request: &agentix::model::ModelRequest,
 ) -> bool {
     append(calls, "call");
     if die_in_call == Some(lines(calls).len()) {
@@ -69,8 +71,8 @@ pub struct PairModel {
 impl agentix::Model for PairModel {
     async fn complete(
         &self,
-        request: &agentix::ModelRequest,
-    ) -> Result<agentix::ModelResponse, agentix::ModelError> {
+        request: &agentix::model::ModelRequest,
+    ) -> Result<agentix::model::ModelResponse, agentix::model::ModelError> {
         let sent = counted_call(&self.calls, self.die_in_call, request).await;
         let answer = if sent {
             AssistantMessage::text("Both sent.")
@@ -105,8 +107,8 @@ pub struct DelegatingModel {
 impl agentix::Model for DelegatingModel {
     async fn complete(
         &self,
-        request: &agentix::ModelRequest,
-    ) -> Result<agentix::ModelResponse, agentix::ModelError> {
+        request: &agentix::model::ModelRequest,
+    ) -> Result<agentix::model::ModelResponse, agentix::model::ModelError> {
         append(&self.calls, "call");
         let delegated = request.messages.iter().any(|message| {
             message.content.iter().any(|part| matches!(part, agentix::Part::ToolResult(_)))
@@ -130,7 +132,11 @@ pub fn team(
 ) -> impl agentix::AnyAgent {
     let worker = Agent::builder(child).tool(send).build();
     Agent::builder(parent)
-        .sub_agent(agentix::AgentTool::new("worker", "Sends what it is asked to.", worker))
+        .sub_agent(agentix::delegate::AgentTool::new(
+            "worker",
+            "Sends what it is asked to.",
+            worker,
+        ))
         .build()
 }
 
@@ -144,8 +150,8 @@ pub struct HandingModel {
 impl agentix::Model for HandingModel {
     async fn complete(
         &self,
-        _request: &agentix::ModelRequest,
-    ) -> Result<agentix::ModelResponse, agentix::ModelError> {
+        _request: &agentix::model::ModelRequest,
+    ) -> Result<agentix::model::ModelResponse, agentix::model::ModelError> {
         append(&self.calls, "call");
         let call = ToolCall::new("call_h", "transfer_to_worker", json!({ "note": "send it" }));
         Ok(AssistantMessage::default().with_tool_call(call).into())
@@ -161,7 +167,7 @@ pub fn handing_team(
 ) -> impl agentix::AnyAgent {
     let worker = Agent::builder(child).tool(send).build();
     Agent::builder(parent)
-        .handoff(agentix::Handoff::new("worker", "Sends what it is asked to.", worker))
+        .handoff(agentix::delegate::Handoff::new("worker", "Sends what it is asked to.", worker))
         .build()
 }
 

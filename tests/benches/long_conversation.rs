@@ -18,8 +18,11 @@ use std::sync::atomic::{AtomicIsize, Ordering};
 use std::time::{Duration, Instant};
 
 use agentix::{
-    Agent, AssistantMessage, Config, Conversation, Entry, Message, Model, ModelError, ModelRequest,
-    ModelResponse, Role, Scope, ToolCall, ToolResult, TurnRef,
+    Agent, AssistantMessage, Config, Conversation, Entry, Message, Model, ToolCall, ToolResult,
+    conversation::TurnRef,
+    message::Role,
+    model::{ModelError, ModelRequest, ModelResponse},
+    scope::Scope,
 };
 use criterion::{BenchmarkId, Criterion, criterion_group};
 use futures::executor::block_on;

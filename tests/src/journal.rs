@@ -5,7 +5,7 @@ use std::future::Future;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use agentix::{Journal, JournalError, JournalStep, replay_recorded};
+use agentix::durable::{Journal, JournalError, JournalStep, replay_recorded};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;

@@ -13,7 +13,7 @@ use agentix::event::{
     Stoppable, StopsWith, ToolError,
 };
 use agentix::{
-    AssistantMessage, Hook, ModelRequest, Outcome, Part, ToolCall, ToolResult, Turn, Verdict,
+    AssistantMessage, Hook, Outcome, Part, ToolCall, ToolResult, Turn, Verdict, model::ModelRequest,
 };
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -204,7 +204,7 @@ impl Hook for Probe {
                 Verdict::Continue
             }
             Action::Halt(reason) => Verdict::halt(reason),
-            Action::Fail(error) => Verdict::Halt(agentix::Halt::failure(error)),
+            Action::Fail(error) => Verdict::Halt(agentix::verdict::Halt::failure(error)),
             Action::Panic(message) => panic!("{message}"),
             other => self.misuse(EventKind::Pre, other),
         }
@@ -448,10 +448,10 @@ where
     M: agentix::Model,
     T: agentix::ToolSet,
     P: agentix::pipeline::Pipeline,
-    A: agentix::Approver,
-    X: agentix::StreamTransformer,
+    A: agentix::approval::Approver,
+    X: agentix::transform::StreamTransformer,
 {
-    use agentix::{Observation, StreamEvent};
+    use agentix::{StreamEvent, observe::Observation};
     use futures::StreamExt;
     match path {
         Path::Direct => {
@@ -489,12 +489,15 @@ where
 
 /// Checks `log`, with `turns` as the conversation's counter, as a stored conversation is
 /// checked when it is read.
-pub fn validate_entries(log: &[agentix::Entry], turns: u64) -> Result<(), agentix::InvalidLog> {
+pub fn validate_entries(
+    log: &[agentix::Entry],
+    turns: u64,
+) -> Result<(), agentix::conversation::InvalidLog> {
     let conversation = agentix::Conversation::from_parts(
         agentix::Config::default(),
         log.to_vec(),
         turns,
-        agentix::Scope::new(),
+        agentix::scope::Scope::new(),
     )?;
     conversation.validate()
 }
@@ -525,7 +528,7 @@ pub fn earlier_turn(
     steps: &[usize],
     answer: usize,
 ) -> Vec<agentix::Entry> {
-    let turn_ref = agentix::TurnRef(turn);
+    let turn_ref = agentix::conversation::TurnRef(turn);
     let mut entries = vec![agentix::Entry::User {
         turn: turn_ref,
         message: agentix::Message::user("q".repeat(question)),

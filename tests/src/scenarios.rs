@@ -6,7 +6,7 @@
 
 use agentix::event::EventKind::{self, *};
 use agentix::{
-    Agent, AssistantMessage, Conversation, Model, ModelRequest, ScriptedModel, ToolCall,
+    Agent, AssistantMessage, Conversation, Model, ScriptedModel, ToolCall, model::ModelRequest,
 };
 use serde_json::json;
 
@@ -93,7 +93,9 @@ pub async fn run<M: Model>(path: Path, model: M, scenario: Scenario) -> Seen {
         .hook(Probe::new("a", &record))
         .hook(b)
         .hook(c)
-        .approver(|_: ToolCall, _: agentix::Escalation| async { agentix::Approval::Approve })
+        .approver(|_: ToolCall, _: agentix::verdict::Escalation| async {
+            agentix::approval::Approval::Approve
+        })
         .build();
     let mut conversation = Conversation::new();
     let ran = run_on(path, &agent, &mut conversation, "weather?").await;

@@ -13,7 +13,9 @@ use agentix::event::{
 use agentix::session::{
     Plan, PlanReport, QueuedTask, Session, SessionEvent, SessionHook, SessionState, TaskReport,
 };
-use agentix::{Error, Hook, ModelRequest, Outcome, ScriptedModel, StreamEvent, Turn, Verdict};
+use agentix::{
+    Error, Hook, Outcome, ScriptedModel, StreamEvent, Turn, Verdict, model::ModelRequest,
+};
 use futures::{Stream, StreamExt};
 use serde_json::json;
 

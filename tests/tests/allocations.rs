@@ -20,9 +20,12 @@ use agentix::event::{
 };
 use agentix::session::{Plan, PlanReport, QueuedTask, Session, SessionState, TaskReport};
 use agentix::{
-    Agent, AssistantMessage, Config, Conversation, Entry, Hook, Message, ModelError, ModelRequest,
-    ModelResponse, NextModel, NextTool, Outcome, Scope, ScriptedModel, ToolCall, ToolResult, Turn,
-    TurnRef, Verdict,
+    Agent, AssistantMessage, Config, Conversation, Entry, Hook, Message, Outcome, ScriptedModel,
+    ToolCall, ToolResult, Turn, Verdict,
+    conversation::TurnRef,
+    model::{ModelError, ModelRequest, ModelResponse, NextModel},
+    scope::Scope,
+    tool::NextTool,
 };
 use serde_json::json;
 use tests::Weather;
@@ -180,7 +183,7 @@ where
     M: agentix::Model,
     T: agentix::ToolSet,
     P: agentix::pipeline::Pipeline,
-    A: agentix::Approver,
+    A: agentix::approval::Approver,
 {
     let mut conversation = Conversation::new();
     let before = allocations();
@@ -215,7 +218,7 @@ where
     M: agentix::Model,
     T: agentix::ToolSet,
     P: agentix::pipeline::Pipeline,
-    A: agentix::Approver,
+    A: agentix::approval::Approver,
 {
     let bare_model = model();
     let bare = Agent::builder(&bare_model).tool(Weather::default()).build();
@@ -301,8 +304,9 @@ fn the_count_sees_a_hook_that_allocates() {
 /// `#[hook]` functions on every event, each continuing.
 mod hook_functions {
     use agentix::{
-        AssistantMessage, ModelError, ModelRequest, ModelResponse, NextModel, NextTool, Outcome,
-        Part, ToolCall, ToolResult, Turn, hook,
+        AssistantMessage, Outcome, Part, ToolCall, ToolResult, Turn, hook,
+        model::{ModelError, ModelRequest, ModelResponse, NextModel},
+        tool::NextTool,
     };
 
     #[hook(pre)]
@@ -614,10 +618,10 @@ where
     S: agentix::session::SessionChain,
     F: for<'a> FnOnce(
         agentix::session::SessionBuilder<
-            &'a Agent<&'a ScriptedModel, agentix::Toolbox<agentix::NoTools, Weather>>,
+            &'a Agent<&'a ScriptedModel, agentix::tool::Toolbox<agentix::tool::NoTools, Weather>>,
         >,
     ) -> agentix::session::Session<
-        &'a Agent<&'a ScriptedModel, agentix::Toolbox<agentix::NoTools, Weather>>,
+        &'a Agent<&'a ScriptedModel, agentix::tool::Toolbox<agentix::tool::NoTools, Weather>>,
         S,
     >,
 {

@@ -30,7 +30,7 @@ macro_rules! spawn_each_run {
             let observed = ::tokio::spawn(async move {
                 let mut conversation = ::agentix::Conversation::new();
                 let seen = AtomicUsize::new(0);
-                let observer = |_: &::agentix::Observation<'_>| {
+                let observer = |_: &::agentix::observe::Observation<'_>| {
                     seen.fetch_add(1, Ordering::Relaxed);
                 };
                 let outcome = task.turn(&mut conversation, "observed").observe(&observer).await;

@@ -8,7 +8,7 @@ use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use agentix::{Agent, AssistantMessage, Conversation, Error, ModelError, Part, StreamEvent};
+use agentix::{Agent, AssistantMessage, Conversation, Error, Part, StreamEvent, model::ModelError};
 use agentix_genai::GenaiModel;
 use axum::body::{Body, Bytes};
 use axum::extract::State;

@@ -1,4 +1,4 @@
-//! The events a hook attaches to: the turn's eleven and the session's eight, with what each
+//! The events a hook attaches to: the turn's and the session's, with what each
 //! one's hook function receives.
 
 /// An event, by attribute word.

@@ -307,7 +307,7 @@ pub fn validate(args: Args, function: &ItemFn) -> Result<Hook, syn::Error> {
     })
 }
 
-/// What is wrong with a glob over tool names, as `agentix::ToolPattern::new` says it.
+/// What is wrong with a glob over tool names, as `agentix::tool::ToolPattern::new` says it.
 fn tool_pattern_problem(pattern: &str) -> Option<String> {
     if pattern.is_empty() {
         return Some("it is empty".to_owned());

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use agentix::event::BeforeModel;
-use agentix::{AssistantMessage, ModelRequest, ToolCall, Turn, Verdict};
+use agentix::{AssistantMessage, ToolCall, Turn, Verdict, model::ModelRequest};
 use agentix_mcp::IDEMPOTENCY_KEY;
 use agentix_test_support::{append, die, lines};
 use rmcp::model::{
@@ -78,7 +78,7 @@ impl agentix::Model for Clerk {
     async fn complete(
         &self,
         request: &ModelRequest,
-    ) -> Result<agentix::ModelResponse, agentix::ModelError> {
+    ) -> Result<agentix::model::ModelResponse, agentix::model::ModelError> {
         append(&self.calls, "call");
         if self.die_in_call == Some(lines(&self.calls).len()) {
             tokio::time::sleep(std::time::Duration::from_millis(200)).await;

@@ -12,7 +12,7 @@ use tracing::subscriber::DefaultGuard;
 use tracing_subscriber::layer::SubscriberExt;
 
 /// A scripted model with a provider, a default model, and what each call costs.
-pub struct Priced(pub agentix::ScriptedModel, pub agentix::Usage);
+pub struct Priced(pub agentix::ScriptedModel, pub agentix::model::Usage);
 
 impl agentix::Model for Priced {
     fn provider(&self, _model: Option<&str>) -> &str {
@@ -25,8 +25,8 @@ impl agentix::Model for Priced {
 
     async fn complete(
         &self,
-        request: &agentix::ModelRequest,
-    ) -> Result<agentix::ModelResponse, agentix::ModelError> {
+        request: &agentix::model::ModelRequest,
+    ) -> Result<agentix::model::ModelResponse, agentix::model::ModelError> {
         let mut response = self.0.complete(request).await?;
         response.usage = self.1;
         Ok(response)

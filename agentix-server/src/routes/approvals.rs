@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use agentix::{AnyAgent, Approval, Conversation, Entry, ToolCall};
+use agentix::{AnyAgent, Conversation, Entry, ToolCall, approval::Approval};
 use axum::Json;
 use axum::extract::rejection::JsonRejection;
 use axum::http::HeaderMap;

@@ -6,7 +6,7 @@ use std::ops::{Deref, DerefMut};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
-use agentix::{Answer, AnyAgent, Conversation};
+use agentix::{AnyAgent, Conversation, approval::Answer};
 use agentix_store::{Committer, Store, StoreError, Version};
 use axum::extract::rejection::JsonRejection;
 use axum::extract::{Path, State};

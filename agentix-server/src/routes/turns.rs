@@ -232,10 +232,10 @@ fn answer(
 /// four characters a token, before any turn opens, so the log never keeps it — as the client's
 /// error. (A turn whose own steps outgrow the context fails later, as the server's.)
 fn too_large(message: &str, conversation: &Conversation) -> Option<ApiError> {
-    use agentix::TokenCounter;
+    use agentix::context::TokenCounter;
     let config = conversation.config();
     let budget = config.context_budget.saturating_sub(config.injection_reserve);
-    let tokens = agentix::CharsPerToken::default().count(message);
+    let tokens = agentix::context::CharsPerToken::default().count(message);
     (tokens > budget).then_some(ApiError::MessageTooLarge { tokens, budget })
 }
 

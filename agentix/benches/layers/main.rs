@@ -13,7 +13,9 @@ use std::time::Duration;
 use agentix::event::StepStart;
 use agentix::session::Session;
 use agentix::{
-    Commit, CommitError, Journal, JournalError, JournalStep, Observation, StreamTransformer,
+    durable::{Commit, CommitError, Journal, JournalError, JournalStep},
+    observe::Observation,
+    transform::StreamTransformer,
 };
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -229,9 +231,9 @@ fn variants() -> Vec<(&'static str, RunTurn)> {
 fn one_turn_of<P: agentix::pipeline::Pipeline, X: StreamTransformer>(
     agent: &Agent<
         BenchModel,
-        agentix::Toolbox<agentix::NoTools, Weather>,
+        agentix::tool::Toolbox<agentix::tool::NoTools, Weather>,
         P,
-        agentix::NoApprover,
+        agentix::approval::NoApprover,
         X,
     >,
     mut conversation: Conversation,

@@ -5,7 +5,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use agentix::{
-    AssistantMessage, Model, ModelError, ModelRequest, ModelResponse, Role, Tool, ToolCall, Turn,
+    AssistantMessage, Model, Tool, ToolCall, Turn,
+    message::Role,
+    model::{ModelError, ModelRequest, ModelResponse},
 };
 use schemars::JsonSchema;
 use serde::Deserialize;

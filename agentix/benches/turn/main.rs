@@ -23,9 +23,13 @@ use std::time::Instant;
 
 use agentix::event::{AfterModel, AfterTool, BeforeFinal, BeforeModel, BeforeTool, Post, Pre};
 use agentix::{
-    Agent, AssistantMessage, CharsPerToken, Config, Conversation, Entry, Message, Model,
-    ModelRequest, Outcome, Part, Role, TokenCounter, Tool, ToolCall, ToolFailure, ToolResult,
-    ToolSpec, Turn, Verdict, hook,
+    Agent, AssistantMessage, Config, Conversation, Entry, Message, Model, Outcome, Part, Tool,
+    ToolCall, ToolResult, Turn, Verdict,
+    context::{CharsPerToken, TokenCounter},
+    hook,
+    message::{Role, ToolFailure},
+    model::ModelRequest,
+    tool::ToolSpec,
 };
 use criterion::{Criterion, criterion_group};
 
@@ -82,7 +86,7 @@ light_hooks! {
 
 /// (a): one turn on an agentix agent.
 fn one_turn<P: agentix::pipeline::Pipeline>(
-    agent: &Agent<BenchModel, agentix::Toolbox<agentix::NoTools, Weather>, P>,
+    agent: &Agent<BenchModel, agentix::tool::Toolbox<agentix::tool::NoTools, Weather>, P>,
 ) -> Transcript {
     let mut conversation = Conversation::new();
     let outcome = block_on(agent.run(&mut conversation, "What is the weather in Oslo?"));

@@ -12,8 +12,11 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use agentix::event::{AfterModel, AfterTool, BeforeModel, BeforeTool, Post, Pre};
 use agentix::{
-    Agent, AssistantMessage, Conversation, Message, Model, ModelRequest, Outcome, Part, Role, Tool,
-    ToolCall, ToolFailure, ToolResult, ToolSpec, Turn, Verdict, hook,
+    Agent, AssistantMessage, Conversation, Message, Model, Outcome, Part, Tool, ToolCall,
+    ToolResult, Turn, Verdict, hook,
+    message::{Role, ToolFailure},
+    model::ModelRequest,
+    tool::ToolSpec,
 };
 use futures::executor::block_on;
 use serde::Deserialize;

@@ -4,17 +4,15 @@ use std::sync::Arc;
 
 use crate::approval::{Approver, NoApprover};
 use crate::context::{AuditSink, Counter, Summarizer, TokenCounter};
-use crate::model::{Model, ModelParams};
+use crate::model::{Model, ModelParams, OutputType};
 use crate::pipeline::{
-    Answering, Chain, Governs, HasTool, Hooks, ModelWraps, OutputType, Pipeline, Policy, ReadFrom,
-    Register, StartsUnder, Text, ToolWraps, Typed, Validator, Within,
+    Answering, Hooks, Pipeline, Policy, ReadFrom, Text, Typed, Validator,
+    node::{Chain, Governs, HasTool, ModelWraps, Register, StartsUnder, ToolWraps, Within},
 };
 use crate::tool::{Arguments, IntoTool, NoTools, ToolSet, Toolbox};
 use crate::transform::StreamTransformer;
 
-use super::delegates::{Delegates, Handoffs, SubAgents};
-use super::handoff::Handoff;
-use super::sub_agent::{AgentTool, SubAgent};
+use super::delegate::{AgentTool, Delegates, Handoff, Handoffs, SubAgent, SubAgents};
 use super::{Agent, Settings};
 
 /// Builds an [`Agent`], growing its type with each tool and hook.
@@ -69,7 +67,7 @@ impl<M, T, P, A, X> AgentBuilder<M, T, P, A, X> {
     }
 
     /// Counts tokens with `counter` (for the context budget and the injection reserve) instead
-    /// of the [`CharsPerToken`](crate::CharsPerToken) estimate.
+    /// of the [`CharsPerToken`](crate::context::CharsPerToken) estimate.
     pub fn token_counter(mut self, counter: impl TokenCounter + 'static) -> Self {
         self.settings.counter = Counter::new(counter);
         self
@@ -195,7 +193,7 @@ impl<M, T, P, A, X> AgentBuilder<M, T, P, A, X> {
 
     /// Adds an agent the model may hand the rest of its turn to ([`Handoff`]), through the
     /// tool `transfer_to_<name>`: that agent answers the user, seeing the conversation as the
-    /// handoff's [`History`](crate::History) says, and its answer is the turn's, through this
+    /// handoff's [`History`](crate::delegate::History) says, and its answer is the turn's, through this
     /// agent's `after_model` and `before_final` hooks. Checked against the agent's policy as
     /// [`sub_agent`](AgentBuilder::sub_agent) is.
     ///

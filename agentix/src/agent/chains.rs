@@ -1,7 +1,7 @@
 //! Running one event's chain of hooks from the loop: skipped, in place, or awaited.
 
 use crate::event::EventKind;
-use crate::pipeline::Chain;
+use crate::pipeline::node::Chain;
 
 /// Runs one event's chain, skipped at compile time when no hook is on the event. When none of
 /// the event's hooks awaits, the chain runs in place (`$in_place`: no future at all); otherwise in

@@ -8,12 +8,12 @@ use crate::event::{BeforeFinal, EventKind, Pre};
 use crate::message::AssistantMessage;
 use crate::model::{Model, Usage};
 use crate::observe::{Observation, Observer, Watched};
-use crate::pipeline::{Answering, Chain, Flow, Pipeline};
+use crate::pipeline::{Answering, Flow, Pipeline, node::Chain};
+use crate::support::{caught, panic_message};
 use crate::tool::ToolSet;
 use crate::transform::StreamTransformer;
 use crate::turn::Turn;
 use crate::verdict::Feedback;
-use crate::{caught, panic_message};
 
 use super::TurnGate;
 use super::chains::handles;
@@ -22,7 +22,7 @@ use super::render::check_injections;
 use super::step::StepSlot;
 use super::tool_call::{Answer, Resumed};
 use super::{Agent, commit_step, fire, halted};
-use crate::journal::{JournalError, JournalStep};
+use crate::durable::{JournalError, JournalStep};
 
 impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent<M, T, P, A, X> {
     pub(super) async fn drive<O: Observer, G: TurnGate, K: Effects>(
@@ -31,7 +31,7 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
         slot: &StepSlot,
         observer: &Watched<'_, O>,
         gate: &G,
-        committer: &K,
+        effects: &K,
         resume: Option<Box<Resume>>,
     ) -> Outcome {
         let limit = turn.max_steps();
@@ -39,7 +39,7 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
         // the first step's tools run with what they had, and the answer to that call.
         let mut resume = resume;
         if K::JOURNALS {
-            opened_as_recorded(committer, turn, resume.as_deref()).await?;
+            opened_as_recorded(effects, turn, resume.as_deref()).await?;
         }
         if resume.is_none() {
             // The opening: `pre`, then its content in the turn and its durable output committed.
@@ -47,7 +47,7 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
             let flow = run_chain!(self, turn, observer, Pre, pre / pre_in_place());
             self.opened(turn, flow)?;
             if K::COMMITS {
-                commit_step(committer, turn).await?;
+                commit_step(effects, turn).await?;
             }
             // Each step starts here or after the previous step's tools: checked against the
             // limit, then its `step_start` hooks. A retry calls the model again within its step.
@@ -85,7 +85,7 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
                     None if T::HANDS_OFF && turn.step >= limit => {
                         return Err(Error::StepLimit { limit });
                     }
-                    None => self.model_message(turn, retry.as_ref(), observer, committer).await?,
+                    None => self.model_message(turn, retry.as_ref(), observer, effects).await?,
                 };
 
                 fire(observer, turn, EventKind::AfterModel);
@@ -132,15 +132,15 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
                 }
                 turn.append(Entry::Assistant { turn: turn.turn_ref(), message: answer.clone() });
                 if K::COMMITS {
-                    commit_step(committer, turn).await?;
+                    commit_step(effects, turn).await?;
                 }
                 return Ok(answer);
             };
-            self.run_tools(message, resumed, turn, slot, observer, committer).await?;
+            self.run_tools(message, resumed, turn, slot, observer, effects).await?;
             // The step's tools are done and the step is in the log: it is committed, counted
             // against the limit, and the next step's `step_start` hooks run.
             if K::COMMITS {
-                commit_step(committer, turn).await?;
+                commit_step(effects, turn).await?;
             }
             turn.step += 1;
             // An answer handed back needs no model call: the limit does not stop it.
@@ -165,18 +165,18 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
         turn: &mut Turn,
         retry: Option<&Retry>,
         observer: &Watched<'_, O>,
-        committer: &K,
+        effects: &K,
     ) -> Result<AssistantMessage, Error> {
         // What panics in rendering but the summarizer (whose panic it names) is the token
         // counter: the turn's guard names it.
         turn.running_component = Some(Component::TokenCounter);
         if T::CHANGES {
             // Boxed: a fixed tool set's turn carries no room for it.
-            Box::pin(self.read_tools(turn, committer)).await?;
+            Box::pin(self.read_tools(turn, effects)).await?;
         }
         let mut request = match self.plain_request(turn, retry) {
             Some(request) => request,
-            None => self.render(turn, retry, committer).await?,
+            None => self.render(turn, retry, effects).await?,
         };
         turn.running_component = None;
         fire(observer, turn, EventKind::BeforeModel);
@@ -194,13 +194,13 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
                     && turn.step == 0
                     && retry.is_none() =>
             {
-                let guarded = self.call_beside_tripwires(&request, turn, observer, committer);
+                let guarded = self.call_beside_tripwires(&request, turn, observer, effects);
                 let (response, spent) = Box::pin(guarded).await?;
                 turn.record_usage(spent, response.as_ref().ok().map(|answer| answer.usage));
                 response?.message
             }
             Flow::Continue => {
-                let (response, spent) = self.call_model(&request, turn, observer, committer).await;
+                let (response, spent) = self.call_model(&request, turn, observer, effects).await;
                 turn.record_usage(spent, response.as_ref().ok().map(|answer| answer.usage));
                 response?.message
             }
@@ -228,7 +228,7 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
                 turn.running_component = Some(Component::TokenCounter);
                 check_injections(turn, &*self.settings.counter, reserve)?;
                 turn.running_component = None;
-                turn.commit_durable(EventKind::Pre);
+                turn.log_durable(EventKind::Pre);
                 Ok(())
             }
             Flow::Halt { hook, halt } => Err(halted(EventKind::Pre, hook, halt)),
@@ -371,7 +371,7 @@ fn final_answer(
 /// journal recorded it: replaying for another message, or with another answer, diverges here.
 #[cold]
 async fn opened_as_recorded<K: Effects>(
-    committer: &K,
+    effects: &K,
     turn: &Turn,
     resume: Option<&Resume>,
 ) -> Result<(), Error> {
@@ -389,7 +389,7 @@ async fn opened_as_recorded<K: Effects>(
         ),
     };
     let value = value.unwrap_or_default();
-    let recorded = committer.rarely(step, Box::pin(std::future::ready(value.clone())));
+    let recorded = effects.rarely(step, Box::pin(std::future::ready(value.clone())));
     let recorded = recorded.await.map_err(Error::Journal)?;
     if recorded != value {
         return Err(Error::Journal(JournalError::Diverged {

@@ -13,12 +13,12 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use crate::approval::{Approval, PendingApproval};
-use crate::caught;
-use crate::commit::{Commit, CommitError, ModelCall};
 use crate::conversation::Conversation;
-use crate::journal::{Journal, JournalDyn, JournalError, JournalStep};
+use crate::durable::{Commit, CommitError, ModelCall};
+use crate::durable::{Journal, JournalDyn, JournalError, JournalStep};
 use crate::message::{ToolCall, ToolFailure, ToolResult};
 use crate::model::{ModelError, ModelResponse};
+use crate::support::caught;
 use crate::task::SessionState;
 use crate::turn::Turn;
 use crate::verdict::Escalation;
@@ -117,7 +117,7 @@ pub trait Effects: Sync + Send {
 
     /// How many of a step's calls may run at once, `configured` allowing: one at a time
     /// through a journal that replays by position alone
-    /// ([`Journal::concurrent_calls`](crate::Journal::concurrent_calls)).
+    /// ([`Journal::concurrent_calls`](crate::durable::Journal::concurrent_calls)).
     fn tool_concurrency(&self, configured: usize) -> usize {
         configured
     }
@@ -128,7 +128,7 @@ pub trait Effects: Sync + Send {
 
     /// Hears what a sub-agent of the turn spent: a sub-agent's turn passes it on to its
     /// parent's.
-    fn delegated(&self, usage: crate::Usage) {
+    fn delegated(&self, usage: crate::model::Usage) {
         let _ = usage;
     }
 
@@ -219,7 +219,7 @@ impl<J: Journal, E: Effects> Effects for Journaled<'_, J, E> {
         self.inner.review(call, escalation)
     }
 
-    fn delegated(&self, usage: crate::Usage) {
+    fn delegated(&self, usage: crate::model::Usage) {
         self.inner.delegated(usage);
     }
 
@@ -406,7 +406,7 @@ impl<E: Effects> Effects for &E {
         (**self).review(call, escalation)
     }
 
-    fn delegated(&self, usage: crate::Usage) {
+    fn delegated(&self, usage: crate::model::Usage) {
         (**self).delegated(usage);
     }
 

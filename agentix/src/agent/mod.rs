@@ -4,10 +4,9 @@
 mod chains;
 mod boxed;
 mod builder;
-mod delegates;
+pub mod delegate;
 mod drive;
 pub(crate) mod effects;
-mod handoff;
 mod model_call;
 mod open_turn;
 mod render;
@@ -15,19 +14,15 @@ pub(crate) mod run;
 mod runs;
 mod served;
 mod step;
-mod sub_agent;
 mod together;
 mod tool_call;
 
 pub(crate) use crate::error::halted;
 pub use boxed::BoxedAgent;
 pub use builder::AgentBuilder;
-pub use delegates::{Delegates, Handoffs, SubAgents};
-pub use handoff::{Handoff, History};
 pub use run::TurnRun;
 pub use runs::AnyAgent;
 pub(crate) use runs::TurnGate;
-pub use sub_agent::{AgentTool, Prompt, SubAgent};
 
 use std::future::{Future, IntoFuture};
 use std::sync::Arc;
@@ -40,13 +35,13 @@ use crate::event::EventKind;
 use crate::message::{Message, Part, Role};
 use crate::model::{Model, ModelParams};
 use crate::observe::{Observation, Observer, Watched};
-use crate::pipeline::{Chain, Flow, Hooks, Pipeline, hook_panic};
+use crate::pipeline::{Flow, Hooks, Pipeline, hook_panic, node::Chain};
 use crate::task::TaskContext;
 use crate::tool::{NoTools, ToolSet, ToolSpec};
 use crate::trace::{self, TurnTrace, Within};
 use crate::transform::StreamTransformer;
 use crate::turn::Turn;
-use crate::{Outcome, caught};
+use crate::{Outcome, support::caught};
 
 use drive::Resume;
 use effects::Effects;
@@ -114,9 +109,10 @@ impl Default for Settings {
 impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent<M, T, P, A, X> {
     /// Runs one turn: `message` opens it, and the reply is its final answer.
     ///
-    /// The events fire in this order: `pre` → per step (`before_model` → `wrap_model` →
-    /// `after_model` → per tool call (`before_tool` → `wrap_tool` → `after_tool` or
-    /// `tool_error`)) → `before_final` → `post`. `post` runs at the end of every turn, however
+    /// The events fire in this order: `pre` → per step (`step_start` in a session's task →
+    /// `before_model` → `wrap_model`, with `tripwire` beside the model call → `after_model` →
+    /// per tool call (`before_tool` → `wrap_tool` → `after_tool` or `tool_error`)) →
+    /// `before_final` → `post`. `post` runs at the end of every turn, however
     /// it ended.
     ///
     /// The turn is `Send` (every part of an agent is `Send + Sync`), so it can be spawned on a
@@ -195,7 +191,7 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
     /// conversation's `turn_timeout` counts from the resumption.
     ///
     /// ```
-    /// use agentix::{Agent, Approval, Conversation, Error, ScriptedModel, Verdict, Turn};
+    /// use agentix::{Agent, Conversation, Error, ScriptedModel, Verdict, Turn, approval::Approval};
     /// use agentix::{ToolCall, event};
     /// use serde_json::json;
     ///
@@ -328,7 +324,7 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
         }
         if let Err(error) = &outcome {
             // A step the loop left midway (it unwound) joins the log, every call answered.
-            turn.commit_left_step(&error.to_string());
+            turn.append_left_step(&error.to_string());
         }
         // `post` sees every outcome, recorded first.
         before_post(&outcome, turn);
@@ -483,7 +479,7 @@ async fn commit_end<E: Effects>(effects: &E, turn: &mut Turn) -> Result<(), Erro
 /// The turn's error for a component's panic.
 #[cold]
 fn component_panicked(component: Component, payload: Box<dyn std::any::Any + Send>) -> Error {
-    Error::ComponentPanicked { component, message: crate::panic_message(payload.as_ref()) }
+    Error::ComponentPanicked { component, message: crate::support::panic_message(payload.as_ref()) }
 }
 
 /// Refuses a message that cannot open a turn: one whose role is not the user's, or that
@@ -502,7 +498,7 @@ fn check_user_message(message: &Message) -> Result<(), Error> {
 /// Records how the turn ended, for `post` to see.
 fn before_post(outcome: &Outcome, turn: &mut Turn) {
     // What durable `pre` hooks produced joins the log only when `pre` went through.
-    turn.discard_uncommitted();
+    turn.discard_unlogged();
     if let Err(error) = outcome {
         record(turn, error);
     }
@@ -515,7 +511,7 @@ fn after_post(
     outcome: &mut Outcome,
     turn: &mut Turn,
 ) {
-    turn.commit_durable(EventKind::Post);
+    turn.log_durable(EventKind::Post);
     if let Some(flow) = post_ended {
         post_ended_turn(*flow, outcome, turn);
     }

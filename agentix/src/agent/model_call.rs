@@ -12,15 +12,15 @@ use std::time::{Duration, Instant};
 
 use super::effects::Effects;
 use crate::approval::Approver;
-use crate::commit::ModelCall;
 use crate::context::AuditSink;
+use crate::durable::ModelCall;
 use crate::error::Error;
 use crate::event::EventKind;
 use crate::hook::NextModel;
 use crate::message::{AssistantMessage, Part, ToolCall};
 use crate::model::{Chunk, Model, ModelError, ModelRequest, ModelResponse, Usage};
 use crate::observe::{Observation, Observer};
-use crate::pipeline::{Chain, Pipeline, SkippedWires};
+use crate::pipeline::{Pipeline, SkippedWires, node::Chain};
 use crate::tool::ToolSet;
 use crate::trace::{self, Spanned, TurnTrace};
 use crate::transform::StreamTransformer;
@@ -30,21 +30,21 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use crate::error::Component;
 use crate::pipeline::HookFailure;
+use crate::support::{Caught, caught, panic_message};
 use crate::turn::Culprit;
-use crate::{Caught, caught, panic_message};
 
 use super::{Agent, fire};
 
 impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent<M, T, P, A, X> {
     /// Calls the model through the `wrap_model` hooks. Besides the answer, what every call the
     /// model answered cost — a wrap hook may call it more than once, or fail after it answered.
-    /// A committer hears of each call ([`Commit::model_call`]).
+    /// A effects hears of each call ([`Commit::model_call`]).
     pub(super) async fn call_model<O: Observer, K: Effects>(
         &self,
         request: &ModelRequest,
         turn: &Turn,
         observer: &O,
-        committer: &K,
+        effects: &K,
     ) -> (Result<ModelResponse, Error>, Usage) {
         fire(observer, turn, EventKind::WrapModel);
         let audit = self.settings.audit.as_deref();
@@ -57,7 +57,7 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
             transformer: &self.transformer,
             streamed: AtomicBool::new(false),
             spent: &spent,
-            committer,
+            effects,
             calls: AtomicU32::new(0),
         };
         let result = self.hooks.model_onion(turn, observer, model).call(request).await;
@@ -74,14 +74,14 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
         request: &ModelRequest,
         turn: &mut Turn,
         observer: &O,
-        committer: &K,
+        effects: &K,
     ) -> Result<(Result<ModelResponse, Error>, Usage), Error> {
         let skipped = SkippedWires::default();
         let checked = {
             let shared = &*turn;
             fire(observer, shared, EventKind::Tripwire);
             let wires = pin!(self.hooks.chain().tripwire(request, shared, observer, &skipped));
-            let call = pin!(self.call_model(request, shared, observer, committer));
+            let call = pin!(self.call_model(request, shared, observer, effects));
             match select(wires, call).await {
                 Either::Left((Ok(()), call)) => Ok(call.await),
                 Either::Left((Err(tripped), _cancelled)) => Err(tripped),
@@ -136,7 +136,7 @@ struct CallModel<'a, M, O, X, K> {
     /// What the calls the model answered cost.
     spent: &'a Mutex<Usage>,
     /// Hears of each call, if the turn commits; journals it, if the turn has a journal.
-    committer: &'a K,
+    effects: &'a K,
     /// Calls made through this `next`, for the journal's names.
     calls: AtomicU32,
 }
@@ -159,7 +159,7 @@ impl<M: Model, O: Observer, X: StreamTransformer, K: Effects> NextModel
         let started = K::COMMITS.then(Instant::now);
         // Through the journal, if the turn has one: the model's own answer or error is
         // recorded, and a replay returns it without calling the model (nor opening its span).
-        let answer = || self.committer.answer(&self.calls, limit, self.turn, self.answer(request));
+        let answer = || self.effects.answer(&self.calls, limit, self.turn, self.answer(request));
         // A journal bounds the call itself, to record the timeout as the call's outcome.
         let outer = if K::JOURNALS { None } else { limit };
         let result = match bounded!(outer, caught(answer)) {
@@ -271,7 +271,7 @@ impl<M: Model, O: Observer, X: StreamTransformer, K: Effects> CallModel<'_, M, O
         }
     }
 
-    /// Tells the committer of the call; its panic abandons the call.
+    /// Tells the effects of the call; its panic abandons the call.
     #[inline(never)]
     fn tell_committer(
         &self,
@@ -286,7 +286,7 @@ impl<M: Model, O: Observer, X: StreamTransformer, K: Effects> CallModel<'_, M, O
             outcome: result.as_ref(),
             latency,
         };
-        catch_unwind(AssertUnwindSafe(|| self.committer.model_call(&call)))
+        catch_unwind(AssertUnwindSafe(|| self.effects.model_call(&call)))
             .map_err(|payload| self.abandon(Component::Committer, payload))
     }
 

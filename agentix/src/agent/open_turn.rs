@@ -12,12 +12,12 @@ use crate::turn::Turn;
 use super::step::StepSlot;
 
 /// The turn in progress, owning the conversation it borrowed. However the turn ends — returned,
-/// failed, or dropped midway — the conversation goes back to the caller with every committed
+/// failed, or dropped midway — the conversation goes back to the caller with every appended
 /// entry; a dropped turn also records that it was cancelled.
 pub(super) struct OpenTurn<'c> {
     home: &'c mut Conversation,
     pub(super) turn: Turn,
-    /// A step the loop's future was running when it was dropped: committed from here.
+    /// A step the loop's future was running when it was dropped: appended from here.
     pub(super) step: StepSlot,
     finished: bool,
 }
@@ -40,10 +40,10 @@ impl<'c> OpenTurn<'c> {
 
     /// Commits the step the loop's future left behind, if it was dropped midway through one;
     /// `reason` answers the calls that did not run.
-    pub(super) fn commit_left_step(&mut self, reason: &str) {
+    pub(super) fn append_left_step(&mut self, reason: &str) {
         let left = self.step.get_mut().unwrap_or_else(|poisoned| poisoned.into_inner()).take();
         if let Some(step) = left {
-            step.commit(&mut self.turn, reason);
+            step.append(&mut self.turn, reason);
         }
     }
 
@@ -71,7 +71,7 @@ impl DerefMut for OpenTurn<'_> {
 impl Drop for OpenTurn<'_> {
     fn drop(&mut self) {
         if !self.finished {
-            self.commit_left_step("the turn was cancelled");
+            self.append_left_step("the turn was cancelled");
             let error = "the turn was cancelled before it ended".to_owned();
             if let Some(trace) = &self.turn.trace {
                 crate::trace::turn_cancelled(trace, &error);

@@ -1,7 +1,7 @@
 //! Rendering a step's request: the log, compacted to the budget, and what the turn adds.
 
 use crate::approval::Approver;
-use crate::caught;
+use crate::support::caught;
 use std::ops::Range;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -9,8 +9,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use super::effects::Effects;
 use crate::context::{DynSummarizer, MESSAGE_OVERHEAD, TokenCounter, Units};
 use crate::conversation::Entry;
+use crate::durable::JournalStep;
 use crate::error::{Component, Error};
-use crate::journal::JournalStep;
 use crate::message::{Message, Part, Role};
 use crate::model::{Model, ModelRequest};
 use crate::pipeline::Pipeline;
@@ -33,7 +33,7 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
         &self,
         turn: &mut Turn,
         retry: Option<&Retry>,
-        committer: &D,
+        effects: &D,
     ) -> Result<ModelRequest, Error> {
         let counter = &*self.settings.counter;
         let config = turn.config().clone();
@@ -90,7 +90,7 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
             while least <= target && plan.history_from > floor {
                 let dropped = floor..plan.history_from;
                 let text =
-                    summarize(turn, summarizer.as_ref(), summary.as_deref(), dropped, committer)
+                    summarize(turn, summarizer.as_ref(), summary.as_deref(), dropped, effects)
                         .await?;
                 (floor, summary) = (plan.history_from, Some(text));
                 plan = plan_from(floor, logged(&summary)).0;
@@ -196,7 +196,7 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
     pub(super) async fn read_tools<D: Effects>(
         &self,
         turn: &mut Turn,
-        committer: &D,
+        effects: &D,
     ) -> Result<(), Error> {
         let step = turn.step();
         let kept = turn.step_tools.clone();
@@ -218,7 +218,7 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
         };
         let specs = if D::JOURNALS {
             let journal_step = JournalStep::Tools { turn: turn.turn_ref(), step };
-            committer.rarely(journal_step, Box::pin(read)).await.map_err(Error::Journal)?
+            effects.rarely(journal_step, Box::pin(read)).await.map_err(Error::Journal)?
         } else {
             read.await
         };
@@ -287,15 +287,14 @@ async fn summarize<D: Effects>(
     summarizer: &dyn DynSummarizer,
     earlier: Option<&str>,
     dropped: Range<usize>,
-    committer: &D,
+    effects: &D,
 ) -> Result<String, Error> {
     let through = dropped.end;
     let dropped: Vec<Message> = turn.log()[dropped].iter().filter_map(Entry::to_message).collect();
     if D::JOURNALS {
         // Through the journal: a replay does not summarize again.
         let step = JournalStep::Summary { turn: turn.turn_ref(), through };
-        let summary =
-            || committer.rarely(step, summarizer.summarize_boxed(earlier, &dropped, turn));
+        let summary = || effects.rarely(step, summarizer.summarize_boxed(earlier, &dropped, turn));
         return match caught(summary).await {
             Ok(summary) => summary.map_err(Error::Journal),
             Err(payload) => Err(component_panicked(Component::Summarizer, payload)),

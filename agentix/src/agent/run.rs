@@ -8,10 +8,10 @@ use futures::{Stream, StreamExt};
 
 use crate::Outcome;
 use crate::approval::Answer;
-use crate::commit::Commit;
 use crate::conversation::Conversation;
+use crate::durable::Commit;
+use crate::durable::Journal;
 use crate::error::Error;
-use crate::journal::Journal;
 use crate::message::Message;
 use crate::observe::Observer;
 use crate::stream::StreamEvent;
@@ -33,7 +33,7 @@ use super::runs::Runs;
 /// What it is not told costs nothing: a turn awaited as it is runs the plain loop.
 ///
 /// ```
-/// use agentix::{Agent, Conversation, Observation, ScriptedModel};
+/// use agentix::{Agent, Conversation, ScriptedModel, observe::Observation};
 ///
 /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
 /// let agent = Agent::builder(ScriptedModel::new().text("Hello!")).build();
@@ -200,7 +200,7 @@ impl<'a, R: Runs + ?Sized, S: Opening + 'a, O: Observer, E: Effects + 'a, L>
     }
 
     /// Passes each effect of the turn — every model call, tool call, approval and summary, and
-    /// the turn's opening — through `journal` as a named [`JournalStep`](crate::JournalStep):
+    /// the turn's opening — through `journal` as a named [`JournalStep`](crate::durable::JournalStep):
     /// a journal that recorded them replays them when the turn is run again (after a crash, on
     /// any worker), calling no model and running no tool whose result it holds. A replay for
     /// another message, or another answer, diverges at the opening.

@@ -7,13 +7,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::approval::{PendingApproval, Suspension};
 use crate::conversation::Entry;
-use crate::lock;
 use crate::message::{AssistantMessage, Part, ToolCall, ToolFailure, ToolResult};
-use crate::pipeline::Keep;
+use crate::pipeline::node::Keep;
+use crate::support::lock;
 use crate::turn::Turn;
 
 /// Where a step in flight goes when the loop's future is dropped (or unwinds) before the step
-/// is committed: the turn, which outlives the loop's future, commits it from there. Boxed: it
+/// is appended: the turn, which outlives the loop's future, appends it from there. Boxed: it
 /// is filled only on that path, and the open turn stays small on every other.
 pub(super) type StepSlot = Mutex<Option<Box<PendingStep>>>;
 
@@ -36,7 +36,7 @@ struct Unfinished {
 impl PendingStep {
     /// Appends the step to the log, each call answered; `reason` answers the calls that did not
     /// finish.
-    pub(super) fn commit(self, turn: &mut Turn, reason: &str) {
+    pub(super) fn append(self, turn: &mut Turn, reason: &str) {
         let PendingStep { message, mut results, rest } = self;
         answer_the_rest(&message, &mut results, rest, reason);
         append_step(turn, message, results);
@@ -156,7 +156,7 @@ pub(super) struct StepInFlight<'s, K: Keep> {
     pub(super) ran: K,
     pub(super) together: Vec<Together<K>>,
     pub(super) calls: usize,
-    committed: bool,
+    appended: bool,
 }
 
 impl<'s, K: Keep> StepInFlight<'s, K> {
@@ -170,7 +170,7 @@ impl<'s, K: Keep> StepInFlight<'s, K> {
             ran: K::default(),
             together: Vec::new(),
             calls,
-            committed: false,
+            appended: false,
         }
     }
 
@@ -219,8 +219,8 @@ impl<'s, K: Keep> StepInFlight<'s, K> {
 
     /// Appends the step to the log; `reason` answers the calls that did not run (all ran, when
     /// the step ended well).
-    pub(super) fn commit(mut self, turn: &mut Turn, reason: &str) {
-        self.committed = true;
+    pub(super) fn append(mut self, turn: &mut Turn, reason: &str) {
+        self.appended = true;
         let message = mem::take(&mut self.message);
         let mut results = mem::take(&mut self.results);
         if results.len() < self.calls {
@@ -234,7 +234,7 @@ impl<'s, K: Keep> StepInFlight<'s, K> {
     /// person, in call order — waiting for their answers; the others answered.
     #[cold]
     pub(super) fn suspend(mut self, turn: &mut Turn, mut waiting: Vec<PendingApproval>) {
-        self.committed = true;
+        self.appended = true;
         let mut results = mem::take(&mut self.results);
         for mut call in mem::take(&mut self.together) {
             results.extend(call.result_mut().take());
@@ -253,7 +253,7 @@ impl<'s, K: Keep> StepInFlight<'s, K> {
 
 impl<K: Keep> Drop for StepInFlight<'_, K> {
     fn drop(&mut self) {
-        if !self.committed {
+        if !self.appended {
             let rest = self.rest();
             let pending = PendingStep {
                 message: mem::take(&mut self.message),

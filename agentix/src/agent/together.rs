@@ -17,11 +17,11 @@ use crate::approval::{Approval, Approver, PendingApproval};
 use crate::error::Error;
 use crate::event::EventKind;
 use crate::hook::NextTool;
-use crate::lock;
 use crate::message::{ToolCall, ToolFailure, ToolResult};
 use crate::model::Model;
 use crate::observe::{Observation, Observer};
-use crate::pipeline::{Keep, Pipeline};
+use crate::pipeline::{Pipeline, node::Keep};
+use crate::support::lock;
 use crate::tool::ToolSet;
 use crate::tool::at_hand::AtHand;
 use crate::transform::StreamTransformer;
@@ -39,7 +39,7 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
         still_waiting: Vec<PendingApproval>,
         turn: &mut Turn,
         observer: &O,
-        committer: &D,
+        effects: &D,
     ) -> Result<Vec<PendingApproval>, Error> {
         step.run_together();
         let from = step.results.len();
@@ -60,7 +60,7 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
             }
             let answers = answer.as_ref().is_some_and(|answer| answer.call == call.id);
             let answered = if answers { answer.take() } else { None };
-            match self.decide(call, turn, observer, answered, committer).await? {
+            match self.decide(call, turn, observer, answered, effects).await? {
                 Decided::Run => admitted.push(index),
                 Decided::Refused { by, reason } => {
                     let refused = ToolResult::failure(call, ToolFailure::Rejected { by, reason });
@@ -73,8 +73,8 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
             turn.tool_origin = None;
         }
 
-        let concurrency = committer.tool_concurrency(turn.config().tool_concurrency).max(1);
-        self.run_admitted(step, &admitted, from, concurrency, turn, observer, committer).await;
+        let concurrency = effects.tool_concurrency(turn.config().tool_concurrency).max(1);
+        self.run_admitted(step, &admitted, from, concurrency, turn, observer, effects).await;
         if let Some(aborted) = turn.aborted.get() {
             return Err(aborted.error());
         }
@@ -140,13 +140,13 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
         concurrency: usize,
         turn: &Turn,
         observer: &O,
-        committer: &D,
+        effects: &D,
     ) {
         let calls: Vec<&ToolCall> = step.message.tool_calls().collect();
         let alone = |index: usize| T::HAS_SEQUENTIAL && self.tools.sequential(&calls[index].name);
         let run = |index: usize| {
             let slot = &step.together[index - from];
-            self.run_one(calls[index], slot, turn, observer, committer)
+            self.run_one(calls[index], slot, turn, observer, effects)
         };
         let mut at = 0;
         while at < admitted.len() && turn.aborted.get().is_none() {
@@ -179,10 +179,10 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
         slot: &Together<P::Kept>,
         turn: &Turn,
         observer: &O,
-        committer: &D,
+        effects: &D,
     ) {
         fire(observer, turn, EventKind::WrapTool);
-        let tool = self.next_tool(turn, &slot.ran, &slot.reached, observer, committer);
+        let tool = self.next_tool(turn, &slot.ran, &slot.reached, observer, effects);
         let onion = self.hooks.tool_onion(turn, observer, tool);
         let result = if T::HAS_ORIGINS {
             // Its origin, to the hooks and the tool of this call alone.

@@ -10,20 +10,24 @@ use futures::future::Either;
 
 use super::effects::{Effects, ErasedEffects};
 use crate::approval::{Approval, Approver, PendingApproval, Question};
+use crate::durable::{JournalDyn, JournalStep};
 use crate::error::Error;
 use crate::event::EventKind;
 use crate::hook::NextTool;
-use crate::journal::{JournalDyn, JournalStep};
 use crate::message::{AssistantMessage, ToolCall, ToolFailure, ToolResult};
 use crate::model::Model;
 use crate::observe::{Observation, Observer};
-use crate::pipeline::{Chain, Flow, HookFailure, Keep, Pipeline, not_run};
-use crate::tool::{OutputHooks, Tool, ToolProgress, ToolSet};
+use crate::pipeline::{
+    Flow, HookFailure, Pipeline,
+    node::{Chain, Keep},
+    not_run,
+};
+use crate::support::{caught, panic_message};
+use crate::tool::{Tool, ToolProgress, ToolRunner, ToolSet};
 use crate::trace::{self, Spanned, TurnTrace};
 use crate::transform::StreamTransformer;
 use crate::turn::{InHand, Turn};
 use crate::verdict::{Escalation, Halt};
-use crate::{caught, panic_message};
 
 use super::step::{StepInFlight, StepSlot, answer_the_call, answering, nth_call, reach};
 use super::{Agent, fire, halted};
@@ -48,7 +52,7 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
         turn: &mut Turn,
         slot: &StepSlot,
         observer: &O,
-        committer: &D,
+        effects: &D,
     ) -> Result<(), Error> {
         let calls = message.tool_calls().count();
         let mut step = StepInFlight::<P::Kept>::new(slot, message, calls);
@@ -62,16 +66,16 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
         };
         let ran = if step.together.is_empty() && calls - step.results.len() == 1 {
             let index = step.results.len();
-            self.run_tool_call(index, &mut step, turn, observer, answer, committer).await
+            self.run_tool_call(index, &mut step, turn, observer, answer, effects).await
         } else {
-            self.run_together(&mut step, answer, waiting, turn, observer, committer).await
+            self.run_together(&mut step, answer, waiting, turn, observer, effects).await
         };
         if T::HAS_ORIGINS {
             turn.tool_origin = None;
         }
         match ran {
             Ok(waiting) if waiting.is_empty() => {
-                step.commit(turn, "");
+                step.append(turn, "");
                 Ok(())
             }
             Ok(waiting) => {
@@ -80,7 +84,7 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
                 Err(Error::AwaitingApproval { turn: turn.turn_ref(), pending })
             }
             Err(error) => {
-                step.commit(turn, &error.to_string());
+                step.append(turn, &error.to_string());
                 Err(error)
             }
         }
@@ -97,11 +101,11 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
         turn: &mut Turn,
         observer: &O,
         answered: Option<Box<Answer>>,
-        committer: &D,
+        effects: &D,
     ) -> Result<Vec<PendingApproval>, Error> {
         let StepInFlight { message, results, reached, ran, .. } = step;
         let call = nth_call(message, index);
-        match self.decide(call, turn, observer, answered, committer).await? {
+        match self.decide(call, turn, observer, answered, effects).await? {
             Decided::Run => {}
             Decided::Refused { by, reason } => {
                 results.push(ToolResult::failure(call, ToolFailure::Rejected { by, reason }));
@@ -116,7 +120,7 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
 
         fire(observer, turn, EventKind::WrapTool);
         // Wrap hooks may hold the tool's result after `next` returns: what ran is kept aside.
-        let tool = self.next_tool(turn, &*ran, reached, observer, committer);
+        let tool = self.next_tool(turn, &*ran, reached, observer, effects);
         let result = self.hooks.tool_onion(turn, observer, tool).call(call).await;
         let ran = ran.take();
         if let Some(aborted) = turn.aborted.get() {
@@ -143,7 +147,7 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
         turn: &mut Turn,
         observer: &O,
         answered: Option<Box<Answer>>,
-        committer: &D,
+        effects: &D,
     ) -> Result<Decided, Error> {
         if T::HAS_ORIGINS {
             turn.tool_origin = self.tools.origin(&call.name);
@@ -171,7 +175,7 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
                     Decided::Refused { by: hook.to_owned(), reason: rejection.reason }
                 }
                 Flow::Escalate { hook, escalation } => {
-                    self.escalated(call, hook, escalation, turn, observer, committer).await?
+                    self.escalated(call, hook, escalation, turn, observer, effects).await?
                 }
                 // A guard that fails refuses the call: fail closed, and the turn goes on.
                 Flow::Halt { hook, halt } if halt.failed => Decided::Refused {
@@ -206,7 +210,7 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
         ran: &'a P::Kept,
         reached: &'a AtomicBool,
         observer: &'a O,
-        committer: &'a D,
+        effects: &'a D,
     ) -> impl NextTool + 'a {
         CallTool {
             tools: &self.tools,
@@ -214,7 +218,7 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
             turn,
             ran,
             reached,
-            committer,
+            effects,
             attempts: AtomicU32::new(0),
             traced: AtomicU32::new(0),
             hooks: InCall {
@@ -222,7 +226,7 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
                 observer,
                 approver: &self.approver,
                 tool_timeout: turn.config().tool_timeout,
-                effects: committer,
+                effects,
             },
         }
     }
@@ -279,12 +283,12 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
         escalation: Escalation,
         turn: &Turn,
         observer: &O,
-        committer: &D,
+        effects: &D,
     ) -> Result<Decided, Error> {
         let review = async {
             // A sub-agent's escalations go to its parent's approver.
             if D::DELEGATES_REVIEW {
-                return committer.review(call, &escalation).await;
+                return effects.review(call, &escalation).await;
             }
             let review = caught(|| self.approver.review(call, &escalation, turn));
             review.await.unwrap_or_else(|payload| {
@@ -306,7 +310,7 @@ impl<M: Model, T: ToolSet, P: Pipeline, A: Approver, X: StreamTransformer> Agent
                 hook: hook.to_owned(),
                 reason: escalation.reason.clone(),
             };
-            let review = committer.approval(step, &waiting, Box::pin(review));
+            let review = effects.approval(step, &waiting, Box::pin(review));
             review.await.map_err(Error::Journal)?
         } else {
             review.await
@@ -418,7 +422,7 @@ struct CallTool<'a, T, K, C, O, D, A> {
     /// Set when the tool set is called: a call cut before it was reached did not run.
     reached: &'a AtomicBool,
     /// Journals the call, if the turn has a journal.
-    committer: &'a D,
+    effects: &'a D,
     /// Attempts made through this `next`, for the journal's names.
     attempts: AtomicU32,
     /// Attempts traced through this `next`, for their spans' `agentix.attempt`.
@@ -439,7 +443,7 @@ struct InCall<'a, C, O, A, D> {
     effects: &'a D,
 }
 
-impl<C: Chain, O: Observer, A: Approver, D: Effects> OutputHooks for InCall<'_, C, O, A, D> {
+impl<C: Chain, O: Observer, A: Approver, D: Effects> ToolRunner for InCall<'_, C, O, A, D> {
     const STREAMS: bool = O::STREAMS;
     const SILENT: bool = O::SILENT;
 
@@ -447,7 +451,7 @@ impl<C: Chain, O: Observer, A: Approver, D: Effects> OutputHooks for InCall<'_, 
         if D::JOURNALS { nesting_journal(self.effects) } else { None }
     }
 
-    fn spent(&self, turn: &Turn, usage: crate::Usage) {
+    fn spent(&self, turn: &Turn, usage: crate::model::Usage) {
         turn.add_delegated(usage);
         self.effects.delegated(usage);
     }
@@ -522,7 +526,7 @@ impl<T: ToolSet, K: Keep, C: Chain, O: Observer, D: Effects, A: Approver> NextTo
             if D::JOURNALS && T::NESTS && self.tools.nests(&call.name) {
                 Either::Left(result)
             } else {
-                Either::Right(self.committer.tool(&self.attempts, self.turn, call, result))
+                Either::Right(self.effects.tool(&self.attempts, self.turn, call, result))
             }
         };
         let result = match caught(run).await {

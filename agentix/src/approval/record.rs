@@ -32,7 +32,7 @@ impl Approval {
     /// This answer, given by `who` (a user's id, an operator's): the log records them beside it.
     ///
     /// ```
-    /// use agentix::{Answer, Approval};
+    /// use agentix::approval::{Answer, Approval};
     ///
     /// let answer: Answer = Approval::Approve.by("alice");
     /// assert_eq!(answer.by.as_deref(), Some("alice"));
@@ -72,7 +72,7 @@ pub struct PendingApproval {
 }
 
 /// What a running tool asks of a person (an MCP server's elicitation), escalated to the
-/// approver ([`Approver::review_question`](crate::Approver::review_question)) while the call
+/// approver ([`Approver::review_question`](crate::approval::Approver::review_question)) while the call
 /// waits.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Question {

@@ -40,9 +40,9 @@ pub struct Config {
     /// rather than joining the log, where most providers would refuse the requests after it.
     pub allow_empty_answers: bool,
     /// How long one tool call may run (through the tool set, inside the `wrap_tool` hooks);
-    /// past it the call fails with [`ToolFailure::TimedOut`](crate::ToolFailure::TimedOut) and
+    /// past it the call fails with [`ToolFailure::TimedOut`](crate::message::ToolFailure::TimedOut) and
     /// the turn goes on. `None`: no limit.
-    #[serde(rename = "tool_timeout_ms", with = "crate::millis::option")]
+    #[serde(rename = "tool_timeout_ms", with = "crate::support::millis::option")]
     pub tool_timeout: Option<Duration>,
     /// How many of a step's tool calls run at once. A step whose model asks for several tools
     /// runs them together, each under its own `tool_timeout`, up to this many at a time (a
@@ -50,15 +50,15 @@ pub struct Config {
     /// settle them in call order. `1` runs them one after another. Default 8.
     pub tool_concurrency: usize,
     /// How long one model call may take (inside the `wrap_model` hooks, which may retry it);
-    /// past it the call fails with [`ModelError::TimedOut`](crate::ModelError::TimedOut).
+    /// past it the call fails with [`ModelError::TimedOut`](crate::model::ModelError::TimedOut).
     /// `None`: no limit.
-    #[serde(rename = "model_timeout_ms", with = "crate::millis::option")]
+    #[serde(rename = "model_timeout_ms", with = "crate::support::millis::option")]
     pub model_timeout: Option<Duration>,
     /// How long a turn may run, from `pre` to its final answer (`post` runs after, bounded by
     /// its hooks' own timeouts); past it the turn ends with
     /// [`Error::TurnTimedOut`](crate::Error::TurnTimedOut), the log keeping what ran. `None`:
     /// no limit.
-    #[serde(rename = "turn_timeout_ms", with = "crate::millis::option")]
+    #[serde(rename = "turn_timeout_ms", with = "crate::support::millis::option")]
     pub turn_timeout: Option<Duration>,
 }
 
@@ -208,7 +208,7 @@ pub enum Entry {
         by: Option<String>,
     },
     /// A summary of the log's entries before `through`, made by the agent's
-    /// [`Summarizer`](crate::Summarizer) when compaction dropped them: from then on, requests
+    /// [`Summarizer`](crate::context::Summarizer) when compaction dropped them: from then on, requests
     /// carry it in their place. Each summary folds in the one before it, so a message is
     /// summarized once.
     Summary {
@@ -224,7 +224,7 @@ pub enum Entry {
     /// these, in the order the log holds them, for its agent: kept beside the parent's, stored
     /// with it.
     ///
-    /// [`AgentTool::keep_conversation`]: crate::AgentTool::keep_conversation
+    /// [`AgentTool::keep_conversation`]: crate::delegate::AgentTool::keep_conversation
     Delegated {
         /// The parent's turn.
         turn: TurnRef,
@@ -415,9 +415,9 @@ impl Conversation {
     /// 3. A log may hold a kept sub-agent's entries ([`Entry::Delegated`]).
     /// 4. A step's calls run together: a suspended step holds the results of the calls that
     ///    ran beside the waiting one, more than one call may wait
-    ///    ([`Suspension::also_waiting`](crate::Suspension::also_waiting)), and the config has
+    ///    ([`Suspension::also_waiting`](crate::approval::Suspension::also_waiting)), and the config has
     ///    [`tool_concurrency`](Config::tool_concurrency); a call's result may be withheld
-    ///    ([`ToolFailure::Withheld`](crate::ToolFailure::Withheld)); a turn may end halted at
+    ///    ([`ToolFailure::Withheld`](crate::message::ToolFailure::Withheld)); a turn may end halted at
     ///    `tripwire`.
     pub const FORMAT: u32 = 4;
 

@@ -81,7 +81,7 @@ pub enum LogProblem {
         turn: TurnRef,
     },
     /// A resumption that follows no suspended step of its turn, or that answers with
-    /// [`Approval::Suspend`](crate::Approval::Suspend), which answers nothing.
+    /// [`Approval::Suspend`](crate::approval::Approval::Suspend), which answers nothing.
     ResumedWithoutSuspension,
     /// A resumption not followed by the step it resumed (that step whole, or suspended again).
     ResumedStepMissing {

@@ -22,7 +22,7 @@ macro_rules! event_kinds {
         }
 
         impl EventKind {
-            /// Every event: the turn's eleven, then the session's eight.
+            /// Every event: the turn's, then the session's.
             pub const ALL: [EventKind; 19] = [$(EventKind::$kind),*];
 
             /// The event's attribute word, as written in `#[hook(...)]`.
@@ -36,7 +36,7 @@ macro_rules! event_kinds {
 with_events!(event_kinds);
 
 impl EventKind {
-    /// The turn's eleven events, in the order they fire (a tripwire beside the first step's
+    /// The turn's events, in the order they fire (a tripwire beside the first step's
     /// model call).
     pub const TURN: [EventKind; 11] = [
         EventKind::Pre,
@@ -52,7 +52,7 @@ impl EventKind {
         EventKind::Post,
     ];
 
-    /// The session's eight events.
+    /// The session's events.
     pub const SESSION: [EventKind; 8] = [
         EventKind::SessionStart,
         EventKind::TaskStart,

@@ -1,4 +1,4 @@
-//! The lifecycle events and their contracts: the turn's eleven, and the session's eight.
+//! The lifecycle events and their contracts: the turn's, and the session's.
 //!
 //! Each event is a type whose associated types *are* its contract: the value that flows through
 //! it, and the payload of each verdict a hook may return there. A verdict the contract forbids has
@@ -30,7 +30,7 @@
 //! [`Error::HookTimedOut`]: crate::Error::HookTimedOut
 //!
 //! [`Turn`]: crate::Turn
-//! [`ModelRequest`]: crate::ModelRequest
+//! [`ModelRequest`]: crate::model::ModelRequest
 //! [`AssistantMessage`]: crate::AssistantMessage
 //! [`ToolCall`]: crate::ToolCall
 //! [`ToolResult`]: crate::ToolResult
@@ -269,7 +269,7 @@ macro_rules! with_events {
             /// Before each of a task's steps (a model call and its tool calls), ahead of its
             /// `before_model`; a RETRY within the step does not fire it again. REJECT ends the task
             /// before the call (status `rejected`); ESCALATE asks the approver whether it may go on;
-            /// HALT ends the session. Turin calls a step a turn: `#[hook(turn_start)]` is this event,
+            /// HALT ends the session. `#[hook(turn_start)]` is this event too (an older word for a step),
             /// and a log written before format 2 names it `turn_start`.
             StepStart = "step_start" | "turn_start", StepStart {
                 value: crate::Turn, stop: Forbidden, retry: Forbidden, reject: Rejection, escalate: Escalation,

@@ -124,8 +124,8 @@ impl Membership for PassesBy {
     }
 }
 
-/// A hook on any of the turn's ten events but `tripwire`, one method per event: the Patinox
-/// `AgentLifecycle` style, where one struct hooks several events. (A tripwire runs beside the
+/// A hook on any of the turn's events but `tripwire`, one method per event: one struct that
+/// hooks several events and keeps its state between them. (A tripwire runs beside the
 /// model call, not in the chain's order: it is a hook of its own, [`on::Tripwire`](crate::on::Tripwire).)
 ///
 /// Every method has a default that continues (or, for the wrap events, calls `next` once), so

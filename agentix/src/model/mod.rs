@@ -5,7 +5,7 @@ use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use crate::lock;
+use crate::support::lock;
 
 use futures::Stream;
 
@@ -14,6 +14,8 @@ use crate::message::{AssistantMessage, ToolCall};
 pub(crate) mod request;
 pub(crate) mod strict;
 
+/// What a `wrap_model` hook calls to go on inward.
+pub use crate::hook::NextModel;
 pub use request::{
     Chunk, ModelError, ModelParams, ModelRequest, ModelResponse, OutputSchema, OutputType, Usage,
 };

@@ -79,7 +79,7 @@ pub struct ModelParams {
     pub max_tokens: Option<u32>,
     /// Tokens the model may spend thinking before it answers, where the provider takes a
     /// budget (Anthropic's extended thinking, Gemini's thinking budget); a `before_model` hook
-    /// sets it per call (Turin's `ctx.thinking_budget`).
+    /// sets it per call.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub thinking_budget: Option<u32>,
     /// The shape the final answer must take: a JSON schema the provider holds the model to,
@@ -236,13 +236,16 @@ impl ModelError {
     /// a panic or a timeout as an error. The loop and a journal settle a call alike.
     #[inline(always)]
     pub(crate) fn settle(
-        ended: Result<crate::Caught<Result<ModelResponse, ModelError>>, std::time::Duration>,
+        ended: Result<
+            crate::support::Caught<Result<ModelResponse, ModelError>>,
+            std::time::Duration,
+        >,
     ) -> Result<ModelResponse, ModelError> {
         match ended {
             Ok(Ok(answer)) => answer,
             Ok(Err(payload)) => Err(ModelError::Other(format!(
                 "the model panicked: {}",
-                crate::panic_message(payload.as_ref())
+                crate::support::panic_message(payload.as_ref())
             ))),
             Err(after) => Err(ModelError::TimedOut { after }),
         }

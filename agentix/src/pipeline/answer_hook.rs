@@ -3,9 +3,21 @@
 //! and writes an edit back as the message's JSON. An agent takes one only if it answers with
 //! that type ([`ReadFrom`](super::ReadFrom)).
 
+use super::Hooks;
 use super::answer::parse;
-use super::*;
+use super::answer::{Answering, Typed};
+use super::chain::Single;
+use super::grow::Push;
+use super::register::Register;
+use crate::event::BeforeFinal;
+use crate::hook::{ModelWraps, ToolWraps, short_type_name};
+use crate::message::{AssistantMessage, Part};
 use crate::model::OutputSchema;
+use crate::on;
+use crate::turn::Turn;
+use crate::verdict::{Halt, Verdict};
+use std::marker::PhantomData;
+use std::time::Duration;
 
 /// A typed `before_final` hook in the chain, with the schema of its answer (to read strict
 /// mode's nulls for optional fields as absent, as the agent's check does).

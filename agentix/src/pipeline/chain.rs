@@ -2,7 +2,31 @@
 
 use std::cell::Cell;
 
-use super::*;
+use super::tripwire::{SkippedWires, Tripped};
+use super::{Flow, checked, report};
+use crate::error::HookFailure;
+use crate::event::{
+    AfterModel, AfterTool, BeforeFinal, BeforeModel, BeforeTool, Event, EventKind, EventSet, Post,
+    Pre, ToolError,
+};
+use crate::hook::{Hook, HookMethods};
+use crate::message::{AssistantMessage, Part, ToolCall, ToolResult};
+use crate::model::ModelRequest;
+use crate::observe::{Decision, Observation, Observer};
+use crate::on::OnError;
+use crate::support::{Bounded, Caught, caught, panic_message};
+use crate::tool::Tool;
+use crate::turn::Turn;
+use crate::verdict::Verdict;
+use crate::{Outcome, on};
+use futures::future::join;
+use std::any::Any;
+use std::future::{Future, ready};
+use std::marker::PhantomData;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Duration;
 
 macro_rules! chain_trait {
     ($($method:ident / $in_place:ident: $event:ident ($($arg:ident: $ty:ty)?);)*) => {
@@ -26,7 +50,7 @@ macro_rules! chain_trait {
             const PER_TOOL: bool = false;
 
             /// Whether the node has per-tool `after_tool` or `tool_error` hooks, which the tool
-            /// set runs inside the call ([`OutputHooks`](crate::OutputHooks)).
+            /// set runs inside the call ([`ToolRunner`](crate::tool::ToolRunner)).
             const OUTPUT_HOOKS: bool = false;
 
             /// Runs the node's per-tool `after_tool` hooks of tool `T` on its output.

@@ -1,6 +1,9 @@
 //! Growing the chain: each hook added becomes a node of its current chunk.
 
-use super::*;
+use super::chain::{Chain, Lifecycle, Par, ParHook, ParallelGroup, Single};
+use super::per_tool::{ErrorOf, OutputOf};
+use super::tripwire::Wire;
+use crate::on;
 
 /// Appends a node to the chain `(full chunks, current chunk)`; a full chunk of 16 nodes moves
 /// into the full chunks.

@@ -10,7 +10,7 @@
 //!   calls with no future at all. Each node
 //!   declares its events ([`Chain::EVENTS`]): an event skips the nodes without hooks on it at
 //!   compile time, so it costs only its own hooks, and an empty chain costs nothing. A
-//!   [`Hook`] struct has a method for every event, so it is a node of every event.
+//!   [`Hook`](crate::Hook) struct has a method for every event, so it is a node of every event.
 //! - `wrap_model` and `wrap_tool` hooks form an *onion* each, first declared outermost. Each
 //!   layer is one plain future around the hook's own (no boxing), and only hooks that can wrap
 //!   are layers.
@@ -55,28 +55,35 @@ mod policy;
 mod register;
 mod tripwire;
 
-pub use crate::hook::{
-    Keep, MaySkip, ModelLayer, ModelWraps, NeverSkipped, Skip, ToolLayer, ToolWraps, Unreachable,
-    Wraps,
-};
-pub use crate::model::OutputType;
-pub use answer::{Answering, AnyAnswer, ReadFrom, Text, Typed, Validator};
-pub use answer_hook::{ForAnswer, OnAnswer};
-pub use chain::{Chain, Lifecycle, Par, ParHook, ParallelGroup, Single};
-pub(crate) use chain::{hook_panic, settle_ended};
-pub use grow::{Push, PushChunk, PushParallel};
-pub use onion::KeptResult;
-pub(crate) use onion::not_run;
-pub use per_tool::{ErrorOf, ForTool, HasTool, Here, OutputOf, PerTool, There};
-pub use policy::{
-    Admits, ChunkPolicy, FirstChunk, Governs, NeedsTool, NoTool, Policed, Policy, PolicyHook,
-    StartsUnder, Under, Ungoverned, Within,
-};
-pub use register::{AllEvents, AsStandIn, Factory, Parallel, Register};
-pub(crate) use tripwire::SkippedWires;
-pub use tripwire::{Tripped, Wire};
-
 pub use crate::error::HookFailure;
+pub use answer::{Answering, AnyAnswer, ReadFrom, Text, Typed, Validator};
+pub(crate) use chain::{hook_panic, settle_ended};
+pub(crate) use onion::not_run;
+pub use policy::Policy;
+pub(crate) use tripwire::SkippedWires;
+
+/// The pipeline's nodes: the types [`AgentBuilder::hook`](crate::AgentBuilder::hook) and
+/// [`Policy`] build a [`Hooks`] value from, and the traits that compose them. They appear in
+/// an agent's type and in the bounds of code generic over pipelines; an agent is built without
+/// naming any of them.
+pub mod node {
+    pub use super::answer_hook::{ForAnswer, OnAnswer};
+    pub use super::chain::{Chain, Lifecycle, Par, ParHook, ParallelGroup, Single};
+    pub use super::grow::{Push, PushChunk, PushParallel};
+    pub use super::onion::KeptResult;
+    pub use super::per_tool::{ErrorOf, ForTool, HasTool, Here, OutputOf, PerTool, There};
+    pub use super::policy::{
+        Admits, ChunkPolicy, FirstChunk, Governs, NeedsTool, NoTool, Policed, PolicyHook,
+        StartsUnder, Under, Ungoverned, Within,
+    };
+    pub use super::register::{AllEvents, AsStandIn, Factory, Parallel, Register};
+    pub use super::tripwire::{Tripped, Wire};
+    pub use crate::hook::{
+        Keep, MaySkip, ModelLayer, ModelWraps, NeverSkipped, Skip, ToolLayer, ToolWraps,
+        Unreachable, Wraps,
+    };
+}
+use node::{Chain, Keep, ModelWraps, ToolWraps};
 
 /// What an observer is told of a hook's failure.
 impl HookFailure {
@@ -88,29 +95,14 @@ impl HookFailure {
     }
 }
 
-use std::any::{Any, TypeId};
-use std::future::{Future, ready};
-use std::marker::PhantomData;
-use std::pin::Pin;
-use std::sync::Arc;
-use std::task::{Context, Poll};
-use std::time::Duration;
-
-use futures::future::join;
-
 use crate::event::{
-    self, AfterModel, AfterTool, BeforeFinal, BeforeModel, BeforeTool, Event, EventKind, EventSet,
-    Post, Pre, ToolError,
+    self, AfterModel, AfterTool, BeforeFinal, BeforeModel, BeforeTool, Event, Post, ToolError,
 };
-use crate::hook::{Hook, HookMethods, Membership, NextModel, NextTool, short_type_name};
-use crate::message::{AssistantMessage, Part, ToolCall, ToolFailure, ToolResult};
-use crate::model::{ModelError, ModelRequest, ModelResponse};
+use crate::hook::{NextModel, NextTool};
+use crate::message::AssistantMessage;
 use crate::observe::{Decision, Observation, Observer};
-use crate::on::{self, OnError};
-use crate::tool::Tool;
-use crate::turn::{Culprit, Turn};
+use crate::turn::Turn;
 use crate::verdict::{Halt, Verdict};
-use crate::{Bounded, Caught, Outcome, caught, panic_message, poll_guarded};
 
 use event::Payload as _;
 

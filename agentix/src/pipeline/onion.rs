@@ -1,7 +1,24 @@
 //! The onions: the `wrap_model` and `wrap_tool` hooks, each a layer around the next.
 
+use super::chain::{Lifecycle, Single};
 use super::chain::{report_panic, skipped};
-use super::*;
+use crate::error::HookFailure;
+use crate::event::EventKind;
+use crate::hook::{
+    Hook, Keep, MaySkip, ModelLayer, ModelWraps, NeverSkipped, NextModel, NextTool, Skip,
+    ToolLayer, ToolWraps, Wraps,
+};
+use crate::message::{ToolCall, ToolFailure, ToolResult};
+use crate::model::{ModelError, ModelRequest, ModelResponse};
+use crate::observe::{Decision, Observation, Observer};
+use crate::support::{Bounded, poll_guarded};
+use crate::turn::{Culprit, Turn};
+use crate::{event, on};
+use std::any::Any;
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::Duration;
 
 impl<H: Hook> ModelLayer for Lifecycle<H> {
     const ACTIVE: bool = H::EVENTS.contains(EventKind::WrapModel);
@@ -171,7 +188,7 @@ impl Keep for KeptResult {
             output: result.output.clone(),
             error: result.error.clone(),
         };
-        *crate::lock(&self.0) = Some(kept);
+        *crate::support::lock(&self.0) = Some(kept);
     }
 
     fn take(&mut self) -> Option<ToolResult> {

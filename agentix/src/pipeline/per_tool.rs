@@ -3,9 +3,27 @@
 //! tool set runs inside the call, on the tool's own output or error. An agent takes a per-tool
 //! hook only if it has the tool.
 
+use super::answer::{Answering, AnyAnswer};
+use super::chain::{Chain, Single};
 use super::chain::{report_panic, skipped};
-use super::*;
+use super::grow::Push;
+use super::register::Register;
+use super::{Flow, Hooks, report};
+use crate::error::HookFailure;
+use crate::event::{BeforeTool, Event};
+use crate::hook::{ModelWraps, ToolWraps};
+use crate::message::ToolCall;
+use crate::observe::{Decision, Observation, Observer};
+use crate::support::caught;
+use crate::tool::Tool;
 use crate::tool::{Arguments, ToolId, Toolbox};
+use crate::turn::{Culprit, Turn};
+use crate::verdict::{Halt, Verdict};
+use crate::{event, on};
+use std::any::{Any, TypeId};
+use std::future::Future;
+use std::marker::PhantomData;
+use std::time::Duration;
 
 /// A per-tool `before_tool` hook in the chain: it reads the call's arguments as the tool's own
 /// type, lends them to the hook, and writes an edit back into the call.

@@ -4,20 +4,36 @@
 //! parent that runs under one can demand it of the agents it delegates to, at compile time
 //! ([`Within`]).
 
-use super::*;
+use super::answer::{ReadFrom, Text};
+use super::chain::Chain;
+use super::register::Register;
+use super::tripwire::{SkippedWires, Tripped};
+use super::{Flow, Hooks, Pipeline};
+use crate::Outcome;
+use crate::event::{
+    AfterModel, AfterTool, BeforeFinal, BeforeModel, BeforeTool, EventSet, Post, Pre, ToolError,
+};
+use crate::hook::{ModelWraps, ToolWraps};
+use crate::message::{AssistantMessage, ToolCall, ToolResult};
+use crate::model::ModelRequest;
+use crate::observe::Observer;
+use crate::tool::Tool;
+use crate::turn::Turn;
+use std::future::Future;
+use std::marker::PhantomData;
 
 /// Hooks declared once, for every agent built under them
 /// ([`AgentBuilder::policy`](crate::AgentBuilder::policy)): each such agent runs them before
 /// its own hooks, and its wrap hooks inside the policy's. Its hooks are cloned into each agent:
-/// `#[hook]` functions cost nothing to clone; a [`Hook`] struct shares its state through the
-/// `Arc` the pipeline keeps it in; a hand-written [`on`] hook is cloned, state and all.
+/// `#[hook]` functions cost nothing to clone; a [`Hook`](crate::Hook) struct shares its state through the
+/// `Arc` the pipeline keeps it in; a hand-written [`on`](crate::on) hook is cloned, state and all.
 /// Policies are told apart by type: two policies of the same hooks are one to
 /// [`AgentBuilder::sub_agent`](crate::AgentBuilder::sub_agent)'s check.
 ///
 /// ```
 /// use agentix::event::BeforeTool;
 /// use agentix::prelude::*;
-/// use agentix::Policy;
+/// use agentix::pipeline::Policy;
 ///
 /// #[hook(before_tool)]
 /// async fn no_deletes(call: &ToolCall) -> Verdict<BeforeTool> {

@@ -1,6 +1,13 @@
 //! Registration: where each kind of hook goes in the pipeline.
 
-use super::*;
+use super::answer::{Answering, AnyAnswer};
+use super::chain::{Chain, Lifecycle, Single};
+use super::grow::{Push, PushParallel};
+use super::tripwire::Wire;
+use super::{Hooks, Pipeline};
+use crate::hook::{Hook, Membership, ModelWraps, ToolWraps, Wraps};
+use crate::{event, on};
+use std::marker::PhantomData;
 
 /// Marks the registration of a [`Hook`]: into the chain and, as one layer, each onion whose wrap
 /// method it defines.
@@ -31,7 +38,7 @@ pub trait Register<Role, P> {
     type Tool;
 
     /// What the hook reads of the answer: a typed `before_final` hook reads
-    /// [`Typed<O>`](Typed), which the agent must answer with; the others [`AnyAnswer`].
+    /// [`Typed<O>`](super::Typed), which the agent must answer with; the others [`AnyAnswer`].
     type Reads;
 
     /// Adds the hook after every hook of `pipeline`.

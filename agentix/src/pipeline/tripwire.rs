@@ -1,9 +1,17 @@
 //! The `tripwire` hooks: each a node of the chain, run beside the model call of the turn's
 //! first step, all at once; the first that trips ends the wait.
 
+use super::chain::Chain;
 use super::chain::report_panic;
-use super::*;
 use crate::error::Error;
+use crate::error::HookFailure;
+use crate::event::{EventKind, EventSet};
+use crate::model::ModelRequest;
+use crate::observe::{Decision, Observation, Observer};
+use crate::on;
+use crate::on::OnError;
+use crate::support::{Bounded, caught};
+use crate::turn::Turn;
 use crate::verdict::Trip;
 
 /// A `tripwire` hook, with its name, asked once, when it was added.
@@ -90,7 +98,7 @@ impl<H: on::Tripwire> Chain for Wire<H> {
         match H::ON_ERROR {
             OnError::Fail => Err(Tripped { hook, cause: TripCause::Failed(failure) }),
             OnError::Skip => {
-                crate::lock(skipped).push((hook, failure));
+                crate::support::lock(skipped).push((hook, failure));
                 Ok(())
             }
         }

@@ -1,6 +1,6 @@
 //! `when` conditions: a function of the event's value and the turn, checked where it is named.
 
-use super::*;
+use crate::turn::Turn;
 
 // A `when` condition is called through `(&&When(&condition)).holds(value, turn)`: a function
 // of the right shape takes the first method (autoref picks it), any other the fallback, whose

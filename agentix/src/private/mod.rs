@@ -4,10 +4,6 @@
 //! Each contract rule the macro cannot see in the syntax is a trait bound here, with a
 //! `#[diagnostic::on_unimplemented]` message that names the rule.
 
-use std::fmt::Display;
-use std::pin::Pin;
-use std::task::{Context, Poll};
-
 pub use crate::Outcome;
 pub use crate::event::{
     AfterModel, AfterTool, AllTasksComplete, BeforeFinal, BeforeModel, BeforeTool, Event,

@@ -1,7 +1,10 @@
 //! The parameters a hook function may take at each event, each lent by a trait whose
 //! diagnostic names the rule.
 
-use super::*;
+use crate::Outcome;
+use crate::message::{AssistantMessage, ToolCall, ToolResult};
+use crate::model::ModelRequest;
+use crate::turn::Turn;
 
 // One trait per event, written out: a diagnostic then shows the one impl that would fit.
 

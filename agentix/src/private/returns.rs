@@ -1,6 +1,13 @@
 //! What a hook function may return at each event, and how it becomes the event's output.
 
-use super::*;
+use crate::event::{AfterModel, AfterTool, BeforeFinal, BeforeModel, BeforeTool, Event, ToolError};
+use crate::message::{AssistantMessage, Part, ToolCall, ToolResult};
+use crate::model::{ModelError, ModelRequest, ModelResponse};
+use crate::verdict::{Halt, Verdict};
+use core::future::Future as CoreFuture;
+use std::fmt::Display;
+use std::pin::Pin;
+use std::task::{Context, Poll};
 
 /// What a sequential hook's return means: a verdict, or a new value for the event.
 pub enum Returned<E: Event> {

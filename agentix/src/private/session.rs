@@ -1,8 +1,8 @@
 //! The parameters a hook function may take at each session event, each lent by a trait whose
 //! diagnostic names the rule.
 
-use super::*;
 use crate::task::{Plan, PlanReport, QueuedTask, SessionState, TaskReport};
+use crate::turn::Turn;
 
 /// A parameter that can receive the value of `task_start`.
 #[diagnostic::on_unimplemented(

@@ -1,6 +1,8 @@
 //! Per-tool hooks and `#[tool]`: the tool's typed values, and the arguments struct's fields.
 
-use super::*;
+use crate::turn::Turn;
+use ::{schemars, serde};
+use std::fmt::Display;
 
 /// A parameter that can receive `V` — the arguments, the output or the error of tool `T` — for
 /// a per-tool hook.

@@ -6,10 +6,10 @@ use std::time::Duration;
 
 use crate::event::{self, EventKind, EventSet};
 use crate::observe::{Observation, Observer};
-use crate::pipeline::{Factory, Flow, HookFailure};
+use crate::pipeline::{Flow, HookFailure, node::Factory};
+use crate::support::{caught, panic_message};
 use crate::turn::Turn;
 use crate::verdict::Verdict;
-use crate::{caught, panic_message};
 
 use crate::task::{Plan, PlanReport, QueuedTask, SessionState, TaskReport};
 
@@ -30,7 +30,7 @@ pub trait RegisterSession<Role> {
     fn session_hook(self) -> Self::Hook;
 }
 
-impl<H: SessionHook> RegisterSession<crate::pipeline::AllEvents> for H {
+impl<H: SessionHook> RegisterSession<crate::pipeline::node::AllEvents> for H {
     type Hook = H;
 
     fn session_hook(self) -> H {
@@ -74,7 +74,7 @@ register_by_event!(
     SessionEnd / OnSessionEnd,
 );
 
-impl<H: crate::__private::StandIn> RegisterSession<crate::pipeline::AsStandIn> for H {
+impl<H: crate::__private::StandIn> RegisterSession<crate::pipeline::node::AsStandIn> for H {
     type Hook = NoSessionHook;
 
     fn session_hook(self) -> NoSessionHook {

@@ -136,7 +136,7 @@ pub trait SessionHook: Send + Sync {
     }
 }
 
-/// The session's eight events, as a set.
+/// The session's events, as a set.
 pub(crate) const SESSION_EVENTS: EventSet = {
     let mut set = EventSet::NONE;
     let mut index = 0;

@@ -1,10 +1,10 @@
-//! Sessions, plans and tasks: the lifecycle above the turn (Turin's model).
+//! Sessions, plans and tasks: the lifecycle above the turn.
 //!
 //! A [`Session`] owns one conversation and a queue of tasks. [`run`](Session::run) runs them in
 //! order, each as one turn of its agent whose user message is the task's prompt; the turn takes
 //! as many steps (a model call and its tool calls) as it needs, up to the task's `max_steps`:
-//! `step_start` fires before each, and `Turn::step_index` counts them (Turin calls a step a
-//! turn: `#[hook(turn_start)]` and a task's `max_turns` are read as these). Tasks come one at a time
+//! `step_start` fires before each, and `Turn::step_index` counts them (`#[hook(turn_start)]` and
+//! a task's `max_turns`, older words for a step, are read as these). Tasks come one at a time
 //! ([`enqueue`](Session::enqueue)) or in plans ([`submit_plan`](Session::submit_plan), or the
 //! model's [`SubmitPlan`] tool), and every task ends exactly once, with a [`TaskStatus`].
 //!
@@ -15,7 +15,7 @@
 //!
 //! How a task ends: a final answer is `success`; a `task_start` or `step_start` REJECT, an
 //! escalation the approver turned down, or a turn hook's HALT is `rejected`; running out of
-//! `max_steps` is `max_turns` (Turin's word); any other failure of the turn is `error`, and the session goes on
+//! `max_steps` is `max_turns`; any other failure of the turn is `error`, and the session goes on
 //! to the next task. A session hook's HALT (or its error, panic or timeout: session hooks fail
 //! closed) ends the session: the task running and every task still queued end `cancelled`, each
 //! reported to `task_complete`, and `session_end` fires; `run` returns the hook's error.
@@ -59,7 +59,6 @@ pub(crate) use submit_plan::PlanInbox;
 
 use crate::agent::AnyAgent;
 use crate::agent::effects::Effects;
-use crate::caught;
 use crate::conversation::{Conversation, TurnRef};
 use crate::error::Component;
 use crate::error::Error;
@@ -67,6 +66,7 @@ use crate::event::{Event, EventKind, Forbidden};
 use crate::message::{AssistantMessage, Message};
 use crate::observe::{Forwarded, Observation, Observer, Watched};
 use crate::pipeline::Flow;
+use crate::support::caught;
 use crate::trace::{self, Within};
 use run::StartsSession;
 
@@ -296,7 +296,7 @@ impl<R: AnyAgent, S: SessionChain> Session<R, S> {
             Ok(result) => result.map_err(Error::Commit),
             Err(payload) => Err(Error::ComponentPanicked {
                 component: Component::Committer,
-                message: crate::panic_message(payload.as_ref()),
+                message: crate::support::panic_message(payload.as_ref()),
             }),
         }
     }

@@ -8,7 +8,7 @@ use futures::Stream;
 use crate::agent::AnyAgent;
 use crate::agent::effects::{Committed, Effects};
 use crate::agent::run::Launch;
-use crate::commit::Commit;
+use crate::durable::Commit;
 use crate::error::Error;
 use crate::observe::Observer;
 use crate::stream::StreamEvent;
@@ -74,7 +74,7 @@ pub(super) fn start<R: AnyAgent, S: SessionChain>(
 impl<'a, R: AnyAgent, S: SessionChain, O: Observer, E: Effects + 'a, L>
     SessionRun<'a, R, S, O, E, L>
 {
-    /// Reports the session's events ([`Observation::Session`](crate::Observation::Session))
+    /// Reports the session's events ([`Observation::Session`](crate::observe::Observation::Session))
     /// and every turn's events to `observer`.
     pub fn observe<O2: Observer>(
         self,

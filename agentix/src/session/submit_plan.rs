@@ -4,7 +4,7 @@ use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 
 use crate::agent::AgentBuilder;
-use crate::lock;
+use crate::support::lock;
 use crate::tool::{Tool, ToolSet, Toolbox};
 use crate::turn::Turn;
 

@@ -16,6 +16,8 @@ pub(crate) mod at_hand;
 pub(crate) mod pattern;
 pub(crate) mod spec;
 
+/// What a `wrap_tool` hook calls to go on inward.
+pub use crate::hook::NextTool;
 pub use pattern::{ToolPattern, ToolPatternError};
 pub use spec::{ToolId, ToolOrigin, ToolProgress, ToolSpec};
 
@@ -83,7 +85,7 @@ pub trait Tool: Send + Sync {
     /// — a read, a lookup, a write keyed by
     /// [`Turn::tool_idempotency_key`](crate::Turn::tool_idempotency_key) — so that a failed
     /// call may be made again (`#[tool(idempotent)]`). A `wrap_tool` hook reads it from its
-    /// `next` ([`NextTool::idempotent`](crate::NextTool::idempotent)); nothing else does.
+    /// `next` ([`NextTool::idempotent`]); nothing else does.
     const IDEMPOTENT: bool = false;
 
     /// What the tool does, for the model.
@@ -229,7 +231,7 @@ pub trait ToolSet: Send + Sync {
     const NESTS: bool = false;
 
     /// Whether a call of one of the set's tools may hand the rest of the turn to another
-    /// agent (a [`Handoff`](crate::Handoff)): the loop then looks, before each model call, for
+    /// agent (a [`Handoff`](crate::delegate::Handoff)): the loop then looks, before each model call, for
     /// an answer handed back. A set that has none pays nothing.
     const HANDS_OFF: bool = false;
 
@@ -254,7 +256,7 @@ pub trait ToolSet: Send + Sync {
 
     /// Whether the tool called `name` may be called again with the same arguments to the same
     /// effect ([`Tool::IDEMPOTENT`]; an MCP tool's `idempotentHint`). Asked only by a
-    /// `wrap_tool` hook that wants to know ([`NextTool::idempotent`](crate::NextTool::idempotent)).
+    /// `wrap_tool` hook that wants to know ([`NextTool::idempotent`]).
     fn idempotent(&self, name: &str) -> bool {
         let _ = name;
         false
@@ -265,11 +267,11 @@ pub trait ToolSet: Send + Sync {
     fn call(&self, call: &ToolCall, turn: &Turn)
     -> impl Future<Output = Option<ToolResult>> + Send;
 
-    /// [`call`](Self::call), running the tool through [`OutputHooks::run_tool`] (the agent's
+    /// [`call`](Self::call), running the tool through [`ToolRunner::run_tool`] (the agent's
     /// tool timeout) and the per-tool `after_tool` and `tool_error` hooks on the tool's own
     /// output or error before rendering it. A hand-written set may leave it out: then the
     /// timeout covers its whole call, and per-tool hooks see none of its calls.
-    fn call_hooked<H: OutputHooks>(
+    fn call_hooked<H: ToolRunner>(
         &self,
         call: &ToolCall,
         turn: &Turn,
@@ -290,9 +292,9 @@ pub trait ToolSet: Send + Sync {
 /// for what the tool says while it runs — its progress, its questions. A hook that halts,
 /// panics or times out ends the call and the turn (`call_hooked` returns the result all the
 /// same: the tool ran).
-pub trait OutputHooks: Sync {
+pub trait ToolRunner: Sync {
     /// Whether the turn's observer wants the model's answers as they stream: a sub-agent's
-    /// too, which [`nested`](OutputHooks::nested) passes on.
+    /// too, which [`nested`](ToolRunner::nested) passes on.
     const STREAMS: bool = false;
 
     /// Whether the turn's observer ignores everything: a sub-agent's observations too.
@@ -301,7 +303,7 @@ pub trait OutputHooks: Sync {
     /// Adds what a sub-agent the running call runs has spent (each of its model calls, and
     /// its own sub-agents') to the turn's usage, and to its parent's if the turn is a
     /// sub-agent's.
-    fn spent(&self, turn: &Turn, usage: crate::Usage) {
+    fn spent(&self, turn: &Turn, usage: crate::model::Usage) {
         let _ = (turn, usage);
     }
 
@@ -338,13 +340,13 @@ pub trait OutputHooks: Sync {
     /// The journal of the turn the running call belongs to, if it has one: a sub-agent's turn
     /// journals its steps inside it ([`ToolSet::nests`]).
     #[doc(hidden)]
-    fn journal(&self) -> Option<&dyn crate::journal::JournalDyn> {
+    fn journal(&self) -> Option<&dyn crate::durable::JournalDyn> {
         None
     }
 
     /// Hears what happens in a sub-agent's turn that the running `call` runs, for the turn's
     /// observer and stream, tagged with the agent's name.
-    fn nested(&self, call: &ToolCall, agent: &str, observation: &crate::Observation<'_>) {
+    fn nested(&self, call: &ToolCall, agent: &str, observation: &crate::observe::Observation<'_>) {
         let _ = (call, agent, observation);
     }
 
@@ -354,7 +356,7 @@ pub trait OutputHooks: Sync {
     fn review_nested(
         &self,
         nested: &ToolCall,
-        escalation: &crate::Escalation,
+        escalation: &crate::verdict::Escalation,
         turn: &Turn,
     ) -> impl Future<Output = Approval> + Send {
         let _ = (escalation, turn);
@@ -365,7 +367,7 @@ pub trait OutputHooks: Sync {
     }
 
     /// Asks the agent's approver what the running `call`'s tool asks of a person
-    /// ([`Approver::review_question`](crate::Approver::review_question)); without an agent's
+    /// ([`Approver::review_question`](crate::approval::Approver::review_question)); without an agent's
     /// turn to ask through, the question is declined.
     fn question(
         &self,
@@ -382,7 +384,7 @@ pub trait OutputHooks: Sync {
 }
 
 /// No per-tool hooks.
-impl OutputHooks for () {
+impl ToolRunner for () {
     fn after_tool<T: Tool + 'static>(
         &self,
         _output: &mut T::Output,
@@ -538,7 +540,7 @@ impl<Rest: ToolSet, T: Tool + 'static> ToolSet for Toolbox<Rest, T> {
 
     // The tool runs in this future, not in one of its own nested in it: a level less to poll
     // and to move the result out of.
-    async fn call_hooked<H: OutputHooks>(
+    async fn call_hooked<H: ToolRunner>(
         &self,
         call: &ToolCall,
         turn: &Turn,

@@ -17,7 +17,7 @@ use crate::error::Error;
 use crate::message::{Message, ToolCall, ToolResult};
 use crate::model::{ModelError, ModelRequest, ModelResponse, Usage};
 use crate::task::{PlanId, PlanProgress, TaskReport};
-use crate::{Outcome, lock};
+use crate::{Outcome, support::lock};
 
 /// The span of a turn: `invoke_agent {agent}`, a child of the span current where the turn
 /// runs (a tool call's, for a sub-agent's turn; a plan's, for a session's task).

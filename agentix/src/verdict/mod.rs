@@ -34,7 +34,7 @@ pub enum Verdict<E: Event> {
 }
 
 impl<E: Event> Verdict<E> {
-    /// STOP with the contract's value (an [`AssistantMessage`](crate::AssistantMessage)).
+    /// STOP with the contract's value (an [`AssistantMessage`]).
     // One line: a compile error quotes the bound it names, and a short quote reads best.
     #[rustfmt::skip]
     pub fn stop<V>(value: V) -> Self where E: Stoppable + StopsWith<V> {
@@ -48,7 +48,7 @@ impl<E: Event> Verdict<E> {
     /// message itself, `Verdict::stop(AssistantMessage::text(..))` — this would answer with
     /// JSON (a `String`, quoted). A value that does not serialize (a map whose keys are
     /// neither strings nor numbers) halts the turn instead, saying so.
-    pub fn stop_with<T: crate::OutputType>(answer: T) -> Self
+    pub fn stop_with<T: crate::model::OutputType>(answer: T) -> Self
     where
         E: Stoppable,
     {

@@ -6,8 +6,9 @@ use std::time::Duration;
 use agentix::event::{BeforeTool, EventKind, EventSet};
 use agentix::on::ParallelPre;
 use agentix::{
-    Agent, BoxedAgent, Conversation, Hook, Part, Role, Scope, ScopeValue, ScriptedModel, Tool,
-    ToolCall, ToolFailure, Turn, Verdict,
+    Agent, BoxedAgent, Conversation, Hook, Part, ScriptedModel, Tool, ToolCall, Turn, Verdict,
+    message::{Role, ToolFailure},
+    scope::{Scope, ScopeValue},
 };
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -147,7 +148,7 @@ impl Tool for WhoAmI {
     const NAME: &'static str = "whoami";
     type Args = NoArgs;
     type Output = String;
-    type Error = agentix::ScopeError;
+    type Error = agentix::scope::ScopeError;
 
     fn description(&self) -> &str {
         "Who is signed in."
@@ -265,7 +266,7 @@ fn scope_values_survive_serialization_and_resources_do_not() {
 
     let malformed: Scope = serde_json::from_value(json!({ "user": { "name": 5 } })).unwrap();
     let error = malformed.require::<User>().unwrap_err();
-    assert!(matches!(&error, agentix::ScopeError::Malformed { key: "user", .. }), "{error}");
+    assert!(matches!(&error, agentix::scope::ScopeError::Malformed { key: "user", .. }), "{error}");
 }
 
 #[test]
@@ -273,12 +274,12 @@ fn a_value_that_no_longer_deserializes_is_an_error_and_stays_stored() {
     let stored = json!({ "user": { "name": 5, "calls": "many" } });
     let mut scope: Scope = serde_json::from_value(stored.clone()).unwrap();
     let error = scope.require_mut::<User>().unwrap_err();
-    assert!(matches!(&error, agentix::ScopeError::Malformed { key: "user", .. }), "{error}");
+    assert!(matches!(&error, agentix::scope::ScopeError::Malformed { key: "user", .. }), "{error}");
     assert!(scope.get_mut::<User>().is_none());
     assert!(scope.remove::<User>().is_none());
     // Neither a mutable read nor a removal dropped it: it serializes back as it was stored.
     assert_eq!(serde_json::to_value(&scope).unwrap(), stored);
-    assert!(matches!(scope.require::<User>(), Err(agentix::ScopeError::Malformed { .. })));
+    assert!(matches!(scope.require::<User>(), Err(agentix::scope::ScopeError::Malformed { .. })));
 
     // A value that reads is taken over, typed, and edits to it are what serializes.
     let mut scope: Scope =
@@ -314,6 +315,6 @@ async fn a_revived_conversation_keeps_its_log_config_and_scope() {
 
     agent.run(&mut revived, "again?").await.unwrap();
     assert_eq!(tool_results(&model.requests()[3]).last().unwrap().output, "ada (call 2)");
-    assert_eq!(revived.log().first().unwrap().turn(), agentix::TurnRef(1));
-    assert_eq!(revived.log().last().unwrap().turn(), agentix::TurnRef(2));
+    assert_eq!(revived.log().first().unwrap().turn(), agentix::conversation::TurnRef(1));
+    assert_eq!(revived.log().last().unwrap().turn(), agentix::conversation::TurnRef(2));
 }

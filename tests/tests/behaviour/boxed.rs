@@ -7,8 +7,8 @@ use std::sync::Mutex;
 use agentix::event::AfterModel;
 use agentix::pipeline::Pipeline;
 use agentix::{
-    Agent, AssistantMessage, BoxedAgent, Conversation, Observation, Observer, ScriptedModel,
-    StreamEvent, ToolSet, Verdict, hook,
+    Agent, AssistantMessage, BoxedAgent, Conversation, Observer, ScriptedModel, StreamEvent,
+    ToolSet, Verdict, hook, observe::Observation,
 };
 use futures::StreamExt;
 use serde_json::json;

@@ -8,9 +8,12 @@ use std::sync::{Arc, Mutex};
 
 use agentix::event::{AfterModel, BeforeModel};
 use agentix::{
-    Agent, Approval, AssistantMessage, Conversation, ModelRequest, Observation, OutputHooks,
-    Question, ScriptedModel, StreamEvent, ToolCall, ToolProgress, ToolResult, ToolSet, ToolSpec,
-    Turn, Verdict,
+    Agent, AssistantMessage, Conversation, ScriptedModel, StreamEvent, ToolCall, ToolResult,
+    ToolSet, Turn, Verdict,
+    approval::{Approval, Question},
+    model::ModelRequest,
+    observe::Observation,
+    tool::{ToolProgress, ToolRunner, ToolSpec},
 };
 use futures::StreamExt;
 use serde_json::json;
@@ -242,7 +245,7 @@ impl ToolSet for Slow {
         (call.name == "slow").then(|| ToolResult::success(call, "done"))
     }
 
-    async fn call_hooked<H: OutputHooks>(
+    async fn call_hooked<H: ToolRunner>(
         &self,
         call: &ToolCall,
         turn: &Turn,
@@ -275,8 +278,8 @@ fn slow_model() -> ScriptedModel {
 /// Answers every question with a matte finish.
 struct Matte;
 
-impl agentix::Approver for Matte {
-    async fn review(&self, _: &ToolCall, _: &agentix::Escalation, _: &Turn) -> Approval {
+impl agentix::approval::Approver for Matte {
+    async fn review(&self, _: &ToolCall, _: &agentix::verdict::Escalation, _: &Turn) -> Approval {
         Approval::Reject("only questions".to_owned())
     }
 

@@ -7,8 +7,9 @@ use std::time::Duration;
 
 use agentix::event::{AfterModel, EventKind, EventSet};
 use agentix::{
-    Agent, AssistantMessage, Conversation, Hook, ModelError, ModelRequest, ModelResponse,
-    NextModel, Part, ScriptedModel, Turn, Verdict, on,
+    Agent, AssistantMessage, Conversation, Hook, Part, ScriptedModel, Turn, Verdict,
+    model::{ModelError, ModelRequest, ModelResponse, NextModel},
+    on,
 };
 use tests::{Probe, Record};
 
@@ -276,8 +277,9 @@ async fn a_hook_struct_runs_and_is_traced_at_the_events_its_impl_defines_and_no_
     let agent =
         Agent::builder(ScriptedModel::new().text("ok")).hook(TwoMethods(log.clone())).build();
     let seen = Mutex::new(Vec::new());
-    let observer = |observation: &agentix::Observation<'_>| {
-        if let agentix::Observation::Hook { event, hook: "two_methods", .. } = observation {
+    let observer = |observation: &agentix::observe::Observation<'_>| {
+        if let agentix::observe::Observation::Hook { event, hook: "two_methods", .. } = observation
+        {
             seen.lock().unwrap().push(*event);
         }
     };

@@ -8,9 +8,18 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use agentix::event::BeforeTool;
 use agentix::{
-    Agent, Approval, AuditSink, Component, Config, Conversation, Entry, Error, Escalation, Message,
-    ModelRequest, Observation, Outcome, ScriptedModel, StreamEvent, StreamTransformer, Summarizer,
-    TokenCounter, ToolCall, ToolFailure, TurnRef, Verdict, hook,
+    Agent, Config, Conversation, Entry, Error, Message, Outcome, ScriptedModel, StreamEvent,
+    ToolCall, Verdict,
+    approval::Approval,
+    context::{AuditSink, Summarizer, TokenCounter},
+    conversation::TurnRef,
+    error::Component,
+    hook,
+    message::ToolFailure,
+    model::ModelRequest,
+    observe::Observation,
+    transform::StreamTransformer,
+    verdict::Escalation,
 };
 use futures::{FutureExt, StreamExt};
 use serde_json::json;
@@ -37,7 +46,7 @@ where
     M: agentix::Model,
     T: agentix::ToolSet,
     P: agentix::pipeline::Pipeline,
-    A: agentix::Approver,
+    A: agentix::approval::Approver,
     X: StreamTransformer,
 {
     let ran = std::panic::AssertUnwindSafe(async {

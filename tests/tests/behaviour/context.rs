@@ -5,10 +5,14 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use agentix::TokenCounter as _;
+use agentix::context::TokenCounter as _;
 use agentix::{
-    Agent, AuditLog, Config, Conversation, Entry, Error, Message, ModelRequest, Part, Role,
-    ScriptedModel, Summarizer, ToolResult, Turn, TurnRef, fence, hook,
+    Agent, Config, Conversation, Entry, Error, Message, Part, ScriptedModel, ToolResult, Turn,
+    context::{AuditLog, Summarizer, fence},
+    conversation::TurnRef,
+    hook,
+    message::Role,
+    model::ModelRequest,
 };
 use futures::executor::block_on;
 use proptest::prelude::*;
@@ -344,9 +348,12 @@ async fn compaction_drops_the_oldest_turns_whole_and_a_summarizer_replaces_them(
         texts[0],
         format!("Summary of the earlier conversation: {} earlier messages", first_kept * 2)
     );
-    let counter = agentix::CharsPerToken::default();
-    let size: usize =
-        last.messages.iter().map(|m| agentix::TokenCounter::count_message(&counter, m)).sum();
+    let counter = agentix::context::CharsPerToken::default();
+    let size: usize = last
+        .messages
+        .iter()
+        .map(|m| agentix::context::TokenCounter::count_message(&counter, m))
+        .sum();
     assert!(size <= 350, "{size} tokens, over the 350 compaction targets");
 }
 
@@ -383,9 +390,12 @@ async fn a_second_round_of_summarizing_counts_only_the_last_summary() {
     assert!(texts[0].starts_with("Summary of the earlier conversation: www"), "{texts:?}");
     assert_eq!(texts[1..], ["question 2".to_owned(), "a".repeat(200), "question 3".to_owned()]);
     assert_eq!(last.history, 3, "the last summary and the turn kept");
-    let counter = agentix::CharsPerToken::default();
-    let size: usize =
-        last.messages.iter().map(|m| agentix::TokenCounter::count_message(&counter, m)).sum();
+    let counter = agentix::context::CharsPerToken::default();
+    let size: usize = last
+        .messages
+        .iter()
+        .map(|m| agentix::context::TokenCounter::count_message(&counter, m))
+        .sum();
     assert_eq!(size, 128);
 }
 
@@ -480,7 +490,7 @@ proptest! {
             Ok(_) | Err(Error::ContextOverflow { .. }) => {}
             Err(other) => panic!("unexpected error: {other}"),
         }
-        let counter = agentix::CharsPerToken::default();
+        let counter = agentix::context::CharsPerToken::default();
         let target = budget - reserve;
         // Each step adds the assistant's call and its result to what the next request renders.
         let whole: Vec<Message> = conversation.log().iter().filter_map(Entry::to_message).collect();
@@ -505,8 +515,8 @@ proptest! {
 
 #[test]
 fn the_tool_specs_take_their_share_of_every_request() {
-    let counter = agentix::CharsPerToken::default();
-    let spec = agentix::ToolSpec::of(&Weather::default());
+    let counter = agentix::context::CharsPerToken::default();
+    let spec = agentix::tool::ToolSpec::of(&Weather::default());
     let tools = counter.count_tool(&spec);
     let user = counter.count_message(&Message::user("hi"));
     let budget = user + tools - 1;

@@ -7,9 +7,12 @@ use std::time::Duration;
 
 use agentix::event::{BeforeTool, EventKind};
 use agentix::{
-    Agent, AssistantMessage, Config, Conversation, Entry, Error, Hook, ModelError, ModelRequest,
-    ModelResponse, NextModel, NextTool, Observation, Outcome, Part, ScriptedModel, ToolCall,
-    ToolFailure, ToolResult, Turn, Verdict, hook,
+    Agent, AssistantMessage, Config, Conversation, Entry, Error, Hook, Outcome, Part,
+    ScriptedModel, ToolCall, ToolResult, Turn, Verdict, hook,
+    message::ToolFailure,
+    model::{ModelError, ModelRequest, ModelResponse, NextModel},
+    observe::Observation,
+    tool::NextTool,
 };
 use serde_json::json;
 use tests::{Weather, assert_log_consistent, every_event_model, tool_results};
@@ -36,7 +39,7 @@ macro_rules! stalling_hooks {
 
 stalling_hooks! {
     pre(_turn: &mut Turn);
-    before_model(_request: &mut ModelRequest);
+    before_model(_request: &mut agentix::model::ModelRequest);
     after_model(_message: &mut AssistantMessage);
     after_tool(_result: &mut ToolResult);
     tool_error(_result: &mut ToolResult);

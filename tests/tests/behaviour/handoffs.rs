@@ -5,7 +5,11 @@
 
 use agentix::event::BeforeFinal;
 use agentix::prelude::*;
-use agentix::{Entry, Handoff, History, Message, ToolFailure};
+use agentix::{
+    Entry, Message,
+    delegate::{Handoff, History},
+    message::ToolFailure,
+};
 use serde_json::json;
 
 fn transfer() -> ScriptedModel {

@@ -8,8 +8,8 @@ use std::sync::Mutex;
 use agentix::event::EventKind::{self, *};
 use agentix::on;
 use agentix::{
-    Agent, AssistantMessage, Conversation, Error, ModelRequest, Outcome, ScriptedModel, ToolCall,
-    ToolResult, Turn, hook,
+    Agent, AssistantMessage, Conversation, Error, Outcome, ScriptedModel, ToolCall, ToolResult,
+    Turn, hook, model::ModelRequest,
 };
 use serde_json::json;
 use tests::{EVERY_EVENT_FIRED, Weather, assert_log_consistent, every_event_model};
@@ -230,7 +230,8 @@ async fn a_before_tool_panic_in_either_kind_of_hook_refuses_the_call() {
             agent.run(&mut conversation, "weather?").await.unwrap();
             assert!(ran.lock().unwrap().is_empty(), "a refused call never runs");
             for result in tests::tool_results(&model.requests()[1]) {
-                let Some(agentix::ToolFailure::Rejected { by, reason }) = &result.error else {
+                let Some(agentix::message::ToolFailure::Rejected { by, reason }) = &result.error
+                else {
                     panic!("{result:?}");
                 };
                 assert_eq!(by, stringify!($hook));

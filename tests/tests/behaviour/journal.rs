@@ -8,8 +8,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use agentix::event::BeforeTool;
 use agentix::{
-    Agent, Approval, Conversation, Error, JournalError, ModelError, ScriptedModel, ToolCall, Turn,
-    Verdict,
+    Agent, Conversation, Error, ScriptedModel, ToolCall, Turn, Verdict, approval::Approval,
+    durable::JournalError, model::ModelError,
 };
 use serde_json::{Value, json};
 pub(crate) use tests::Memory;
@@ -181,10 +181,10 @@ struct AgainOnce;
 impl agentix::on::WrapModel for AgainOnce {
     async fn wrap_model(
         &self,
-        request: &agentix::ModelRequest,
+        request: &agentix::model::ModelRequest,
         _: &Turn,
-        next: &impl agentix::NextModel,
-    ) -> Result<agentix::ModelResponse, ModelError> {
+        next: &impl agentix::model::NextModel,
+    ) -> Result<agentix::model::ModelResponse, ModelError> {
         match next.call(request).await {
             Err(_) => next.call(request).await,
             answer => answer,
@@ -212,7 +212,7 @@ async fn each_call_a_wrap_hook_makes_is_a_step_of_its_own() {
 #[derive(Clone, Default)]
 struct Summaries(Arc<AtomicUsize>);
 
-impl agentix::Summarizer for Summaries {
+impl agentix::context::Summarizer for Summaries {
     async fn summarize(
         &self,
         _earlier: Option<&str>,
@@ -314,8 +314,8 @@ async fn a_panicking_tool_is_a_recorded_outcome_and_not_run_again() {
 #[derive(Default)]
 struct Commits(AtomicUsize);
 
-impl agentix::Commit for Commits {
-    async fn commit(&self, _: &Conversation) -> Result<(), agentix::CommitError> {
+impl agentix::durable::Commit for Commits {
+    async fn commit(&self, _: &Conversation) -> Result<(), agentix::durable::CommitError> {
         self.0.fetch_add(1, Ordering::SeqCst);
         Ok(())
     }

@@ -4,10 +4,11 @@
 
 use std::sync::{Arc, Mutex};
 
-use agentix::TokenCounter as _;
+use agentix::context::TokenCounter as _;
 use agentix::{
-    Agent, CharsPerToken, Config, Conversation, Entry, Error, Message, ModelRequest, ScriptedModel,
-    Summarizer,
+    Agent, Config, Conversation, Entry, Error, Message, ScriptedModel,
+    context::{CharsPerToken, Summarizer},
+    model::ModelRequest,
 };
 use futures::executor::block_on;
 use proptest::prelude::*;
@@ -216,7 +217,7 @@ fn over_a_thousand_turns_each_message_is_summarized_once() {
 #[derive(Default)]
 struct Tally(std::sync::atomic::AtomicUsize);
 
-impl agentix::TokenCounter for Tally {
+impl agentix::context::TokenCounter for Tally {
     fn count(&self, text: &str) -> usize {
         CharsPerToken::default().count(text)
     }

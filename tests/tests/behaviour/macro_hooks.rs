@@ -6,8 +6,11 @@ use std::time::Duration;
 
 use agentix::event::{AfterModel, AfterTool, BeforeTool, Pre};
 use agentix::{
-    Agent, AssistantMessage, Conversation, ModelError, ModelRequest, ModelResponse, NextModel,
-    Observation, Part, ScriptedModel, ToolCall, ToolFailure, ToolResult, Turn, Verdict, hook,
+    Agent, AssistantMessage, Conversation, Part, ScriptedModel, ToolCall, ToolResult, Turn,
+    Verdict, hook,
+    message::ToolFailure,
+    model::{ModelError, ModelRequest, ModelResponse, NextModel},
+    observe::Observation,
 };
 use serde_json::json;
 use tests::{Weather, tool_results};

@@ -56,7 +56,7 @@ async fn first_non_continue_verdict_ends_the_chain() {
 
 #[tokio::test]
 async fn observer_sees_every_event_and_each_decision_in_order() {
-    use agentix::{Decision, Observation};
+    use agentix::observe::{Decision, Observation};
     use std::sync::Mutex;
 
     let record = Record::new();

@@ -7,8 +7,10 @@ use agentix::event::EventKind::{self, *};
 use agentix::event::EventSet;
 use agentix::on::ParallelPre;
 use agentix::{
-    Agent, Conversation, Entry, Error, Hook, ModelError, ModelRequest, ModelResponse, NextModel,
-    NextTool, Part, ScriptedModel, ToolCall, ToolFailure, ToolResult, Turn, hook,
+    Agent, Conversation, Entry, Error, Hook, Part, ScriptedModel, ToolCall, ToolResult, Turn, hook,
+    message::ToolFailure,
+    model::{ModelError, ModelRequest, ModelResponse, NextModel},
+    tool::NextTool,
 };
 use serde_json::json;
 use tests::{Action, Explode, Probe, Record, Weather, assert_log_consistent, tool_results};
@@ -300,7 +302,7 @@ async fn a_hook_that_panics_before_returning_its_future_is_caught_and_named() {
 struct EagerTools;
 
 impl agentix::ToolSet for EagerTools {
-    fn specs(&self, _: &mut Vec<agentix::ToolSpec>) {}
+    fn specs(&self, _: &mut Vec<agentix::tool::ToolSpec>) {}
 
     fn call(&self, _: &ToolCall, _: &Turn) -> impl Future<Output = Option<ToolResult>> + Send {
         if true {
@@ -348,8 +350,8 @@ async fn an_observer_panic_is_not_blamed_on_a_hook() {
         Agent::builder(ScriptedModel::new().text("hi")).hook(Probe::new("calm", &record)).build();
     // Only once: a guard that blamed the hook would report its "panic" to this observer too.
     let down = std::sync::atomic::AtomicBool::new(false);
-    let observer = |observation: &agentix::Observation<'_>| {
-        let hook = matches!(observation, agentix::Observation::Hook { .. });
+    let observer = |observation: &agentix::observe::Observation<'_>| {
+        let hook = matches!(observation, agentix::observe::Observation::Hook { .. });
         if hook && !down.swap(true, std::sync::atomic::Ordering::Relaxed) {
             panic!("observer down");
         }
@@ -359,7 +361,7 @@ async fn an_observer_panic_is_not_blamed_on_a_hook() {
     assert_eq!(
         error,
         Error::ComponentPanicked {
-            component: agentix::Component::Observer,
+            component: agentix::error::Component::Observer,
             message: "observer down".into()
         }
     );
@@ -376,9 +378,9 @@ async fn the_observer_hears_a_panic_as_the_hooks_decision() {
             .hook(Probe::new("bomb", &record).on(event, Action::Panic("boom".into())))
             .build();
         let heard = std::sync::Mutex::new(Vec::new());
-        let observer = |observation: &agentix::Observation<'_>| {
-            if let agentix::Observation::Hook { event, hook, decision } = observation
-                && matches!(decision, agentix::Decision::Panicked { .. })
+        let observer = |observation: &agentix::observe::Observation<'_>| {
+            if let agentix::observe::Observation::Hook { event, hook, decision } = observation
+                && matches!(decision, agentix::observe::Decision::Panicked { .. })
             {
                 heard.lock().unwrap().push(format!("{event} {hook}: {decision}"));
             }

@@ -5,8 +5,8 @@ use std::sync::{Arc, Mutex};
 
 use agentix::event::EventKind::{self, *};
 use agentix::{
-    Agent, AssistantMessage, Config, Conversation, Entry, Error, ModelError, Observation,
-    ScriptedModel, ToolFailure,
+    Agent, AssistantMessage, Config, Conversation, Entry, Error, ScriptedModel,
+    message::ToolFailure, model::ModelError, observe::Observation,
 };
 use serde_json::json;
 use tests::{Action, Probe, Record, Weather, assert_log_consistent};
@@ -204,7 +204,7 @@ impl agentix::on::WrapTool for Hold {
         &self,
         call: &agentix::ToolCall,
         _turn: &agentix::Turn,
-        next: &impl agentix::NextTool,
+        next: &impl agentix::tool::NextTool,
     ) -> agentix::ToolResult {
         let result = next.call(call).await;
         self.0.notified().await;

@@ -1,7 +1,7 @@
 //! The redactor on the stream-transformer seam: however a text is split into chunks, the
 //! redacted stream is the redaction of the whole text, and valid UTF-8.
 
-use agentix::{Redactor, StreamTransformer};
+use agentix::transform::{Redactor, StreamTransformer};
 use proptest::prelude::*;
 
 /// Streams `text` through `transformer` in the given chunks.
@@ -45,7 +45,7 @@ fn a_secret_split_across_chunks_is_caught_while_text_keeps_flowing() {
 
 #[test]
 fn patterns_that_would_break_streaming_are_refused() {
-    use agentix::PatternError;
+    use agentix::transform::PatternError;
     assert_eq!(
         Redactor::empty().with_pattern("sk-[a-z]+", "key").unwrap_err(),
         PatternError::Unbounded

@@ -4,8 +4,9 @@ use std::sync::{Arc, Mutex};
 
 use agentix::event::{EventKind, EventSet, Pre};
 use agentix::{
-    AssistantMessage, Entry, Hook, Message, Part, Role, ToolCall, ToolFailure, ToolResult, Turn,
-    TurnRef, Verdict,
+    AssistantMessage, Entry, Hook, Message, Part, ToolCall, ToolResult, Turn, Verdict,
+    conversation::TurnRef,
+    message::{Role, ToolFailure},
 };
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -84,7 +85,7 @@ async fn a_turn_in_flight_serializes_and_reads_back() {
 /// nanosecond included: a journal that records one replays the same error.
 #[test]
 fn model_errors_and_tool_failures_round_trip_exactly() {
-    use agentix::ModelError;
+    use agentix::model::ModelError;
     use std::time::Duration;
     let odd = Duration::new(3, 250_000_001);
     let errors = [
@@ -151,7 +152,7 @@ impl agentix::on::WrapTool for Keys {
         &self,
         call: &ToolCall,
         turn: &Turn,
-        next: &impl agentix::NextTool,
+        next: &impl agentix::tool::NextTool,
     ) -> ToolResult {
         self.0.lock().unwrap().push(turn.idempotency_key(call));
         next.call(call).await

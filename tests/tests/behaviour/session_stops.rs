@@ -293,7 +293,7 @@ macro_rules! stop_verdict {
     ($self:ident, $event:ident) => {{
         let kind = EventKind::$event;
         if let Err(message) = $self.at(kind).await {
-            return Verdict::Halt(agentix::Halt::failure(message));
+            return Verdict::Halt(agentix::verdict::Halt::failure(message));
         }
         if $self.halts(kind) { Verdict::halt("stop here") } else { Verdict::Continue }
     }};

@@ -10,8 +10,11 @@ use agentix::session::{
     TaskStatus,
 };
 use agentix::{
-    Agent, Approval, Approver, Conversation, Entry, Error, Escalation, Hook, ModelError,
-    ScriptedModel, StreamEvent, ToolCall, Turn, Verdict, hook,
+    Agent, Conversation, Entry, Error, Hook, ScriptedModel, StreamEvent, ToolCall, Turn, Verdict,
+    approval::{Approval, Approver},
+    hook,
+    model::ModelError,
+    verdict::Escalation,
 };
 use futures::StreamExt;
 use serde_json::json;
@@ -685,8 +688,9 @@ async fn an_observer_that_panics_ends_the_session_as_it_ends_a_turn() {
     session.enqueue("one").unwrap();
     session.enqueue("two").unwrap();
     session.enqueue("three").unwrap();
-    let observer = |observation: &agentix::Observation<'_>| {
-        if let agentix::Observation::Session(SessionEvent::TaskStarted { task }) = observation
+    let observer = |observation: &agentix::observe::Observation<'_>| {
+        if let agentix::observe::Observation::Session(SessionEvent::TaskStarted { task }) =
+            observation
             && task.id().get() == 2
         {
             panic!("the observer broke");

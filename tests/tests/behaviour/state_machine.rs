@@ -13,9 +13,9 @@ use std::time::Duration;
 
 use agentix::event::EventKind::{self, *};
 use agentix::{
-    Agent, Approval, AssistantMessage, Config, Conversation, Entry, Escalation, Hook, ModelError,
-    NextTool, Outcome, ScriptedModel, StreamEvent, ToolCall, ToolFailure, ToolResult, Turn,
-    Verdict, hook,
+    Agent, AssistantMessage, Config, Conversation, Entry, Hook, Outcome, ScriptedModel,
+    StreamEvent, ToolCall, ToolResult, Turn, Verdict, approval::Approval, hook,
+    message::ToolFailure, model::ModelError, tool::NextTool, verdict::Escalation,
 };
 use futures::StreamExt;
 use proptest::prelude::*;
@@ -132,7 +132,7 @@ impl Hook for Sleepy {
 
     async fn before_model(
         &self,
-        _: &mut agentix::ModelRequest,
+        _: &mut agentix::model::ModelRequest,
         _: &mut Turn,
     ) -> Verdict<agentix::event::BeforeModel> {
         self.maybe_stall(BeforeModel).await;

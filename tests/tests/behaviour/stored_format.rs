@@ -10,8 +10,13 @@ use agentix::event::EventKind;
 use agentix::event::{AfterModel, BeforeModel, BeforeTool, Pre, StepStart};
 use agentix::session::{Session, Task};
 use agentix::{
-    Agent, Approval, Config, Conversation, Entry, Error, Message, ModelError, ModelRequest, Part,
-    ScopeValue, ScriptedModel, Summarizer, ToolCall, Turn, Verdict, hook,
+    Agent, Config, Conversation, Entry, Error, Message, Part, ScriptedModel, ToolCall, Turn,
+    Verdict,
+    approval::Approval,
+    context::Summarizer,
+    hook,
+    model::{ModelError, ModelRequest},
+    scope::ScopeValue,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -134,7 +139,7 @@ async fn every_entry() -> Conversation {
         .hook(accept)
         .hook(ask_first)
         .hook(remember)
-        .approver(|_: ToolCall, _: agentix::Escalation| async { Approval::Suspend })
+        .approver(|_: ToolCall, _: agentix::verdict::Escalation| async { Approval::Suspend })
         .summarizer(Count)
         .build();
     let config = Config {
@@ -145,7 +150,7 @@ async fn every_entry() -> Conversation {
         turn_timeout: Some(Duration::from_nanos(90_000_000_250)),
         ..Config::default()
     };
-    let scope = agentix::Scope::new().with(User { name: "Ada".into() });
+    let scope = agentix::scope::Scope::new().with(User { name: "Ada".into() });
     let mut conversation = Conversation::with_config(config).with_id("c-1").with_scope(scope);
 
     agent.run(&mut conversation, "Weather in Oslo?").await.unwrap();
@@ -177,7 +182,9 @@ async fn every_entry() -> Conversation {
         .tool_call("notes", json!({ "prompt": "Note the weather." }))
         .text("Noted it.");
     let delegating = Agent::builder(model)
-        .sub_agent(agentix::AgentTool::new("notes", "Keeps notes.", notes).keep_conversation())
+        .sub_agent(
+            agentix::delegate::AgentTool::new("notes", "Keeps notes.", notes).keep_conversation(),
+        )
         .build();
     // Room for the whole turn (the budget above is the sixth turn's, to make a summary); the
     // stored config stays as the formats before hold it.
@@ -197,7 +204,7 @@ async fn every_entry() -> Conversation {
     let waiting = Agent::builder(model)
         .tool(Weather::default())
         .hook(ask_first)
-        .approver(|_: ToolCall, _: agentix::Escalation| async { Approval::Suspend })
+        .approver(|_: ToolCall, _: agentix::verdict::Escalation| async { Approval::Suspend })
         .build();
     let first = waiting.run(&mut conversation, "Delete both.").await;
     assert!(matches!(first, Err(Error::AwaitingApproval { .. })), "{first:?}");

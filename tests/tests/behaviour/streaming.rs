@@ -3,8 +3,8 @@
 
 use agentix::event::{AfterModel, EventKind};
 use agentix::{
-    Agent, AssistantMessage, Conversation, Entry, Redactor, ScriptedModel, StreamEvent, Verdict,
-    hook,
+    Agent, AssistantMessage, Conversation, Entry, ScriptedModel, StreamEvent, Verdict, hook,
+    transform::Redactor,
 };
 use futures::StreamExt;
 use serde_json::json;
@@ -57,9 +57,9 @@ async fn a_secret_split_across_chunks_never_reaches_the_consumer_or_the_log() {
 /// Calls the model once more when the first answer is short.
 #[hook(wrap_model)]
 async fn second_opinion(
-    request: &agentix::ModelRequest,
-    next: &impl agentix::NextModel,
-) -> Result<agentix::ModelResponse, agentix::ModelError> {
+    request: &agentix::model::ModelRequest,
+    next: &impl agentix::model::NextModel,
+) -> Result<agentix::model::ModelResponse, agentix::model::ModelError> {
     let first = next.call(request).await?;
     if first.message.joined_text().len() < 10 { next.call(request).await } else { Ok(first) }
 }
@@ -246,8 +246,8 @@ async fn dropping_the_stream_after_any_event_leaves_the_conversation_consistent(
 async fn an_observer_that_does_not_stream_sees_no_text_pieces() {
     let agent = Agent::builder(leaky()).transformer(redactor()).build();
     let pieces = std::sync::atomic::AtomicUsize::new(0);
-    let observer = |observation: &agentix::Observation<'_>| {
-        if matches!(observation, agentix::Observation::TextDelta { .. }) {
+    let observer = |observation: &agentix::observe::Observation<'_>| {
+        if matches!(observation, agentix::observe::Observation::TextDelta { .. }) {
             pieces.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         }
     };
@@ -259,10 +259,10 @@ async fn an_observer_that_does_not_stream_sees_no_text_pieces() {
 }
 
 /// What an observer of a streamed turn heard: each event and each streamed piece of text.
-fn heard(observation: &agentix::Observation<'_>) -> Option<String> {
+fn heard(observation: &agentix::observe::Observation<'_>) -> Option<String> {
     match observation {
-        agentix::Observation::Event { event, .. } => Some(event.name().to_owned()),
-        agentix::Observation::TextDelta { text } => Some(format!("text {text}")),
+        agentix::observe::Observation::Event { event, .. } => Some(event.name().to_owned()),
+        agentix::observe::Observation::TextDelta { text } => Some(format!("text {text}")),
         _ => None,
     }
 }
@@ -282,7 +282,7 @@ async fn an_observer_of_a_streamed_turn_hears_what_the_stream_yields_as_it_happe
     let agent = Agent::builder(&model).tool(Weather::default()).build();
     let mut conversation = Conversation::new();
     let log = std::sync::Mutex::new(Vec::new());
-    let observer = |observation: &agentix::Observation<'_>| {
+    let observer = |observation: &agentix::observe::Observation<'_>| {
         if let Some(line) = heard(observation) {
             log.lock().unwrap().push(line);
         }

@@ -11,8 +11,14 @@ use std::time::Duration;
 use agentix::event::BeforeTool;
 use agentix::prelude::*;
 use agentix::{
-    AgentTool, AnyAgent, Approval, Decision, Escalation, Model, ModelError, ModelRequest,
-    ModelResponse, Observation, Policy, StreamEvent, ToolFailure, Usage,
+    AnyAgent, Model, StreamEvent,
+    approval::Approval,
+    delegate::AgentTool,
+    message::ToolFailure,
+    model::{ModelError, ModelRequest, ModelResponse, Usage},
+    observe::{Decision, Observation},
+    pipeline::Policy,
+    verdict::Escalation,
 };
 use serde_json::json;
 use tests::Weather;
@@ -188,7 +194,7 @@ async fn ask_first(call: &ToolCall) -> Verdict<BeforeTool> {
 #[derive(Clone, Default)]
 struct Refuses(Arc<Mutex<Vec<String>>>);
 
-impl agentix::Approver for Refuses {
+impl agentix::approval::Approver for Refuses {
     async fn review(&self, call: &ToolCall, escalation: &Escalation, _turn: &Turn) -> Approval {
         self.0.lock().unwrap().push(format!("{}: {}", call.name, escalation.reason));
         Approval::Reject("not today".into())
@@ -372,7 +378,7 @@ async fn a_failing_child_is_a_failed_call_naming_it() {
 #[derive(Clone, Default)]
 struct Suspends(Arc<Mutex<Vec<String>>>);
 
-impl agentix::Approver for Suspends {
+impl agentix::approval::Approver for Suspends {
     async fn review(&self, call: &ToolCall, _escalation: &Escalation, _turn: &Turn) -> Approval {
         self.0.lock().unwrap().push(call.name.clone());
         Approval::Suspend

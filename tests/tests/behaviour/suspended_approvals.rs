@@ -6,8 +6,8 @@ use std::sync::{Arc, Mutex};
 
 use agentix::event::{BeforeModel, BeforeTool, Post};
 use agentix::{
-    Agent, Approval, Conversation, Entry, Error, Outcome, ScriptedModel, StreamEvent, ToolCall,
-    ToolFailure, Turn, Verdict,
+    Agent, Conversation, Entry, Error, Outcome, ScriptedModel, StreamEvent, ToolCall, Turn,
+    Verdict, approval::Approval, message::ToolFailure,
 };
 use futures::StreamExt;
 use serde_json::json;
@@ -44,7 +44,7 @@ impl agentix::on::Post for Meter {
 impl agentix::on::BeforeModel for Meter {
     async fn before_model(
         &self,
-        _: &mut agentix::ModelRequest,
+        _: &mut agentix::model::ModelRequest,
         turn: &mut Turn,
     ) -> Verdict<BeforeModel> {
         self.steps.lock().unwrap().push(turn.step());
@@ -335,13 +335,18 @@ async fn logs_that_misplace_a_suspension_do_not_load() {
     let _ = agent!(setup, &["Tromsø"]).run(&mut conversation, "weather?").await;
     let log = conversation.log().to_vec();
     let problem = |log: Vec<Entry>| {
-        Conversation::from_parts(agentix::Config::default(), log, 1, agentix::Scope::default())
-            .unwrap_err()
+        Conversation::from_parts(
+            agentix::Config::default(),
+            log,
+            1,
+            agentix::scope::Scope::default(),
+        )
+        .unwrap_err()
     };
 
     // Something other than its resumption after a suspended step.
     let mut broken = log.clone();
-    broken.push(Entry::Failed { turn: agentix::TurnRef(1), error: "lost".into() });
+    broken.push(Entry::Failed { turn: agentix::conversation::TurnRef(1), error: "lost".into() });
     let error = problem(broken);
     assert_eq!(
         (error.index, error.to_string().as_str()),
@@ -351,7 +356,7 @@ async fn logs_that_misplace_a_suspension_do_not_load() {
     // A resumption with nothing suspended before it.
     let mut broken = log[..1].to_vec();
     broken.push(Entry::Resumed {
-        turn: agentix::TurnRef(1),
+        turn: agentix::conversation::TurnRef(1),
         approval: Box::new(Approval::Approve),
         by: None,
     });
@@ -476,8 +481,11 @@ struct Recording {
     hang: bool,
 }
 
-impl agentix::Commit for Recording {
-    async fn commit(&self, conversation: &Conversation) -> Result<(), agentix::CommitError> {
+impl agentix::durable::Commit for Recording {
+    async fn commit(
+        &self,
+        conversation: &Conversation,
+    ) -> Result<(), agentix::durable::CommitError> {
         // A commit takes time, as a database's does: the run is pending meanwhile.
         tokio::task::yield_now().await;
         self.lengths.lock().unwrap().push(conversation.log().len());
@@ -528,13 +536,18 @@ async fn a_resumption_must_be_followed_by_its_step_and_the_waiting_call_must_be_
     let _ = agent.run(&mut conversation, "weather?").await;
     let log = conversation.log().to_vec();
     let problem = |log: Vec<Entry>| {
-        Conversation::from_parts(agentix::Config::default(), log, 1, agentix::Scope::default())
-            .unwrap_err()
-            .to_string()
+        Conversation::from_parts(
+            agentix::Config::default(),
+            log,
+            1,
+            agentix::scope::Scope::default(),
+        )
+        .unwrap_err()
+        .to_string()
     };
     let mut ends_resumed = log.clone();
     ends_resumed.push(Entry::Resumed {
-        turn: agentix::TurnRef(1),
+        turn: agentix::conversation::TurnRef(1),
         approval: Box::new(Approval::Approve),
         by: None,
     });

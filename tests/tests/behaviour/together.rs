@@ -13,8 +13,8 @@ use std::time::Duration;
 
 use agentix::event::{AfterTool, BeforeTool};
 use agentix::{
-    Agent, Approval, Conversation, Entry, Error, Escalation, Observation, ScriptedModel, Tool,
-    ToolCall, ToolFailure, ToolResult, Turn, Verdict,
+    Agent, Conversation, Entry, Error, ScriptedModel, Tool, ToolCall, ToolResult, Turn, Verdict,
+    approval::Approval, message::ToolFailure, observe::Observation, verdict::Escalation,
 };
 use serde_json::{Value, json};
 use tests::{assert_log_consistent, tool_results};
@@ -466,7 +466,7 @@ impl agentix::on::WrapTool for Boom {
         &self,
         call: &ToolCall,
         _: &Turn,
-        next: &impl agentix::NextTool,
+        next: &impl agentix::tool::NextTool,
     ) -> ToolResult {
         if call.arguments["key"] == "boom" {
             panic!("the wrap hook broke");
@@ -508,10 +508,10 @@ struct Servers(Arc<Calls>);
 impl agentix::ToolSet for Servers {
     const HAS_ORIGINS: bool = true;
 
-    fn specs(&self, specs: &mut Vec<agentix::ToolSpec>) {
+    fn specs(&self, specs: &mut Vec<agentix::tool::ToolSpec>) {
         for name in ["alpha_find", "beta_find"] {
             let parameters = json!({ "type": "object" });
-            specs.push(agentix::ToolSpec {
+            specs.push(agentix::tool::ToolSpec {
                 name: name.into(),
                 description: name.into(),
                 parameters,
@@ -519,9 +519,9 @@ impl agentix::ToolSet for Servers {
         }
     }
 
-    fn origin(&self, name: &str) -> Option<Arc<agentix::ToolOrigin>> {
+    fn origin(&self, name: &str) -> Option<Arc<agentix::tool::ToolOrigin>> {
         let server = name.split('_').next()?;
-        Some(Arc::new(agentix::ToolOrigin::new("mcp", server, format!("{server}.example"))))
+        Some(Arc::new(agentix::tool::ToolOrigin::new("mcp", server, format!("{server}.example"))))
     }
 
     async fn call(&self, call: &ToolCall, turn: &Turn) -> Option<ToolResult> {
@@ -541,7 +541,7 @@ impl agentix::on::WrapTool for SeenFrom {
         &self,
         call: &ToolCall,
         turn: &Turn,
-        next: &impl agentix::NextTool,
+        next: &impl agentix::tool::NextTool,
     ) -> ToolResult {
         let result = next.call(call).await;
         let origin = turn.tool_origin().map(|origin| origin.name.clone()).unwrap_or_default();

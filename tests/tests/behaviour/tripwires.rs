@@ -9,8 +9,9 @@ use std::time::Duration;
 
 use agentix::event::EventKind;
 use agentix::{
-    Agent, AssistantMessage, Conversation, Entry, Error, Model, ModelError, ModelRequest,
-    ModelResponse, ScriptedModel, Trip, Turn, Usage, hook,
+    Agent, AssistantMessage, Conversation, Entry, Error, Model, ScriptedModel, Turn, hook,
+    model::{ModelError, ModelRequest, ModelResponse, Usage},
+    verdict::Trip,
 };
 use futures::StreamExt;
 use serde_json::json;
@@ -196,11 +197,11 @@ impl Model for Talkative {
     fn stream(
         &self,
         _: &ModelRequest,
-    ) -> impl futures::Stream<Item = Result<agentix::Chunk, ModelError>> + Send {
-        let first = futures::stream::iter([Ok(agentix::Chunk::Text("Sure, your ".into()))]);
+    ) -> impl futures::Stream<Item = Result<agentix::model::Chunk, ModelError>> + Send {
+        let first = futures::stream::iter([Ok(agentix::model::Chunk::Text("Sure, your ".into()))]);
         let rest = futures::stream::once(async {
             tokio::time::sleep(Duration::from_secs(30)).await;
-            Ok(agentix::Chunk::Text("password is".into()))
+            Ok(agentix::model::Chunk::Text("password is".into()))
         });
         first.chain(rest)
     }

@@ -4,7 +4,7 @@
 //! the turn fails with the last raw answer and the error.
 
 use agentix::prelude::*;
-use agentix::{Config, Entry, Error, Observation};
+use agentix::{Config, Entry, Error, observe::Observation};
 use serde_json::json;
 use tests::Weather;
 

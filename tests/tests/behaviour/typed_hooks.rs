@@ -7,7 +7,10 @@ use std::sync::Mutex;
 
 use agentix::event::EventKind;
 use agentix::prelude::*;
-use agentix::{Decision, Entry, Error, Observation};
+use agentix::{
+    Entry, Error,
+    observe::{Decision, Observation},
+};
 
 use crate::typed_answers::{Forecast, GOOD, oslo};
 

@@ -3,7 +3,7 @@
 //! back), through the real agent loop.
 
 use agentix::prelude::*;
-use agentix::{Part, ToolFailure, ToolSpec};
+use agentix::{Part, message::ToolFailure, tool::ToolSpec};
 use serde_json::json;
 
 /// Current weather for a city.
@@ -261,7 +261,7 @@ fn asks_for_rome(args: &GetWeatherArgs, _turn: &Turn) -> bool {
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 struct Refusals(u32);
 
-impl agentix::ScopeValue for Refusals {
+impl agentix::scope::ScopeValue for Refusals {
     const KEY: &'static str = "refusals";
 }
 
@@ -277,7 +277,7 @@ async fn sees_every_call(call: &ToolCall, turn: &mut Turn) {
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 struct Seen(u32);
 
-impl agentix::ScopeValue for Seen {
+impl agentix::scope::ScopeValue for Seen {
     const KEY: &'static str = "seen";
 }
 
@@ -286,8 +286,8 @@ impl agentix::ScopeValue for Seen {
 struct Heard(std::sync::Mutex<Vec<String>>);
 
 impl agentix::Observer for Heard {
-    fn observe(&self, observation: &agentix::Observation<'_>) {
-        if let agentix::Observation::Hook { event, hook, .. } = observation {
+    fn observe(&self, observation: &agentix::observe::Observation<'_>) {
+        if let agentix::observe::Observation::Hook { event, hook, .. } = observation {
             self.0.lock().unwrap().push(format!("{event} {hook}"));
         }
     }
@@ -428,7 +428,7 @@ async fn rendered(result: &ToolResult, turn: &mut Turn) {
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 struct Rendered(Vec<String>);
 
-impl agentix::ScopeValue for Rendered {
+impl agentix::scope::ScopeValue for Rendered {
     const KEY: &'static str = "rendered";
 }
 

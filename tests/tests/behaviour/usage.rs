@@ -8,8 +8,9 @@ use std::sync::{Arc, Mutex};
 
 use agentix::event::{AfterModel, BeforeModel, Post};
 use agentix::{
-    Agent, AssistantMessage, Chunk, Conversation, Hook, Model, ModelError, ModelRequest,
-    ModelResponse, NextModel, Outcome, StreamEvent, ToolCall, Turn, Usage, Verdict,
+    Agent, AssistantMessage, Conversation, Hook, Model, Outcome, StreamEvent, ToolCall, Turn,
+    Verdict,
+    model::{Chunk, ModelError, ModelRequest, ModelResponse, NextModel, Usage},
 };
 use futures::{Stream, StreamExt};
 use serde_json::json;

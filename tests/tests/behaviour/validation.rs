@@ -6,8 +6,12 @@ use std::sync::{Arc, Mutex};
 
 use agentix::event::AfterModel;
 use agentix::{
-    Agent, AssistantMessage, Config, Conversation, Entry, Error, InvalidLog, LogProblem, Message,
-    ModelError, Outcome, Part, Role, ScriptedModel, ToolCall, ToolResult, TurnRef, Verdict, hook,
+    Agent, AssistantMessage, Config, Conversation, Entry, Error, Message, Outcome, Part,
+    ScriptedModel, ToolCall, ToolResult, Verdict,
+    conversation::{InvalidLog, LogProblem, TurnRef},
+    hook,
+    message::Role,
+    model::ModelError,
 };
 use proptest::prelude::*;
 use serde_json::json;

@@ -2,8 +2,10 @@
 
 use agentix::event::EventKind::{self, *};
 use agentix::{
-    Agent, Approval, AssistantMessage, Conversation, Entry, Error, Escalation, Part, Role,
-    ScriptedModel, ToolCall, ToolFailure,
+    Agent, AssistantMessage, Conversation, Entry, Error, Part, ScriptedModel, ToolCall,
+    approval::Approval,
+    message::{Role, ToolFailure},
+    verdict::Escalation,
 };
 use serde_json::json;
 use tests::{Action, Probe, Record, Weather, assert_log_consistent, last_text, tool_results};
@@ -331,7 +333,7 @@ fn logged_calls(conversation: &Conversation) -> Vec<ToolCall> {
 }
 
 async fn escalate_with(
-    approver: impl agentix::Approver + 'static,
+    approver: impl agentix::approval::Approver + 'static,
 ) -> (Vec<String>, agentix::ToolResult, Conversation) {
     let model = weather_then("ok");
     let weather = Weather::default();

@@ -5,8 +5,9 @@ use std::sync::{Arc, Mutex};
 
 use agentix::event::{EventKind, EventSet};
 use agentix::{
-    Agent, AssistantMessage, Conversation, Hook, Model, ModelError, ModelRequest, ModelResponse,
-    NextModel, NextTool, ScriptedModel, ToolCall, ToolResult, Turn,
+    Agent, AssistantMessage, Conversation, Hook, Model, ScriptedModel, ToolCall, ToolResult, Turn,
+    model::{ModelError, ModelRequest, ModelResponse, NextModel},
+    tool::NextTool,
 };
 use serde_json::json;
 use tests::{Flaky, Weather, tool_results};

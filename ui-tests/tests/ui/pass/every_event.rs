@@ -4,10 +4,7 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use agentix::event::{AfterModel, AfterTool, BeforeFinal, BeforeModel, BeforeTool, Post, Pre, ToolError};
-use agentix::{
-    Agent, AssistantMessage, Conversation, ModelError, ModelRequest, ModelResponse, NextModel, NextTool,
-    Outcome, Part, ScriptedModel, ToolCall, ToolResult, Turn, Verdict, hook,
-};
+use agentix::{Agent, AssistantMessage, Conversation, Outcome, Part, ScriptedModel, ToolCall, ToolResult, Turn, Verdict, hook, model::{ModelError, ModelRequest, ModelResponse, NextModel}, tool::NextTool};
 
 static FIRED: AtomicUsize = AtomicUsize::new(0);
 
@@ -66,7 +63,7 @@ async fn dry_run(call: &ToolCall, _turn: &Turn, _next: &impl NextTool) -> ToolRe
     if call.name == "get_weather" {
         ToolResult::success(call, "sunny")
     } else {
-        ToolResult::failure(call, agentix::ToolFailure::Failed { message: "no such city".into() })
+        ToolResult::failure(call, agentix::message::ToolFailure::Failed { message: "no such city".into() })
     }
 }
 

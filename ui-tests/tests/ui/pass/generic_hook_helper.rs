@@ -3,7 +3,7 @@
 
 use agentix::event::AfterModel;
 use agentix::pipeline::Pipeline;
-use agentix::{Agent, AssistantMessage, Hook, NoApprover, ScriptedModel, ToolSet, Turn, Verdict, hook};
+use agentix::{Agent, AssistantMessage, Hook, ScriptedModel, ToolSet, Turn, Verdict, hook, approval::NoApprover};
 
 /// Builds an agent over `model` guarded by `guard`, whatever `Hook` it is.
 fn guarded<H: Hook>(
@@ -28,10 +28,10 @@ struct Wrapper;
 impl Hook for Wrapper {
     async fn wrap_model(
         &self,
-        request: &agentix::ModelRequest,
+        request: &agentix::model::ModelRequest,
         _: &Turn,
-        next: &impl agentix::NextModel,
-    ) -> Result<agentix::ModelResponse, agentix::ModelError> {
+        next: &impl agentix::model::NextModel,
+    ) -> Result<agentix::model::ModelResponse, agentix::model::ModelError> {
         next.call(request).await
     }
 }

@@ -1,7 +1,7 @@
 //! Rules 3 and 4: STOP on the events that have it, carrying an `AssistantMessage`.
 
 use agentix::event::{AfterModel, BeforeFinal, BeforeModel};
-use agentix::{Agent, AssistantMessage, Conversation, ModelRequest, ScriptedModel, Verdict, hook};
+use agentix::{Agent, AssistantMessage, Conversation, ScriptedModel, Verdict, hook, model::ModelRequest};
 
 #[hook(before_model)]
 async fn cache(request: &ModelRequest) -> Verdict<BeforeModel> {

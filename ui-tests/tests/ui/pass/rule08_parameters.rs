@@ -1,10 +1,7 @@
 //! Rule 8: every parameter form each event provides; trailing parameters may be left out.
 
 use agentix::event::{AfterModel, BeforeModel, Post};
-use agentix::{
-    AssistantMessage, ModelError, ModelRequest, ModelResponse, NextModel, NextTool, Outcome, ToolCall,
-    ToolResult, Turn, Verdict, hook,
-};
+use agentix::{AssistantMessage, Outcome, ToolCall, ToolResult, Turn, Verdict, hook, model::{ModelError, ModelRequest, ModelResponse, NextModel}, tool::NextTool};
 
 #[hook(pre)]
 async fn pre_none() {}

@@ -1,7 +1,7 @@
 //! Rule 9: every attribute word, in any order: `name` and `when` take effect.
 
 use std::future::IntoFuture;
-use agentix::{Agent, AssistantMessage, Conversation, Observation, ScriptedModel, Turn, Verdict, hook};
+use agentix::{Agent, AssistantMessage, Conversation, ScriptedModel, Turn, Verdict, hook, observe::Observation};
 use agentix::event::AfterModel;
 
 fn is_short(message: &AssistantMessage, _turn: &Turn) -> bool {

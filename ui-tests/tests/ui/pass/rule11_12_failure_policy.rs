@@ -4,10 +4,7 @@
 use std::time::Duration;
 
 use agentix::event::{BeforeTool, EventKind, EventSet, Pre};
-use agentix::{
-    Agent, Conversation, Entry, Hook, ModelError, ModelRequest, ModelResponse, NextModel, ScriptedModel,
-    ToolCall, ToolFailure, Turn, Verdict, hook,
-};
+use agentix::{Agent, Conversation, Entry, Hook, ScriptedModel, ToolCall, Turn, Verdict, hook, model::{ModelError, ModelRequest, ModelResponse, NextModel}, message::ToolFailure};
 use serde_json::json;
 use ui_tests::Clock;
 

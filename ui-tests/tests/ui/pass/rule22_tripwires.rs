@@ -2,7 +2,7 @@
 //! timeout or `on_error = skip`, and a hand-written `on::Tripwire`; each registered with
 //! `.hook` beside the other hooks, in a policy too.
 
-use agentix::{Agent, ModelRequest, ScriptedModel, Trip, Turn, hook};
+use agentix::{Agent, ScriptedModel, Turn, hook, model::ModelRequest, verdict::Trip};
 
 #[hook(tripwire)]
 async fn moderation(request: &ModelRequest) -> Trip {

@@ -4,10 +4,7 @@
 use std::sync::Arc;
 
 use agentix::event::BeforeTool;
-use agentix::{
-    Agent, Approval, AuditLog, CharsPerToken, Escalation, Message, Redactor, ScriptedModel, Summarizer, ToolCall,
-    Verdict, hook,
-};
+use agentix::{Agent, Message, ScriptedModel, ToolCall, Verdict, hook, approval::Approval, context::{AuditLog, CharsPerToken, Summarizer}, verdict::Escalation, transform::Redactor};
 use serde_json::json;
 use ui_tests::{Clock, finished, spawn_each_run};
 

@@ -5,10 +5,7 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use agentix::event::{AfterModel, AfterTool, BeforeFinal, BeforeModel, BeforeTool, Post, Pre, ToolError};
-use agentix::{
-    Agent, AssistantMessage, ModelError, ModelRequest, ModelResponse, NextModel, NextTool, Outcome, Part,
-    ScriptedModel, ToolCall, ToolResult, Turn, Verdict, hook,
-};
+use agentix::{Agent, AssistantMessage, Outcome, Part, ScriptedModel, ToolCall, ToolResult, Turn, Verdict, hook, model::{ModelError, ModelRequest, ModelResponse, NextModel}, tool::NextTool};
 use serde_json::json;
 use ui_tests::{finished, spawn_each_run};
 
@@ -76,7 +73,7 @@ async fn answer_clock(call: &ToolCall, _turn: &Turn, _next: &impl NextTool) -> T
     if call.name == "clock" {
         ToolResult::success(call, "noon")
     } else {
-        ToolResult::failure(call, agentix::ToolFailure::Failed { message: "no such tool".into() })
+        ToolResult::failure(call, agentix::message::ToolFailure::Failed { message: "no such tool".into() })
     }
 }
 

@@ -6,10 +6,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use agentix::event::{AfterModel, AfterTool, BeforeFinal, BeforeModel, BeforeTool, Post, Pre, ToolError};
-use agentix::{
-    Agent, AssistantMessage, Hook, ModelError, ModelRequest, ModelResponse, NextModel, NextTool, Outcome,
-    ScriptedModel, ToolCall, ToolResult, Turn, Verdict, on,
-};
+use agentix::{Agent, AssistantMessage, Hook, Outcome, ScriptedModel, ToolCall, ToolResult, Turn, Verdict, on, model::{ModelError, ModelRequest, ModelResponse, NextModel}, tool::NextTool};
 use serde_json::json;
 use ui_tests::{Clock, finished, spawn_each_run};
 

@@ -3,10 +3,7 @@
 
 use std::sync::Mutex;
 
-use agentix::{
-    Agent, Hook, ModelError, ModelRequest, ModelResponse, NextModel, NextTool, ScriptedModel, ToolCall,
-    ToolResult, Turn, hook,
-};
+use agentix::{Agent, Hook, ScriptedModel, ToolCall, ToolResult, Turn, hook, model::{ModelError, ModelRequest, ModelResponse, NextModel}, tool::NextTool};
 use serde_json::json;
 use ui_tests::{Clock, finished, spawn_each_run};
 

@@ -1,4 +1,4 @@
-use agentix::{NextTool, ToolCall, ToolResult, hook};
+use agentix::{ToolCall, ToolResult, hook, tool::NextTool};
 
 #[hook(wrap_tool, parallel)]
 async fn time_it(call: &ToolCall, next: &impl NextTool) -> ToolResult {

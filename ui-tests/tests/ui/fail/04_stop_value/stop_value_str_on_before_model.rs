@@ -1,5 +1,5 @@
 use agentix::event::BeforeModel;
-use agentix::{ModelRequest, Verdict, hook};
+use agentix::{Verdict, hook, model::ModelRequest};
 
 #[hook(before_model)]
 async fn cache(_request: &ModelRequest) -> Verdict<BeforeModel> {

@@ -1,4 +1,4 @@
-use agentix::{ModelError, ModelRequest, ModelResponse, NextModel, hook};
+use agentix::{hook, model::{ModelError, ModelRequest, ModelResponse, NextModel}};
 
 #[hook(wrap_model)]
 async fn retry(request: &mut ModelRequest, next: &impl NextModel) -> Result<ModelResponse, ModelError> {

@@ -1,5 +1,5 @@
 use agentix::prelude::*;
-use agentix::NoTools;
+use agentix::tool::NoTools;
 
 /// Current weather for a city.
 #[tool]

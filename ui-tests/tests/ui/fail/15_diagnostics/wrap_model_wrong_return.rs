@@ -1,4 +1,4 @@
-use agentix::{ModelRequest, NextModel, Turn, hook};
+use agentix::{Turn, hook, model::{ModelRequest, NextModel}};
 
 #[hook(wrap_model)]
 async fn cache(request: &ModelRequest, _turn: &Turn, next: &impl NextModel) -> String {

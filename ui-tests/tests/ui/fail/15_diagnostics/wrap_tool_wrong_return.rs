@@ -1,4 +1,4 @@
-use agentix::{NextTool, ToolCall, Turn, hook};
+use agentix::{ToolCall, Turn, hook, tool::NextTool};
 
 #[hook(wrap_tool)]
 async fn retry(call: &ToolCall, _turn: &Turn, next: &impl NextTool) -> Option<String> {

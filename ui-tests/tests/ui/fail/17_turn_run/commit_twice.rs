@@ -1,6 +1,6 @@
 //! A turn commits through one committer: a second `.commit(...)` does not compile.
 
-use agentix::{Agent, Commit, CommitError, Conversation, ScriptedModel};
+use agentix::{Agent, Conversation, ScriptedModel, durable::{Commit, CommitError}};
 
 struct Store;
 

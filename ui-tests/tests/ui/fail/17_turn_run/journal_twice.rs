@@ -2,7 +2,7 @@
 
 use std::future::Future;
 
-use agentix::{Agent, Conversation, Journal, JournalError, JournalStep, ScriptedModel};
+use agentix::{Agent, Conversation, ScriptedModel, durable::{Journal, JournalError, JournalStep}};
 
 struct Log;
 

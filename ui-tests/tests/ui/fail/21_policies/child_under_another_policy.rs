@@ -2,7 +2,7 @@
 
 use agentix::event::{BeforeModel, BeforeTool};
 use agentix::prelude::*;
-use agentix::{AgentTool, Policy};
+use agentix::{delegate::AgentTool, pipeline::Policy};
 
 #[hook(before_tool)]
 async fn no_deletes(call: &ToolCall) -> Verdict<BeforeTool> {

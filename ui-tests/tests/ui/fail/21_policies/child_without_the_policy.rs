@@ -3,7 +3,7 @@
 
 use agentix::event::BeforeTool;
 use agentix::prelude::*;
-use agentix::{AgentTool, Policy};
+use agentix::{delegate::AgentTool, pipeline::Policy};
 
 #[hook(before_tool)]
 async fn no_deletes(call: &ToolCall) -> Verdict<BeforeTool> {

@@ -2,7 +2,7 @@
 
 use agentix::event::BeforeTool;
 use agentix::prelude::*;
-use agentix::{Handoff, Policy};
+use agentix::{delegate::Handoff, pipeline::Policy};
 
 #[hook(before_tool)]
 async fn no_deletes(call: &ToolCall) -> Verdict<BeforeTool> {

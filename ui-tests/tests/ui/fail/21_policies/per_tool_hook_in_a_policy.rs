@@ -1,7 +1,7 @@
 //! A policy has no tools, so it holds no per-tool hook.
 
 use agentix::prelude::*;
-use agentix::Policy;
+use agentix::pipeline::Policy;
 
 /// The weather in a city.
 #[tool]

@@ -1,4 +1,4 @@
-use agentix::{ModelRequest, Trip, hook};
+use agentix::{hook, model::ModelRequest, verdict::Trip};
 
 /// A tripwire produces nothing for the log.
 #[hook(tripwire, durable)]

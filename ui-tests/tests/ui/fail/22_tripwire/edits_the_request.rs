@@ -1,4 +1,4 @@
-use agentix::{ModelRequest, Trip, hook};
+use agentix::{hook, model::ModelRequest, verdict::Trip};
 
 /// A tripwire runs beside the model call, whose request is already sent: it cannot edit it.
 #[hook(tripwire)]

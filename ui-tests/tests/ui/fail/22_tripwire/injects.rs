@@ -1,4 +1,4 @@
-use agentix::{ModelRequest, Trip, Turn, hook};
+use agentix::{Turn, hook, model::ModelRequest, verdict::Trip};
 
 /// A tripwire cannot inject: the request it checks is already on its way.
 #[hook(tripwire)]

@@ -1,4 +1,4 @@
-use agentix::{ModelRequest, Trip, hook};
+use agentix::{hook, model::ModelRequest, verdict::Trip};
 
 /// Tripwires already run beside the call and each other: `parallel` is `pre`'s.
 #[hook(tripwire, parallel)]

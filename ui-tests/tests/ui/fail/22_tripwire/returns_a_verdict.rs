@@ -1,5 +1,5 @@
 use agentix::event::BeforeModel;
-use agentix::{ModelRequest, Verdict, hook};
+use agentix::{Verdict, hook, model::ModelRequest};
 
 /// A tripwire can only pass or trip: it has no verdicts.
 #[hook(tripwire)]

@@ -1,4 +1,4 @@
-use agentix::{ModelRequest, Trip, Turn, hook};
+use agentix::{Turn, hook, model::ModelRequest, verdict::Trip};
 
 /// A tripwire reads the turn: it cannot change it.
 #[hook(tripwire)]

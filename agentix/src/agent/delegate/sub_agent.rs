@@ -2,7 +2,7 @@
 //! inside the parent's tool call, so it is the parent's turn's work: dropping the parent's turn
 //! drops the child's, the parent's `turn_timeout` bounds it, its escalations go to the parent's
 //! approver, what it costs adds into the parent's usage, and the parent's observer and stream
-//! see its events nested under its name. A parent under a [`Policy`](crate::Policy) takes only
+//! see its events nested under its name. A parent under a [`Policy`](crate::pipeline::Policy) takes only
 //! children under the same one ([`AgentBuilder::sub_agent`]).
 
 use std::future::{Future, ready};
@@ -14,23 +14,26 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 use crate::approval::{Approval, Approver, PendingApproval};
-use crate::commit::{CommitError, ModelCall};
 use crate::conversation::{Config, Conversation, Entry, InvalidLog, TurnRef};
-use crate::journal::{Journal, JournalDyn, JournalError, JournalStep};
+use crate::durable::{CommitError, ModelCall};
+use crate::durable::{Journal, JournalDyn, JournalError, JournalStep};
 use crate::message::{AssistantMessage, Message, ToolCall, ToolFailure, ToolResult};
 use crate::model::{Model, Usage};
 use crate::observe::{Observation, Observer};
-use crate::pipeline::{Answering, Chain, Governs, Hooks, ModelWraps, ToolWraps};
+use crate::pipeline::{
+    Answering, Hooks,
+    node::{Chain, Governs, ModelWraps, ToolWraps},
+};
 use crate::scope::Scope;
-use crate::tool::{Arguments, OutputHooks, ToolSet, ToolSpec};
+use crate::tool::{Arguments, ToolRunner, ToolSet, ToolSpec};
 use crate::transform::StreamTransformer;
 use crate::turn::Turn;
 use crate::verdict::Escalation;
 
-use super::delegates::Delegation;
-use super::effects::{Effects, ErasedEffects, ErasedJournal, Journaled};
-use super::runs::Runs;
-use super::{Agent, AnyAgent};
+use super::Delegation;
+use crate::agent::effects::{Effects, ErasedEffects, ErasedJournal, Journaled};
+use crate::agent::runs::Runs;
+use crate::agent::{Agent, AnyAgent};
 
 /// What a sub-agent is asked by default: the message its turn opens with.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -46,7 +49,7 @@ pub struct Prompt {
 /// Added with [`AgentBuilder::sub_agent`](crate::AgentBuilder::sub_agent).
 ///
 /// ```
-/// use agentix::{Agent, AgentTool, Conversation, ScriptedModel};
+/// use agentix::{Agent, Conversation, ScriptedModel, delegate::AgentTool};
 /// use serde_json::json;
 ///
 /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
@@ -179,7 +182,7 @@ impl<R: SubAgent, I: Arguments + 'static> Delegation for AgentTool<R, I> {
 
     /// Runs the child's turn for `call`, inside the parent's `turn`, reaching the parent
     /// through `hooks`.
-    async fn run<H: OutputHooks>(&self, call: &ToolCall, turn: &Turn, hooks: &H) -> ToolResult {
+    async fn run<H: ToolRunner>(&self, call: &ToolCall, turn: &Turn, hooks: &H) -> ToolResult {
         let input = match I::from_json(&call.arguments) {
             Ok(input) => input,
             Err(error) => {
@@ -219,7 +222,7 @@ impl<R: SubAgent, I: Arguments + 'static> Delegation for AgentTool<R, I> {
 
 /// Runs `agent`'s turn, opened by `message` in `conversation`, inside the parent's `turn` and
 /// its call `call`, reaching the parent through `hooks`; `Err` if the call ran out of time.
-pub(super) async fn run_child<R: SubAgent, H: OutputHooks>(
+pub(super) async fn run_child<R: SubAgent, H: ToolRunner>(
     agent: &R,
     name: &str,
     conversation: &mut Conversation,
@@ -300,7 +303,7 @@ pub(super) fn child_conversation(
 /// cannot be one: its type, policy and all, is erased, and so are the effects through which a
 /// child reaches its parent.)
 pub trait SubAgent: AnyAgent + Runs {
-    /// [`Under<P>`](crate::pipeline::Under) or [`Ungoverned`](crate::pipeline::Ungoverned).
+    /// [`Under<P>`](crate::pipeline::node::Under) or [`Ungoverned`](crate::pipeline::node::Ungoverned).
     type Policy;
 }
 
@@ -378,7 +381,7 @@ struct Nested<'a, H> {
     text: bool,
 }
 
-impl<H: OutputHooks> Observer for Nested<'_, H> {
+impl<H: ToolRunner> Observer for Nested<'_, H> {
     const STREAMS: bool = H::STREAMS;
     const SILENT: bool = H::SILENT;
 
@@ -399,7 +402,7 @@ struct Delegated<'a, H> {
     agent: &'a str,
 }
 
-impl<H: OutputHooks> Effects for Delegated<'_, H> {
+impl<H: ToolRunner> Effects for Delegated<'_, H> {
     // To hear of each model call, for its usage; there is nothing to commit.
     const COMMITS: bool = true;
     const DELEGATES_REVIEW: bool = true;

@@ -1,46 +1,23 @@
-//! An agent's tools with another agent beside them: a sub-agent ([`AgentTool`]) or an agent
-//! to hand the turn to ([`Handoff`]), called by its tool's name, whose name is known only at
-//! run time.
-//!
-//! [`AgentTool`]: super::AgentTool
-//! [`Handoff`]: super::Handoff
+//! Work given to another agent: a sub-agent called as a tool ([`SubAgent`], [`AgentTool`]),
+//! or an agent the turn is handed to ([`Handoff`]); and the tools of an agent with such agents
+//! beside them, called by a name known only at run time ([`Delegates`]).
 
 use std::future::Future;
 use std::sync::Arc;
 
 use crate::message::{ToolCall, ToolResult};
-use crate::pipeline::{HasTool, There};
-use crate::tool::{NameList, OutputHooks, ToolId, ToolOrigin, ToolSet, ToolSpec};
+use crate::pipeline::node::{HasTool, There};
+use crate::tool::{NameList, ToolId, ToolOrigin, ToolRunner, ToolSet, ToolSpec};
 use crate::turn::Turn;
 
-use super::handoff::Handoff;
-use super::sub_agent::AgentTool;
+mod delegation;
+mod handoff;
+mod sub_agent;
 
-/// What another agent beside an agent's tools does with a call of its tool. Public in name only
-/// (this module is private).
-pub trait Delegation: Send + Sync {
-    /// Whether a call hands the rest of the turn over ([`ToolSet::HANDS_OFF`]).
-    const HANDS_OFF: bool;
+use delegation::Delegation;
 
-    /// The tool's name.
-    fn tool_name(&self) -> &str;
-
-    /// The tool's spec, for the model.
-    fn spec(&self) -> ToolSpec;
-
-    /// Whether a call runs alone, never beside the step's other calls: one that hands the
-    /// turn over, or goes on from what the agent said in the step's earlier calls.
-    fn runs_alone(&self) -> bool;
-
-    /// Runs the other agent for `call`, inside the parent's `turn`, reaching it through
-    /// `hooks`.
-    fn run<H: OutputHooks>(
-        &self,
-        call: &ToolCall,
-        turn: &Turn,
-        hooks: &H,
-    ) -> impl Future<Output = ToolResult> + Send;
-}
+pub use handoff::{Handoff, History};
+pub use sub_agent::{AgentTool, Prompt, SubAgent};
 
 /// The tool set `Rest` with another agent beside it: a call of its tool runs it, any other
 /// goes to `Rest`. Built by [`AgentBuilder::sub_agent`](crate::AgentBuilder::sub_agent) and
@@ -116,7 +93,7 @@ impl<Rest: ToolSet, D: Delegation> ToolSet for Delegates<Rest, D> {
         self.call_hooked(call, turn, &())
     }
 
-    async fn call_hooked<H: OutputHooks>(
+    async fn call_hooked<H: ToolRunner>(
         &self,
         call: &ToolCall,
         turn: &Turn,

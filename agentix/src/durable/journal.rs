@@ -83,7 +83,7 @@ pub enum JournalStep<'a> {
         through: usize,
     },
     /// A step of a sub-agent's turn, which one of the turn's tool calls runs
-    /// ([`AgentTool`](crate::AgentTool)): journaled inside its parent's turn, so a crash
+    /// ([`AgentTool`](crate::delegate::AgentTool)): journaled inside its parent's turn, so a crash
     /// mid-child replays what the child completed.
     Nested {
         /// The parent's turn.

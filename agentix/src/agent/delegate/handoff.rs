@@ -6,10 +6,10 @@
 
 use crate::conversation::{Config, Conversation, Entry, TurnRef};
 use crate::message::{Part, ToolCall, ToolFailure, ToolResult};
-use crate::tool::{OutputHooks, ToolSpec};
+use crate::tool::{ToolRunner, ToolSpec};
 use crate::turn::Turn;
 
-use super::delegates::Delegation;
+use super::Delegation;
 use super::sub_agent::{SubAgent, answered, child_conversation, run_child};
 
 /// What the receiving agent sees of the conversation before the turn it takes over.
@@ -31,10 +31,10 @@ pub enum History {
 
 /// Another agent the model may hand the rest of its turn to, through the tool
 /// `transfer_to_<name>`. Added with [`AgentBuilder::handoff`](crate::AgentBuilder::handoff);
-/// a parent under a [`Policy`](crate::Policy) takes only an agent under the same one.
+/// a parent under a [`Policy`](crate::pipeline::Policy) takes only an agent under the same one.
 ///
 /// ```
-/// use agentix::{Agent, Conversation, Handoff, ScriptedModel};
+/// use agentix::{Agent, Conversation, ScriptedModel, delegate::Handoff};
 /// use serde_json::json;
 ///
 /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
@@ -135,7 +135,7 @@ impl<R: SubAgent> Delegation for Handoff<R> {
 
     /// Runs the receiving agent on the turn's user message, with the history it is to see;
     /// its answer is left on the turn for the loop.
-    async fn run<H: OutputHooks>(&self, call: &ToolCall, turn: &Turn, hooks: &H) -> ToolResult {
+    async fn run<H: ToolRunner>(&self, call: &ToolCall, turn: &Turn, hooks: &H) -> ToolResult {
         if turn.handed_off() {
             let message = "the turn was already handed to another agent".to_owned();
             return ToolResult::failure(call, ToolFailure::Failed { message });
